@@ -1,0 +1,160 @@
+# vpsim — build, test, run.
+#
+#   make               release build -> build/vpsim
+#   make debug         -O0 -g build  -> build/debug/vpsim
+#   make asan          ASan + UBSan  -> build/asan/vpsim
+#   make test          every test that needs no GPU (Criterion unit tests + CLI tests)
+#   make test-gpu      tests that need a CUDA GPU (run on the GPU machine)
+#   make run           the main job on the embedded default scenario
+#   make bench         benchmarks (speed goals live here, not in tests)
+#   make config-reference   regenerate docs/config-reference.md from the schema tables
+#
+# Knobs: CUDA_HOME (default /usr/local/cuda), CUDA=0 to build without CUDA (CPU device only),
+#        CUDA_ARCHS (default "90 120"), V=1 for full command lines.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+VARIANT ?= release
+CUDA_HOME ?= /usr/local/cuda
+CUDA ?= 1
+CUDA_ARCHS ?= 90 120
+
+ifeq ($(VARIANT),release)
+  OUT := build
+  OPT := -O2 -DNDEBUG
+else ifeq ($(VARIANT),debug)
+  OUT := build/debug
+  OPT := -O0 -g3
+else ifeq ($(VARIANT),asan)
+  OUT := build/asan
+  OPT := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer
+else
+  $(error VARIANT must be release, debug or asan (got '$(VARIANT)'))
+endif
+OBJ := $(OUT)/obj
+
+Q := $(if $(filter 1,$(V)),,@)
+
+# ---------------------------------------------------------------- dependencies
+# Each check names the package that provides it; `make deps-check` prints them all.
+MPICC := $(shell command -v mpicc 2>/dev/null)
+NVCC := $(shell command -v $(CUDA_HOME)/bin/nvcc 2>/dev/null || command -v nvcc 2>/dev/null)
+YAML_H := $(firstword $(wildcard /usr/include/yaml.h /usr/local/include/yaml.h))
+YAML_A := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libyaml.a /usr/lib/aarch64-linux-gnu/libyaml.a /usr/local/lib/libyaml.a))
+CRITERION_H := $(firstword $(wildcard /usr/include/criterion/criterion.h /usr/local/include/criterion/criterion.h))
+NCCL_H := $(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h))
+OPENBLAS_A := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libopenblas.a /usr/lib/aarch64-linux-gnu/libopenblas.a))
+CBLAS_H := $(firstword $(wildcard /usr/include/x86_64-linux-gnu/cblas.h /usr/include/aarch64-linux-gnu/cblas.h /usr/include/cblas.h))
+
+missing :=
+ifeq ($(MPICC),)
+  missing += "Open MPI (mpicc): apt-get install -y libopenmpi-dev openmpi-bin"
+endif
+ifeq ($(YAML_H),)
+  missing += "libyaml headers: apt-get install -y libyaml-dev"
+endif
+ifeq ($(CUDA),1)
+  ifeq ($(NVCC),)
+    missing += "CUDA toolkit (nvcc) under CUDA_HOME=$(CUDA_HOME): install the CUDA toolkit, or build with CUDA=0"
+  endif
+  ifeq ($(NCCL_H),)
+    missing += "NCCL (nccl.h): install libnccl-dev, or build with CUDA=0"
+  endif
+endif
+
+# ---------------------------------------------------------------- flags
+WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+        -Wcast-align -Wpointer-arith -Wvla -Wundef -Werror=implicit-function-declaration
+CFLAGS_BASE := -std=c11 $(OPT) $(WARN) -MMD -MP -D_GNU_SOURCE
+MPI_CFLAGS := $(if $(MPICC),$(shell $(MPICC) --showme:compile),)
+MPI_LIBS := $(if $(MPICC),$(shell $(MPICC) --showme:link),)
+CFLAGS := $(CFLAGS_BASE) $(MPI_CFLAGS) -DVPSIM_HAVE_CUDA=$(CUDA)
+LDFLAGS := $(filter -fsanitize=%,$(OPT))
+# libyaml is linked statically: the GPU machine has no libyaml.
+LIBS := $(if $(YAML_A),$(YAML_A),-lyaml) $(MPI_LIBS) -lm -lpthread -ldl
+
+NVCC_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
+                -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
+NVCCFLAGS := -std=c++17 -O3 $(NVCC_GENCODE) -Xcompiler -Wall,-Wextra -MMD -MP -lineinfo
+ifneq ($(VARIANT),release)
+  NVCCFLAGS += -g
+endif
+ifeq ($(CUDA),1)
+  LIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lnccl -lcudart -lstdc++
+endif
+
+# ---------------------------------------------------------------- sources
+HOST_SRCS := $(sort $(wildcard sim/*/*.c))
+MAIN_SRC := sim/cli/main.c
+LIB_SRCS := $(filter-out $(MAIN_SRC),$(HOST_SRCS))
+CU_SRCS := $(if $(filter 1,$(CUDA)),$(sort $(wildcard kernels/*.cu)),)
+LIB_OBJS := $(LIB_SRCS:%.c=$(OBJ)/%.o) $(CU_SRCS:%.cu=$(OBJ)/%.cu.o)
+MAIN_OBJ := $(MAIN_SRC:%.c=$(OBJ)/%.o)
+LIBVPSIM := $(OBJ)/libvpsim.a
+BIN := $(OUT)/vpsim
+
+TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
+TEST_OBJS := $(TEST_SRCS:%.c=$(OBJ)/%.o)
+TEST_BIN := $(OUT)/vpsim-tests
+
+.PHONY: all debug asan test test-unit test-cli test-gpu run bench clean deps-check config-reference
+
+all: deps-check $(BIN)
+
+debug:
+	$(MAKE) VARIANT=debug all
+asan:
+	$(MAKE) VARIANT=asan all
+
+deps-check:
+ifneq ($(strip $(missing)),)
+	@echo "vpsim: missing build dependencies:" >&2
+	@for m in $(missing); do echo "  - $$m" >&2; done
+	@exit 1
+endif
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)gcc $(CFLAGS) -c $< -o $@
+
+$(OBJ)/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(LIBVPSIM): $(LIB_OBJS)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(MAIN_OBJ) $(LIBVPSIM)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)gcc $(LDFLAGS) $^ $(LIBS) -o $@
+
+# ---------------------------------------------------------------- tests
+$(TEST_BIN): $(TEST_OBJS) $(LIBVPSIM)
+	@$(if $(CRITERION_H),,echo "vpsim: tests need Criterion: apt-get install -y libcriterion-dev" >&2; exit 1)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)gcc $(LDFLAGS) $^ -lcriterion $(LIBS) -o $@
+
+test: all $(TEST_BIN)
+	$(TEST_BIN) --jobs 2
+	VPSIM=$(BIN) bash tests/cli/run_cli_tests.sh
+
+test-gpu: all
+	VPSIM=$(BIN) bash tests/gpu/run_gpu_tests.sh
+
+run: all
+	$(BIN) run configs/default.yaml
+
+bench: all
+	VPSIM=$(BIN) bash bench/run_bench.sh
+
+config-reference: all
+	$(BIN) config-reference > docs/config-reference.md.tmp && mv docs/config-reference.md.tmp docs/config-reference.md
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,63 @@
+/* cli: subcommands and the option handling they share. */
+#ifndef VPSIM_CLI_H
+#define VPSIM_CLI_H
+
+#include "../config/cfg.h"
+#include "../plan/plan.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef enum { CLI_FMT_TABLE, CLI_FMT_JSON, CLI_FMT_CSV } cli_format;
+extern const char *const cli_format_names[];
+
+/* Options every scenario-taking command accepts. */
+typedef struct cli_common {
+    const char *scenario_path; /* positional; default: configs/default.yaml of the install */
+    const char *sets[CFG_MAX_SETS];
+    int n_sets;
+    const char *system_path; /* --system */
+    const char *plan_path;   /* --plan */
+    const char *out_path;    /* --out */
+    int format;              /* cli_format */
+} cli_common;
+
+/* Handle an option shared by scenario commands; returns 1 if consumed, 0 if not ours, -1 on a bad value
+ * (message printed). `opt` is the getopt_long return value. */
+enum {
+    CLI_OPT_SET = 1000,
+    CLI_OPT_SYSTEM,
+    CLI_OPT_PLAN,
+    CLI_OPT_OUT,
+    CLI_OPT_FORMAT,
+    CLI_OPT_FIRST_PRIVATE = 1100,
+};
+int cli_common_option(cli_common *c, int opt, const char *arg);
+/* Common long options, to splice into a command's getopt table (terminated by a zero entry). */
+#define CLI_COMMON_LONGOPTS                                                                                             \
+    {"set", required_argument, NULL, CLI_OPT_SET}, {"system", required_argument, NULL, CLI_OPT_SYSTEM},                 \
+        {"plan", required_argument, NULL, CLI_OPT_PLAN}, {"out", required_argument, NULL, CLI_OPT_OUT},                 \
+        {"format", required_argument, NULL, CLI_OPT_FORMAT}, {"help", no_argument, NULL, 'h'}
+
+/* Take the positional scenario argument (at most one). Returns -1 after printing on extra arguments. */
+int cli_positional(cli_common *c, int argc, char **argv, int optind_now, const char *cmd);
+
+/* Load the scenario (with --set / --system) and, unless --plan is given, build its plan; or load
+ * the plan from --plan. Prints errors; returns VP_EXIT_OK or VP_EXIT_USAGE. `sc` may be NULL when
+ * only the plan is needed and --plan is given. */
+int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p);
+
+/* Write `text` to --out atomically, or to stdout. Returns an exit status. */
+int cli_emit(const cli_common *c, const char *text, size_t len);
+
+/* The repo folder this binary belongs to (for the default scenario); caller frees. */
+char *cli_install_dir(void);
+
+/* Print "vpsim CMD: message" plus a hint to use --help, return VP_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Subcommands. */
+int cmd_plan(int argc, char **argv);
+int cmd_config_reference(int argc, char **argv);
+
+#endif

@@ -1,0 +1,57 @@
+/* vpsim: speculative-decoding verify-pass simulator. Subcommand dispatch. */
+#include "cli.h"
+
+#include "../util/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef VPSIM_VERSION
+#define VPSIM_VERSION "0.1.0"
+#endif
+
+typedef struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"plan", cmd_plan, "print the schedule of one decode cycle (ops and collectives per rank)"},
+    {"config-reference", cmd_config_reference, "print the configuration reference (Markdown)"},
+};
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void main_help(void)
+{
+    printf("vpsim %s — speculative-decoding verify-pass simulator\n\n"
+           "usage: vpsim COMMAND [options]   (vpsim COMMAND --help for each command's options)\n\n"
+           "commands:\n",
+           VPSIM_VERSION);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        printf("  %-18s %s\n", commands[i].name, commands[i].summary);
+    printf("\nexamples:\n"
+           "  vpsim plan configs/default.yaml\n"
+           "  vpsim plan configs/default.yaml --set parallel.tp=4 --format json --out plan.json\n"
+           "\nexit status: 0 success, 1 runtime failure or wrong results, 2 bad input (config, --set, options)\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        main_help();
+        return argc < 2 ? VP_EXIT_USAGE : VP_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("vpsim %s\n", VPSIM_VERSION);
+        return VP_EXIT_OK;
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "vpsim: unknown command '%s'; commands:", argv[1]);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(stderr, " %s", commands[i].name);
+    fprintf(stderr, "\n");
+    return VP_EXIT_USAGE;
+}

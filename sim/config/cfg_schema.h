@@ -1,0 +1,66 @@
+/* cfg_schema: tables that describe a C struct's YAML form (in the spirit of libcyaml), one binder that
+ * fills the struct from a cfg_tree and rejects what the table does not allow, and a generator of the
+ * README's configuration reference from the same tables — so docs, defaults and checks never drift. */
+#ifndef VPSIM_CFG_SCHEMA_H
+#define VPSIM_CFG_SCHEMA_H
+
+#include "cfg_tree.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum {
+    CFG_T_INT,         /* long long stored in an int field (range checked) */
+    CFG_T_DOUBLE,      /* double */
+    CFG_T_BOOL,        /* bool: true | false */
+    CFG_T_STRING,      /* char* (owned by the struct's owner; freed by cfg_schema_free) */
+    CFG_T_PATH,        /* char*: resolved against the directory of the file it came from; must exist */
+    CFG_T_ENUM,        /* int index into `choices` */
+    CFG_T_MAP,         /* nested struct described by `fields` at `offset` */
+    CFG_T_DOUBLE_LIST, /* double[max_items] at offset, count (int) at count_offset */
+    CFG_T_INT_LIST,    /* int[max_items] at offset, count (int) at count_offset */
+} cfg_type;
+
+typedef struct cfg_field cfg_field;
+struct cfg_field {
+    const char *key;           /* NULL terminates a table */
+    cfg_type type;
+    size_t offset;
+    const char *def;           /* default as YAML text; NULL = required (MAPs: children decide) */
+    double min, max;           /* inclusive range for INT/DOUBLE and list items (ignored when min > max) */
+    const char *const *choices; /* ENUM: NULL-terminated names */
+    const cfg_field *fields;   /* MAP: child table */
+    size_t count_offset;       /* lists: int count */
+    int max_items;             /* lists: capacity */
+    const char *unit;          /* documentation */
+    const char *doc;           /* documentation: one sentence */
+};
+
+/* Range helper for tables: CFG_RANGE(lo, hi). */
+#define CFG_RANGE(lo, hi) .min = (lo), .max = (hi)
+
+/* Fill `base` from `node` (must be a mapping) according to `table`. Absent keys take their defaults;
+ * absent required keys, unknown keys, wrong types and out-of-range values are errors at the node.
+ * `path` is the dotted prefix used in messages ("" at the root). */
+int cfg_schema_bind(const cfg_field *table, cfg_node *node, void *base, const char *path, cfg_error *err);
+
+/* Free the strings the binder allocated in `base`. */
+void cfg_schema_free(const cfg_field *table, void *base);
+
+/* Look up a field by dotted path; NULL if there is none. */
+const cfg_field *cfg_schema_find(const cfg_field *table, const char *dotted);
+
+/* Markdown table rows documenting `table` (key, type, unit, default, meaning). */
+void cfg_schema_write_markdown(FILE *out, const cfg_field *table, const char *prefix);
+
+/* Parse a scalar as an integer / double with the same strictness as the binder. */
+bool cfg_parse_int(const char *s, long long *out);
+bool cfg_parse_double(const char *s, double *out);
+
+/* The enum index of `name` in `choices`, or -1. */
+int cfg_enum_index(const char *const *choices, const char *name);
+/* "a, b, c" into buf. */
+const char *cfg_enum_list(const char *const *choices, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,193 @@
+/* Schema tables for scenario and model files. The README's configuration reference is generated from
+ * these (`vpsim config-reference`), so `doc`, `unit` and `def` are the user-facing documentation. */
+#include "cfg.h"
+
+#include <float.h>
+#include <stddef.h>
+
+const char *const cfg_dtype_names[] = {"bf16", "fp16", "fp8", "int4", "fp32", NULL};
+const char *const cfg_backend_names[] = {"nccl", "nccl-symm", "oneshot", "twoshot", "push", "mpi", "none", "model", NULL};
+const char *const cfg_device_names[] = {"cuda", "cpu", NULL};
+static const char *const arch_names[] = {"deepseek_v3", "eagle3", NULL};
+static const char *const attn_names[] = {"mla", "gqa", NULL};
+static const char *const spec_names[] = {"eagle3", "none", NULL};
+
+#define BIG 1e308
+#define IN(type, member, field) (offsetof(type, member.field) - offsetof(type, member))
+
+/* ---------------- model files ---------------- */
+
+#define ATT(f) IN(cfg_model, attention, f)
+static const cfg_field attention_fields[] = {
+    {.key = "kind", .type = CFG_T_ENUM, .offset = ATT(kind), .choices = attn_names,
+     .doc = "mla (DeepSeek-V3 multi-head latent attention) or gqa (grouped-query, Llama-style)"},
+    {.key = "heads", .type = CFG_T_INT, .offset = ATT(heads), CFG_RANGE(1, 4096), .doc = "query heads"},
+    {.key = "kv_heads", .type = CFG_T_INT, .offset = ATT(kv_heads), .def = "0", CFG_RANGE(0, 4096),
+     .doc = "gqa: key/value heads (0 = same as heads)"},
+    {.key = "head_dim", .type = CFG_T_INT, .offset = ATT(head_dim), .def = "128", CFG_RANGE(1, 4096),
+     .doc = "gqa: dimension per head"},
+    {.key = "q_lora_rank", .type = CFG_T_INT, .offset = ATT(q_lora_rank), .def = "0", CFG_RANGE(0, 65536),
+     .doc = "mla: query low-rank dimension"},
+    {.key = "kv_lora_rank", .type = CFG_T_INT, .offset = ATT(kv_lora_rank), .def = "0", CFG_RANGE(0, 65536),
+     .doc = "mla: latent KV dimension (cached per token)"},
+    {.key = "qk_nope_head_dim", .type = CFG_T_INT, .offset = ATT(qk_nope_head_dim), .def = "0",
+     CFG_RANGE(0, 4096), .doc = "mla: non-rotary part of each query/key head"},
+    {.key = "qk_rope_head_dim", .type = CFG_T_INT, .offset = ATT(qk_rope_head_dim), .def = "0",
+     CFG_RANGE(0, 4096), .doc = "mla: rotary part (cached per token, shared by heads)"},
+    {.key = "v_head_dim", .type = CFG_T_INT, .offset = ATT(v_head_dim), .def = "0", CFG_RANGE(0, 4096),
+     .doc = "mla: value dimension per head"},
+    {0},
+};
+
+static const cfg_field mlp_fields[] = {
+    {.key = "intermediate", .type = CFG_T_INT, .offset = IN(cfg_model, mlp, intermediate), CFG_RANGE(1, 1 << 20),
+     .doc = "dense MLP intermediate size (gate and up each)"},
+    {0},
+};
+
+#define MOE(f) IN(cfg_model, moe, f)
+static const cfg_field moe_fields[] = {
+    {.key = "experts", .type = CFG_T_INT, .offset = MOE(experts), .def = "0", CFG_RANGE(0, 65536),
+     .doc = "routed experts (0 = no MoE)"},
+    {.key = "top_k", .type = CFG_T_INT, .offset = MOE(top_k), .def = "0", CFG_RANGE(0, 1024),
+     .doc = "routed experts per token"},
+    {.key = "shared_experts", .type = CFG_T_INT, .offset = MOE(shared_experts), .def = "0", CFG_RANGE(0, 64),
+     .doc = "always-active shared experts"},
+    {.key = "intermediate", .type = CFG_T_INT, .offset = MOE(intermediate), .def = "0", CFG_RANGE(0, 1 << 20),
+     .doc = "intermediate size of one expert"},
+    {0},
+};
+
+#define E3(f) IN(cfg_model, eagle3, f)
+static const cfg_field eagle3_fields[] = {
+    {.key = "draft_vocab", .type = CFG_T_INT, .offset = E3(draft_vocab), .def = "0", CFG_RANGE(0, 1 << 24),
+     .doc = "draft head's own lm_head vocabulary (0 = the model vocab)"},
+    {.key = "aux_layers", .type = CFG_T_INT_LIST, .offset = E3(aux_layers), .count_offset = E3(n_aux_layers),
+     .max_items = CFG_MAX_AUX, .def = "[]", CFG_RANGE(0, 1 << 16),
+     .doc = "target layers whose hidden states the draft head fuses"},
+    {0},
+};
+
+static const cfg_field weight_fields[] = {
+    {.key = "dtype", .type = CFG_T_ENUM, .offset = offsetof(cfg_weight, dtype), .def = "bf16",
+     .choices = cfg_dtype_names, .doc = "storage type"},
+    {.key = "group", .type = CFG_T_INT, .offset = offsetof(cfg_weight, group), .def = "0", CFG_RANGE(0, 1 << 20),
+     .unit = "elements", .doc = "elements per quantisation scale (0 = none)"},
+    {0},
+};
+
+#define W(f, what)                                                                                                   \
+    {.key = #f, .type = CFG_T_MAP, .offset = IN(cfg_model, weights, f), .fields = weight_fields, .doc = what}
+static const cfg_field weights_fields[] = {
+    W(attention, "attention projections"),
+    W(dense_mlp, "dense MLP layers"),
+    W(shared_expert, "shared experts"),
+    W(routed_experts, "routed experts"),
+    W(router, "MoE router gate"),
+    W(embedding, "token embedding"),
+    W(lm_head, "output head"),
+    W(fc, "EAGLE-3 fusion of the auxiliary hidden states"),
+    {0},
+};
+
+const cfg_field cfg_model_fields[] = {
+    {.key = "name", .type = CFG_T_STRING, .offset = offsetof(cfg_model, name), .doc = "model name"},
+    {.key = "source", .type = CFG_T_STRING, .offset = offsetof(cfg_model, source), .def = "''",
+     .doc = "where the shapes come from"},
+    {.key = "arch", .type = CFG_T_ENUM, .offset = offsetof(cfg_model, arch), .choices = arch_names,
+     .doc = "deepseek_v3 (MLA + MoE target) or eagle3 (EAGLE-3 draft head)"},
+    {.key = "layers", .type = CFG_T_INT, .offset = offsetof(cfg_model, layers), CFG_RANGE(1, 1024),
+     .doc = "decoder layers"},
+    {.key = "first_k_dense", .type = CFG_T_INT, .offset = offsetof(cfg_model, first_k_dense), .def = "0",
+     CFG_RANGE(0, 1024), .doc = "leading layers with a dense MLP instead of MoE"},
+    {.key = "hidden", .type = CFG_T_INT, .offset = offsetof(cfg_model, hidden), CFG_RANGE(1, 1 << 20),
+     .doc = "hidden size"},
+    {.key = "vocab", .type = CFG_T_INT, .offset = offsetof(cfg_model, vocab), CFG_RANGE(1, 1 << 24),
+     .doc = "vocabulary (embedding rows)"},
+    {.key = "attention", .type = CFG_T_MAP, .offset = offsetof(cfg_model, attention), .fields = attention_fields,
+     .doc = "attention shapes"},
+    {.key = "mlp", .type = CFG_T_MAP, .offset = offsetof(cfg_model, mlp), .fields = mlp_fields,
+     .doc = "dense MLP"},
+    {.key = "moe", .type = CFG_T_MAP, .offset = offsetof(cfg_model, moe), .fields = moe_fields,
+     .doc = "mixture of experts"},
+    {.key = "eagle3", .type = CFG_T_MAP, .offset = offsetof(cfg_model, eagle3), .fields = eagle3_fields,
+     .doc = "EAGLE-3 draft head"},
+    {.key = "weights", .type = CFG_T_MAP, .offset = offsetof(cfg_model, weights), .fields = weights_fields,
+     .doc = "weight storage per tensor group"},
+    {.key = "activation_dtype", .type = CFG_T_ENUM, .offset = offsetof(cfg_model, activation_dtype), .def = "bf16",
+     .choices = cfg_dtype_names, .doc = "activations and collectives"},
+    {0},
+};
+
+/* ---------------- scenario files ---------------- */
+
+static const cfg_field parallel_fields[] = {
+    {.key = "tp", .type = CFG_T_INT, .offset = IN(cfg_scenario, parallel, tp), .def = "8", CFG_RANGE(1, 16),
+     .unit = "ranks", .doc = "tensor-parallel ranks (1, 2, 4, 8 or 16), one GPU each"},
+    {0},
+};
+
+#define SP(f) IN(cfg_scenario, speculative, f)
+static const cfg_field speculative_fields[] = {
+    {.key = "algorithm", .type = CFG_T_ENUM, .offset = SP(algorithm), .def = "eagle3", .choices = spec_names,
+     .doc = "eagle3, or none for plain decoding (one token per cycle)"},
+    {.key = "steps", .type = CFG_T_INT, .offset = SP(steps), .def = "2", CFG_RANGE(1, 31),
+     .doc = "draft steps per cycle (SGLang --speculative-num-steps)"},
+    {.key = "topk", .type = CFG_T_INT, .offset = SP(topk), .def = "1", CFG_RANGE(1, 64),
+     .doc = "draft branching per step (SGLang --speculative-eagle-topk)"},
+    {.key = "num_draft_tokens", .type = CFG_T_INT, .offset = SP(num_draft_tokens), .def = "3", CFG_RANGE(1, 1024),
+     .unit = "tokens", .doc = "tokens per request in the verify pass; with topk=1 must be steps + 1"},
+    {.key = "acceptance", .type = CFG_T_DOUBLE_LIST, .offset = SP(acceptance), .count_offset = SP(n_acceptance),
+     .max_items = CFG_MAX_ACCEPT, .def = "[0.8, 0.6]", CFG_RANGE(0.0, 1.0),
+     .doc = "chained acceptance rate per draft position (rate of position i given i-1 accepted)"},
+    {.key = "acceptance_source", .type = CFG_T_STRING, .offset = SP(acceptance_source), .def = "assumed",
+     .doc = "provenance of the acceptance rates"},
+    {0},
+};
+
+#define WL(f) IN(cfg_scenario, workload, f)
+static const cfg_field workload_fields[] = {
+    {.key = "batch", .type = CFG_T_INT, .offset = WL(batch), .def = "1", CFG_RANGE(1, 4096), .unit = "requests",
+     .doc = "concurrent requests decoded together"},
+    {.key = "context", .type = CFG_T_INT, .offset = WL(context), .def = "8192", CFG_RANGE(1, 16777216),
+     .unit = "tokens", .doc = "KV-cache length per request that attention reads"},
+    {.key = "active_experts", .type = CFG_T_INT, .offset = WL(active_experts), .def = "0", CFG_RANGE(0, 65536),
+     .unit = "experts", .doc = "distinct routed experts a pass touches per layer (0 = expected value under "
+                                "uniform routing)"},
+    {0},
+};
+
+#define RN(f) IN(cfg_scenario, run, f)
+static const cfg_field run_fields[] = {
+    {.key = "backend", .type = CFG_T_ENUM, .offset = RN(backend), .def = "nccl", .choices = cfg_backend_names,
+     .doc = "collective backend for `vpsim run`"},
+    {.key = "device", .type = CFG_T_ENUM, .offset = RN(device), .def = "cuda", .choices = cfg_device_names,
+     .doc = "where `vpsim run` executes the ops"},
+    {.key = "iters", .type = CFG_T_INT, .offset = RN(iters), .def = "50", CFG_RANGE(1, 1000000),
+     .doc = "timed cycles"},
+    {.key = "warmup", .type = CFG_T_INT, .offset = RN(warmup), .def = "10", CFG_RANGE(0, 1000000),
+     .doc = "untimed cycles first"},
+    {.key = "graph", .type = CFG_T_BOOL, .offset = RN(graph), .def = "true",
+     .doc = "capture the cycle as a CUDA graph (false = eager launches)"},
+    {.key = "seed", .type = CFG_T_INT, .offset = RN(seed), .def = "1234", CFG_RANGE(0, 2147483647),
+     .doc = "seed of the synthetic data"},
+    {0},
+};
+
+#define SC(f) offsetof(cfg_scenario, f)
+const cfg_field cfg_scenario_fields[] = {
+    {.key = "name", .type = CFG_T_STRING, .offset = SC(name), .doc = "scenario name"},
+    {.key = "description", .type = CFG_T_STRING, .offset = SC(description), .def = "''", .doc = "free text"},
+    {.key = "model", .type = CFG_T_PATH, .offset = SC(model_path),
+     .doc = "target model file, relative to this file; `--set model.KEY=V` edits it"},
+    {.key = "draft", .type = CFG_T_PATH, .offset = SC(draft_path),
+     .doc = "draft model file, relative to this file; `--set draft.KEY=V` edits it"},
+    {.key = "system", .type = CFG_T_PATH, .offset = SC(system_path),
+     .doc = "system file, relative to this file; `--set system.KEY=V` edits it"},
+    {.key = "parallel", .type = CFG_T_MAP, .offset = SC(parallel), .fields = parallel_fields, .doc = "parallelism"},
+    {.key = "speculative", .type = CFG_T_MAP, .offset = SC(speculative), .fields = speculative_fields,
+     .doc = "speculative decoding"},
+    {.key = "workload", .type = CFG_T_MAP, .offset = SC(workload), .fields = workload_fields, .doc = "workload"},
+    {.key = "run", .type = CFG_T_MAP, .offset = SC(run), .fields = run_fields, .doc = "replay settings"},
+    {0},
+};

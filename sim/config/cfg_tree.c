@@ -1,0 +1,378 @@
+#include "cfg_tree.h"
+
+#include "../util/util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+struct cfg_doc {
+    char *path;
+    cfg_node *root;
+    util_vec nodes;   /* cfg_node* owned */
+    util_vec strings; /* char* owned (source names) */
+    util_vec adopted; /* cfg_doc* owned */
+    size_t node_count;
+};
+
+static cfg_node *doc_new_node(cfg_doc *doc, cfg_node_kind kind, const char *src, bool from_set, int line, int col)
+{
+    cfg_node *n = util_xcalloc(1, sizeof(*n));
+    n->kind = kind;
+    n->src = src;
+    n->from_set = from_set;
+    n->line = line;
+    n->col = col;
+    *(cfg_node **)util_vec_push(&doc->nodes) = n;
+    doc->node_count++;
+    return n;
+}
+
+static const char *doc_intern(cfg_doc *doc, const char *s)
+{
+    char *copy = util_xstrdup(s);
+    *(char **)util_vec_push(&doc->strings) = copy;
+    return copy;
+}
+
+static cfg_doc *doc_new(void)
+{
+    cfg_doc *doc = util_xcalloc(1, sizeof(*doc));
+    util_vec_init(&doc->nodes, sizeof(cfg_node *));
+    util_vec_init(&doc->strings, sizeof(char *));
+    util_vec_init(&doc->adopted, sizeof(cfg_doc *));
+    return doc;
+}
+
+void cfg_doc_free(cfg_doc *doc)
+{
+    if (!doc)
+        return;
+    cfg_node **nodes = doc->nodes.data;
+    for (size_t i = 0; i < doc->nodes.count; i++) {
+        free(nodes[i]->scalar);
+        free(nodes[i]->items);
+        free(nodes[i]->keys);
+        free(nodes[i]);
+    }
+    char **strs = doc->strings.data;
+    for (size_t i = 0; i < doc->strings.count; i++)
+        free(strs[i]);
+    cfg_doc **ad = doc->adopted.data;
+    for (size_t i = 0; i < doc->adopted.count; i++)
+        cfg_doc_free(ad[i]);
+    util_vec_free(&doc->nodes);
+    util_vec_free(&doc->strings);
+    util_vec_free(&doc->adopted);
+    free(doc->path);
+    free(doc);
+}
+
+cfg_node *cfg_doc_root(cfg_doc *doc) { return doc->root; }
+const char *cfg_doc_path(const cfg_doc *doc) { return doc->path; }
+
+void cfg_doc_adopt(cfg_doc *doc, cfg_doc *other)
+{
+    *(cfg_doc **)util_vec_push(&doc->adopted) = other;
+}
+
+/* ---------------- errors ---------------- */
+
+static void error_at(cfg_error *err, const char *src, bool from_set, int line, int col, const char *fmt, va_list ap)
+{
+    char body[768];
+    vsnprintf(body, sizeof(body), fmt, ap);
+    if (from_set)
+        snprintf(err->msg, sizeof(err->msg), "%s: %s", src, body);
+    else
+        snprintf(err->msg, sizeof(err->msg), "%s:%d:%d: %s", src, line, col, body);
+}
+
+void cfg_errorf(cfg_error *err, const cfg_node *at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (at)
+        error_at(err, at->src, at->from_set, at->line, at->col, fmt, ap);
+    else
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+}
+
+void cfg_error_plain(cfg_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+}
+
+static void error_mark(cfg_error *err, const char *src, bool from_set, yaml_mark_t m, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void error_mark(cfg_error *err, const char *src, bool from_set, yaml_mark_t m, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_at(err, src, from_set, (int)m.line + 1, (int)m.column + 1, fmt, ap);
+    va_end(ap);
+}
+
+/* ---------------- map helpers ---------------- */
+
+static void node_append(cfg_node *parent, cfg_node *key, cfg_node *value)
+{
+    if (parent->n == parent->cap) {
+        parent->cap = parent->cap ? parent->cap * 2 : 8;
+        parent->items = util_xrealloc(parent->items, parent->cap * sizeof(cfg_node *));
+        if (parent->kind == CFG_NODE_MAP)
+            parent->keys = util_xrealloc(parent->keys, parent->cap * sizeof(cfg_node *));
+    }
+    if (parent->kind == CFG_NODE_MAP)
+        parent->keys[parent->n] = key;
+    parent->items[parent->n++] = value;
+}
+
+cfg_node *cfg_map_get(const cfg_node *map, const char *key)
+{
+    if (!map || map->kind != CFG_NODE_MAP)
+        return NULL;
+    for (size_t i = 0; i < map->n; i++)
+        if (strcmp(map->keys[i]->scalar, key) == 0)
+            return map->items[i];
+    return NULL;
+}
+
+cfg_node *cfg_node_at(const cfg_node *root, const char *dotted)
+{
+    char *copy = util_xstrdup(dotted);
+    const cfg_node *cur = root;
+    char *save = NULL;
+    for (char *part = strtok_r(copy, ".", &save); part && cur; part = strtok_r(NULL, ".", &save))
+        cur = cfg_map_get(cur, part);
+    free(copy);
+    return (cfg_node *)cur;
+}
+
+void cfg_map_put(cfg_doc *doc, cfg_node *map, const char *key, cfg_node *value)
+{
+    for (size_t i = 0; i < map->n; i++) {
+        if (strcmp(map->keys[i]->scalar, key) == 0) {
+            map->items[i] = value;
+            return;
+        }
+    }
+    cfg_node *k = doc_new_node(doc, CFG_NODE_SCALAR, value->src, value->from_set, value->line, value->col);
+    k->scalar = util_xstrdup(key);
+    node_append(map, k, value);
+}
+
+cfg_node *cfg_node_new_map(cfg_doc *doc, const cfg_node *where)
+{
+    return doc_new_node(doc, CFG_NODE_MAP, where->src, where->from_set, where->line, where->col);
+}
+
+/* ---------------- loading ---------------- */
+
+typedef struct build_frame {
+    cfg_node *node;
+    cfg_node *pending_key; /* MAP: key waiting for its value */
+} build_frame;
+
+static cfg_doc *doc_parse(cfg_doc *doc, const unsigned char *text, size_t len, const char *src, bool from_set,
+                          cfg_error *err)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser)) {
+        cfg_error_plain(err, "%s: cannot initialise the YAML parser", src);
+        cfg_doc_free(doc);
+        return NULL;
+    }
+    yaml_parser_set_input_string(&parser, text, len);
+
+    build_frame stack[CFG_MAX_DEPTH + 1];
+    int depth = 0;
+    int documents = 0;
+    bool ok = true, done = false;
+
+    while (ok && !done) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev)) {
+            yaml_mark_t m = parser.problem_mark;
+            error_mark(err, src, from_set, m, "YAML syntax error: %s%s%s", parser.problem ? parser.problem : "invalid input",
+                       parser.context ? " " : "", parser.context ? parser.context : "");
+            ok = false;
+            break;
+        }
+        yaml_mark_t m = ev.start_mark;
+        int line = (int)m.line + 1, col = (int)m.column + 1;
+        cfg_node *node = NULL;
+
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT:
+            done = true;
+            break;
+        case YAML_DOCUMENT_START_EVENT:
+            if (++documents > 1) {
+                error_mark(err, src, from_set, m, "more than one YAML document in one file");
+                ok = false;
+            }
+            break;
+        case YAML_ALIAS_EVENT:
+            error_mark(err, src, from_set, m, "YAML aliases are not supported (write the value out)");
+            ok = false;
+            break;
+        case YAML_SCALAR_EVENT:
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT: {
+            const yaml_char_t *anchor = ev.type == YAML_SCALAR_EVENT           ? ev.data.scalar.anchor
+                                        : ev.type == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.anchor
+                                                                               : ev.data.mapping_start.anchor;
+            if (anchor) {
+                error_mark(err, src, from_set, m, "YAML anchors are not supported (anchor '&%s')", (const char *)anchor);
+                ok = false;
+                break;
+            }
+            if (doc->node_count >= CFG_MAX_NODES) {
+                error_mark(err, src, from_set, m, "document has more than %d nodes", CFG_MAX_NODES);
+                ok = false;
+                break;
+            }
+            cfg_node_kind kind = ev.type == YAML_SCALAR_EVENT           ? CFG_NODE_SCALAR
+                                 : ev.type == YAML_SEQUENCE_START_EVENT ? CFG_NODE_SEQ
+                                                                        : CFG_NODE_MAP;
+            node = doc_new_node(doc, kind, src, from_set, line, col);
+            if (kind == CFG_NODE_SCALAR) {
+                node->scalar = util_xstrndup((const char *)ev.data.scalar.value, ev.data.scalar.length);
+                node->quoted = ev.data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                               ev.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE ||
+                               ev.data.scalar.style == YAML_LITERAL_SCALAR_STYLE ||
+                               ev.data.scalar.style == YAML_FOLDED_SCALAR_STYLE;
+                if (strlen(node->scalar) != ev.data.scalar.length) {
+                    error_mark(err, src, from_set, m, "string contains a NUL character");
+                    ok = false;
+                    break;
+                }
+            }
+            /* Attach to the parent. */
+            if (depth == 0) {
+                doc->root = node;
+            } else {
+                build_frame *top = &stack[depth - 1];
+                if (top->node->kind == CFG_NODE_SEQ) {
+                    node_append(top->node, NULL, node);
+                } else if (!top->pending_key) {
+                    if (kind != CFG_NODE_SCALAR) {
+                        error_mark(err, src, from_set, m, "mapping keys must be plain strings");
+                        ok = false;
+                        break;
+                    }
+                    for (size_t i = 0; i < top->node->n; i++) {
+                        if (strcmp(top->node->keys[i]->scalar, node->scalar) == 0) {
+                            error_mark(err, src, from_set, m, "duplicate key '%s' (first at line %d)", node->scalar,
+                                       top->node->keys[i]->line);
+                            ok = false;
+                            break;
+                        }
+                    }
+                    top->pending_key = node;
+                    node = NULL; /* a key opens nothing */
+                } else {
+                    node_append(top->node, top->pending_key, node);
+                    top->pending_key = NULL;
+                }
+            }
+            if (ok && node && kind != CFG_NODE_SCALAR) {
+                if (depth >= CFG_MAX_DEPTH) {
+                    error_mark(err, src, from_set, m, "nesting deeper than %d levels", CFG_MAX_DEPTH);
+                    ok = false;
+                    break;
+                }
+                stack[depth].node = node;
+                stack[depth].pending_key = NULL;
+                depth++;
+            }
+            break;
+        }
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT:
+            depth--;
+            break;
+        default:
+            break;
+        }
+        yaml_event_delete(&ev);
+    }
+    yaml_parser_delete(&parser);
+    if (!ok) {
+        cfg_doc_free(doc);
+        return NULL;
+    }
+    if (!doc->root || (doc->root->kind == CFG_NODE_SCALAR && doc->root->scalar[0] == '\0' && !doc->root->quoted)) {
+        if (from_set) {
+            /* "--set key=" means an empty string; keep it as a scalar. */
+            if (!doc->root) {
+                doc->root = doc_new_node(doc, CFG_NODE_SCALAR, src, from_set, 1, 1);
+                doc->root->scalar = util_xstrdup("");
+            }
+        } else {
+            cfg_error_plain(err, "%s:1:1: file is empty (expected a YAML mapping)", src);
+            cfg_doc_free(doc);
+            return NULL;
+        }
+    }
+    return doc;
+}
+
+cfg_doc *cfg_doc_load_text(const char *text, size_t len, const char *src, bool from_set, cfg_error *err)
+{
+    cfg_doc *doc = doc_new();
+    const char *name = doc_intern(doc, src);
+    if (memchr(text, '\0', len)) {
+        cfg_error_plain(err, "%s: contains NUL bytes; this looks like a binary file, not YAML", name);
+        cfg_doc_free(doc);
+        return NULL;
+    }
+    return doc_parse(doc, (const unsigned char *)text, len, name, from_set, err);
+}
+
+cfg_doc *cfg_doc_load_file(const char *path, cfg_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        cfg_error_plain(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        cfg_error_plain(err, "%s: not a regular file", path);
+        return NULL;
+    }
+    if ((unsigned long long)st.st_size > CFG_MAX_FILE_BYTES) {
+        cfg_error_plain(err, "%s: file is %lld bytes; the limit is %u bytes", path, (long long)st.st_size,
+                        CFG_MAX_FILE_BYTES);
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cfg_error_plain(err, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t size = (size_t)st.st_size;
+    char *text = util_xmalloc(size + 1);
+    size_t got = fread(text, 1, size, f);
+    fclose(f);
+    if (got != size) {
+        cfg_error_plain(err, "%s: short read", path);
+        free(text);
+        return NULL;
+    }
+    text[size] = '\0';
+    cfg_doc *doc = cfg_doc_load_text(text, size, path, false, err);
+    free(text);
+    if (doc)
+        doc->path = util_xstrdup(path);
+    return doc;
+}

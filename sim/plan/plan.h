@@ -1,0 +1,129 @@
+/* plan: the schedule of one decode cycle, as plain data (no CUDA, no MPI).
+ *
+ * Under tensor parallelism every rank runs the same op list on its own shard, so a plan holds one list
+ * per phase that each of the `ranks` ranks executes; collectives name the participating ranks.
+ *
+ * Phases of an EAGLE-3 cycle with topk=1 (SGLang eagle_worker.py, `draft_forward` and
+ * `forward_draft_extend_after_decode`):
+ *   draft_1 .. draft_{steps-1}  the draft head, one token per request each: the first draft token
+ *                               comes from the previous cycle's draft-extend, and the loop breaks
+ *                               before the last forward;
+ *   verify                      the target model over num_draft_tokens tokens per request;
+ *   draft_extend                the draft head over the accepted tokens, padded to num_draft_tokens
+ *                               per request as SGLang's CUDA-graph path does.
+ * With speculative.algorithm=none a cycle is one `decode` phase of the target over one token.
+ *
+ * GEMM convention: C[m, n] = A[m, k] x W[k, n], A = activations (m = tokens), W = this rank's weight
+ * shard; `batch` > 1 repeats it over independent weights (per-head bmm, per-expert grouped GEMM). */
+#ifndef VPSIM_PLAN_H
+#define VPSIM_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../config/cfg.h"
+
+typedef enum {
+    PLAN_OP_GEMM,
+    PLAN_OP_GROUPED_GEMM,
+    PLAN_OP_ATTENTION,
+    PLAN_OP_NORM,
+    PLAN_OP_ELEMENTWISE,
+    PLAN_OP_EMBEDDING,
+    PLAN_OP_ALLREDUCE,
+    PLAN_OP_ALLGATHER,
+    PLAN_OP_KIND_COUNT
+} plan_op_kind;
+extern const char *const plan_op_kind_names[];
+
+typedef enum { PLAN_STREAM_MAIN, PLAN_STREAM_SIDE, PLAN_STREAM_COUNT } plan_stream;
+extern const char *const plan_stream_names[];
+
+/* Coarse classes used by breakdowns (report, model): comm / gemm / attention / other. */
+typedef enum { PLAN_CLASS_GEMM, PLAN_CLASS_ATTENTION, PLAN_CLASS_COMM, PLAN_CLASS_OTHER, PLAN_CLASS_COUNT } plan_class;
+extern const char *const plan_class_names[];
+plan_class plan_op_class(plan_op_kind kind);
+
+#define PLAN_NAME_MAX 32
+
+typedef struct plan_op {
+    plan_op_kind kind;
+    char name[PLAN_NAME_MAX]; /* e.g. "q_b_proj", "moe.w13", "allreduce.o_proj" */
+    int layer;                /* -1 outside the decoder layers */
+    plan_stream stream;
+
+    /* GEMM / GROUPED_GEMM (C[m,n] = A[m,k] W[k,n], `batch` weights); NORM / ELEMENTWISE use m x n. */
+    long long m, n, k;
+    int batch;
+    cfg_dtype wdtype; /* weight storage */
+    int wgroup;       /* quantisation group */
+    cfg_dtype adtype; /* activations */
+
+    /* ATTENTION: `batch` sequences of q_len query tokens, `heads` heads on this rank, kv_len cached
+     * tokens of kv_dim elements each (keys) of which v_dim are values. */
+    long long q_len, kv_len;
+    int heads, kv_heads, qk_dim, v_dim;
+    bool kv_shared; /* MLA: one latent per token shared by all heads */
+
+    /* Collectives. */
+    long long count;  /* elements per rank contributed */
+    long long payload_bytes;
+    int ranks;        /* participants: ranks 0..ranks-1 of the TP group */
+
+    /* Derived cost terms (filled by plan_op_finalize). */
+    double flops;
+    double weight_bytes; /* weight bytes this rank reads */
+    double bytes_read;   /* weights + activations + cache */
+    double bytes_written;
+} plan_op;
+
+typedef enum { PLAN_PHASE_DRAFT, PLAN_PHASE_VERIFY, PLAN_PHASE_DRAFT_EXTEND, PLAN_PHASE_DECODE } plan_phase_kind;
+extern const char *const plan_phase_kind_names[];
+
+typedef struct plan_phase_summary {
+    int op_count[PLAN_OP_KIND_COUNT];
+    int allreduce_count, allgather_count, gemm_count;
+    long long *allreduce_bytes; /* payload of each allreduce, in order */
+    long long allgather_bytes_total;
+    double flops, weight_bytes, bytes_read, bytes_written;
+} plan_phase_summary;
+
+typedef struct plan_phase {
+    char name[PLAN_NAME_MAX];
+    plan_phase_kind kind;
+    char model[PLAN_NAME_MAX]; /* "target" or "draft" */
+    int tokens;                /* tokens per request processed */
+    int batch;                 /* requests */
+    plan_op *ops;
+    int n_ops, cap_ops;
+    plan_phase_summary summary;
+} plan_phase;
+
+typedef struct plan {
+    char scenario[128];
+    int ranks; /* TP degree: ranks executing the plan */
+    int batch, context;
+    int active_experts; /* distinct routed experts touched per MoE layer in the verify pass */
+    double expected_tokens;
+    plan_phase *phases;
+    int n_phases;
+} plan;
+
+/* Build the cycle schedule of a loaded scenario. Returns 0, or -1 with a reason in `why`. */
+int plan_build(const cfg_scenario *sc, plan *out, char *why, size_t why_len);
+void plan_free(plan *p);
+
+/* Append an op (used by the builder and by the JSON loader), and recompute its derived terms. */
+plan_op *plan_phase_add_op(plan_phase *ph);
+void plan_op_finalize(plan_op *op);
+/* Recompute every phase's summary from its ops. */
+void plan_summarize(plan *p);
+
+/* Expected distinct experts touched when `selections` tokens each pick `top_k` distinct experts of
+ * `experts` uniformly: E * (1 - (1 - k/E)^selections). */
+double plan_expected_active_experts(int experts, int top_k, long long tokens);
+
+/* Totals over phases. */
+const plan_phase *plan_find_phase(const plan *p, const char *name);
+
+#endif

@@ -1,0 +1,311 @@
+/* Building the cycle schedule from a scenario. Per-rank shapes follow SGLang's tensor-parallel layout
+ * for DeepSeek-V3-style models without DP attention (python/sglang/srt/models/deepseek_v2.py) and its
+ * EAGLE-3 draft head (python/sglang/srt/models/llama_eagle3.py). */
+#include "plan.h"
+
+#include "../util/util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct builder {
+    plan_phase *ph;
+    int ranks;
+    long long rows; /* activation rows in this phase: batch x tokens */
+    cfg_dtype act;
+} builder;
+
+static plan_op *add(builder *b, plan_op_kind kind, const char *name, int layer)
+{
+    plan_op *op = plan_phase_add_op(b->ph);
+    op->kind = kind;
+    snprintf(op->name, sizeof(op->name), "%s", name);
+    op->layer = layer;
+    op->stream = PLAN_STREAM_MAIN;
+    op->adtype = b->act;
+    op->wdtype = b->act;
+    op->batch = 1;
+    op->ranks = b->ranks;
+    return op;
+}
+
+static plan_op *gemm(builder *b, const char *name, int layer, long long m, long long k, long long n, cfg_weight w)
+{
+    plan_op *op = add(b, PLAN_OP_GEMM, name, layer);
+    op->m = m;
+    op->k = k;
+    op->n = n;
+    op->wdtype = (cfg_dtype)w.dtype;
+    op->wgroup = w.group;
+    plan_op_finalize(op);
+    return op;
+}
+
+static plan_op *rowwise(builder *b, plan_op_kind kind, const char *name, int layer, long long m, long long n)
+{
+    plan_op *op = add(b, kind, name, layer);
+    op->m = m;
+    op->n = n;
+    plan_op_finalize(op);
+    return op;
+}
+
+static void collective(builder *b, plan_op_kind kind, const char *name, int layer, long long count)
+{
+    /* A single rank has nobody to talk to: the server skips the collective entirely. */
+    if (b->ranks == 1)
+        return;
+    plan_op *op = add(b, kind, name, layer);
+    op->count = count;
+    op->payload_bytes = (long long)(count * cfg_dtype_bytes(b->act));
+    plan_op_finalize(op);
+}
+
+/* Vocab-parallel embedding: each rank looks up the tokens in its vocab shard and writes zeros
+ * elsewhere; the allreduce assembles the rows (VocabParallelEmbedding). */
+static void embedding(builder *b, const cfg_model *m, cfg_weight w)
+{
+    plan_op *op = add(b, PLAN_OP_EMBEDDING, "embedding", -1);
+    op->m = b->rows;
+    op->n = m->hidden;
+    op->k = m->vocab / b->ranks;
+    op->wdtype = (cfg_dtype)w.dtype;
+    op->wgroup = w.group;
+    plan_op_finalize(op);
+    collective(b, PLAN_OP_ALLREDUCE, "allreduce.embedding", -1, b->rows * m->hidden);
+}
+
+/* Vocab-parallel lm_head over `rows` rows, then the all-gather of logits (LogitsProcessor). */
+static void lm_head(builder *b, int vocab, int hidden, long long rows, cfg_weight w, const char *sample_name)
+{
+    gemm(b, "lm_head", -1, rows, hidden, vocab / b->ranks, w);
+    collective(b, PLAN_OP_ALLGATHER, "allgather.logits", -1, rows * (vocab / b->ranks));
+    rowwise(b, PLAN_OP_ELEMENTWISE, sample_name, -1, rows, vocab);
+}
+
+/* One DeepSeek-V3 decoder layer with absorbed MLA (the decode path: q_b, w_kc bmm, attention over the
+ * latent cache, w_vc bmm, o_proj). */
+static void target_layer(builder *b, const cfg_scenario *sc, int layer, int active_experts)
+{
+    const cfg_model *m = &sc->target;
+    const int tp = b->ranks, H = m->hidden;
+    const int heads = m->attention.heads / tp;
+    const int nope = m->attention.qk_nope_head_dim, rope = m->attention.qk_rope_head_dim;
+    const int qlr = m->attention.q_lora_rank, kvlr = m->attention.kv_lora_rank, vd = m->attention.v_head_dim;
+    const long long M = b->rows;
+    cfg_weight aw = m->weights.attention;
+
+    rowwise(b, PLAN_OP_NORM, "input_layernorm", layer, M, H);
+    /* fused_qkv_a_proj_with_mqa is replicated on every rank: [H -> q_lora + kv_lora + rope]. */
+    gemm(b, "fused_qkv_a_proj", layer, M, H, qlr + kvlr + rope, aw);
+    rowwise(b, PLAN_OP_NORM, "q_a_layernorm", layer, M, qlr);
+    rowwise(b, PLAN_OP_NORM, "kv_a_layernorm", layer, M, kvlr);
+    gemm(b, "q_b_proj", layer, M, qlr, (long long)heads * (nope + rope), aw);
+    plan_op *kc = gemm(b, "w_kc", layer, M, nope, kvlr, aw);
+    kc->batch = heads;
+    plan_op_finalize(kc);
+    rowwise(b, PLAN_OP_ELEMENTWISE, "rope", layer, M, (long long)(heads + 1) * rope);
+
+    plan_op *at = add(b, PLAN_OP_ATTENTION, "mla_attention", layer);
+    at->batch = sc->workload.batch;
+    at->q_len = b->ph->tokens;
+    at->kv_len = sc->workload.context;
+    at->heads = heads;
+    at->kv_heads = 1;
+    at->qk_dim = kvlr + rope; /* 576: latent + rope key, cached per token */
+    at->v_dim = kvlr;         /* values are the latent itself */
+    at->kv_shared = true;
+    plan_op_finalize(at);
+
+    plan_op *vc = gemm(b, "w_vc", layer, M, kvlr, vd, aw);
+    vc->batch = heads;
+    plan_op_finalize(vc);
+    gemm(b, "o_proj", layer, M, (long long)heads * vd, H, aw);
+    collective(b, PLAN_OP_ALLREDUCE, "allreduce.attn", layer, M * H);
+    rowwise(b, PLAN_OP_NORM, "post_attention_layernorm", layer, M, H);
+
+    if (layer < m->first_k_dense) {
+        const int inter = m->mlp.intermediate / tp;
+        gemm(b, "mlp.gate_up", layer, M, H, 2LL * inter, m->weights.dense_mlp);
+        rowwise(b, PLAN_OP_ELEMENTWISE, "mlp.silu_mul", layer, M, inter);
+        gemm(b, "mlp.down", layer, M, inter, H, m->weights.dense_mlp);
+        collective(b, PLAN_OP_ALLREDUCE, "allreduce.mlp", layer, M * H);
+        return;
+    }
+    const int inter = m->moe.intermediate / tp;
+    const int topk = m->moe.top_k;
+    gemm(b, "moe.gate", layer, M, H, m->moe.experts, m->weights.router);
+    rowwise(b, PLAN_OP_ELEMENTWISE, "moe.topk", layer, M, m->moe.experts);
+    if (m->moe.shared_experts > 0) {
+        /* SGLang overlaps the shared expert with the routed ones on an alternate stream. */
+        const int sinter = inter * m->moe.shared_experts;
+        /* (Op pointers die at the next add: set each stream before adding the next op.) */
+        gemm(b, "shared.gate_up", layer, M, H, 2LL * sinter, m->weights.shared_expert)->stream = PLAN_STREAM_SIDE;
+        rowwise(b, PLAN_OP_ELEMENTWISE, "shared.silu_mul", layer, M, sinter)->stream = PLAN_STREAM_SIDE;
+        gemm(b, "shared.down", layer, M, sinter, H, m->weights.shared_expert)->stream = PLAN_STREAM_SIDE;
+    }
+    /* Fused MoE: one grouped launch per projection over the distinct experts touched; m counts the
+     * routed rows (tokens x top_k) across all groups. */
+    plan_op *w13 = add(b, PLAN_OP_GROUPED_GEMM, "moe.w13", layer);
+    w13->m = M * topk;
+    w13->k = H;
+    w13->n = 2LL * inter;
+    w13->batch = active_experts;
+    w13->wdtype = (cfg_dtype)m->weights.routed_experts.dtype;
+    w13->wgroup = m->weights.routed_experts.group;
+    plan_op_finalize(w13);
+    rowwise(b, PLAN_OP_ELEMENTWISE, "moe.silu_mul", layer, M * topk, inter);
+    plan_op *w2 = add(b, PLAN_OP_GROUPED_GEMM, "moe.w2", layer);
+    w2->m = M * topk;
+    w2->k = inter;
+    w2->n = H;
+    w2->batch = active_experts;
+    w2->wdtype = (cfg_dtype)m->weights.routed_experts.dtype;
+    w2->wgroup = m->weights.routed_experts.group;
+    plan_op_finalize(w2);
+    rowwise(b, PLAN_OP_ELEMENTWISE, "moe.combine", layer, M, H);
+    collective(b, PLAN_OP_ALLREDUCE, "allreduce.moe", layer, M * H);
+}
+
+static void target_pass(builder *b, const cfg_scenario *sc, int active_experts)
+{
+    const cfg_model *m = &sc->target;
+    embedding(b, m, m->weights.embedding);
+    for (int l = 0; l < m->layers; l++)
+        target_layer(b, sc, l, active_experts);
+    rowwise(b, PLAN_OP_NORM, "final_norm", -1, b->rows, m->hidden);
+    lm_head(b, m->vocab, m->hidden, b->rows, m->weights.lm_head, "verify.greedy");
+}
+
+/* One forward of the EAGLE-3 draft head (LlamaForCausalLMEagle3). `with_fc`: the input hidden states
+ * are the target's fused auxiliary states (3H wide) and go through fc first; in the draft steps the
+ * head consumes its own H-wide output and fc is skipped. `logit_rows`: rows that reach lm_head. */
+static void draft_pass(builder *b, const cfg_scenario *sc, bool with_fc, long long logit_rows)
+{
+    const cfg_model *d = &sc->draft;
+    const int tp = b->ranks, H = d->hidden, hd = d->attention.head_dim;
+    const int heads = d->attention.heads / tp;
+    const int kv_all = d->attention.kv_heads ? d->attention.kv_heads : d->attention.heads;
+    const int kv = kv_all >= tp ? kv_all / tp : 1; /* fewer KV heads than ranks: replicated */
+    const long long M = b->rows;
+    cfg_weight aw = d->weights.attention;
+
+    /* The draft head borrows the target's vocab-parallel embedding (set_embed). */
+    embedding(b, &sc->target, sc->target.weights.embedding);
+    if (with_fc) {
+        const int n_aux = d->eagle3.n_aux_layers > 0 ? d->eagle3.n_aux_layers : 3;
+        gemm(b, "fc", 0, M, (long long)n_aux * H, H, d->weights.fc); /* replicated, no collective */
+    }
+    rowwise(b, PLAN_OP_NORM, "input_layernorm", 0, M, H);
+    rowwise(b, PLAN_OP_NORM, "hidden_norm", 0, M, H);
+    /* Attention reads cat(embeds, hidden): 2H wide. */
+    gemm(b, "qkv_proj", 0, M, 2LL * H, (long long)(heads + 2 * kv) * hd, aw);
+    rowwise(b, PLAN_OP_ELEMENTWISE, "rope", 0, M, (long long)(heads + kv) * hd);
+    plan_op *at = add(b, PLAN_OP_ATTENTION, "gqa_attention", 0);
+    at->batch = sc->workload.batch;
+    at->q_len = b->ph->tokens;
+    at->kv_len = sc->workload.context;
+    at->heads = heads;
+    at->kv_heads = kv;
+    at->qk_dim = hd;
+    at->v_dim = hd;
+    plan_op_finalize(at);
+    gemm(b, "o_proj", 0, M, (long long)heads * hd, H, aw);
+    collective(b, PLAN_OP_ALLREDUCE, "allreduce.attn", 0, M * H);
+    rowwise(b, PLAN_OP_NORM, "post_attention_layernorm", 0, M, H);
+    const int inter = d->mlp.intermediate / tp;
+    gemm(b, "mlp.gate_up", 0, M, H, 2LL * inter, d->weights.dense_mlp);
+    rowwise(b, PLAN_OP_ELEMENTWISE, "mlp.silu_mul", 0, M, inter);
+    gemm(b, "mlp.down", 0, M, inter, H, d->weights.dense_mlp);
+    collective(b, PLAN_OP_ALLREDUCE, "allreduce.mlp", 0, M * H);
+    rowwise(b, PLAN_OP_NORM, "final_norm", -1, M, H);
+    const int dvocab = d->eagle3.draft_vocab ? d->eagle3.draft_vocab : d->vocab;
+    lm_head(b, dvocab, H, logit_rows, d->weights.lm_head, "draft.topk");
+}
+
+static plan_phase *new_phase(plan *p, const char *name, plan_phase_kind kind, const char *model, int tokens,
+                             int batch)
+{
+    p->phases = util_xrealloc(p->phases, (size_t)(p->n_phases + 1) * sizeof(plan_phase));
+    plan_phase *ph = &p->phases[p->n_phases++];
+    memset(ph, 0, sizeof(*ph));
+    snprintf(ph->name, sizeof(ph->name), "%s", name);
+    snprintf(ph->model, sizeof(ph->model), "%s", model);
+    ph->kind = kind;
+    ph->tokens = tokens;
+    ph->batch = batch;
+    return ph;
+}
+
+double plan_expected_active_experts(int experts, int top_k, long long tokens)
+{
+    if (experts <= 0 || top_k <= 0)
+        return 0.0;
+    double miss = 1.0 - (double)top_k / experts;
+    return experts * (1.0 - pow(miss, (double)tokens));
+}
+
+static int resolve_active_experts(const cfg_scenario *sc, long long tokens)
+{
+    const cfg_model *m = &sc->target;
+    if (m->first_k_dense >= m->layers)
+        return 0;
+    if (sc->workload.active_experts > 0)
+        return sc->workload.active_experts < m->moe.experts ? sc->workload.active_experts : m->moe.experts;
+    int e = (int)lround(plan_expected_active_experts(m->moe.experts, m->moe.top_k, tokens));
+    if (e < m->moe.top_k)
+        e = m->moe.top_k;
+    return e < m->moe.experts ? e : m->moe.experts;
+}
+
+int plan_build(const cfg_scenario *sc, plan *out, char *why, size_t why_len)
+{
+    memset(out, 0, sizeof(*out));
+    const int tp = sc->parallel.tp;
+    const cfg_model *t = &sc->target;
+    if (t->attention.heads % tp || t->vocab % tp || t->mlp.intermediate % tp || t->moe.intermediate % tp) {
+        snprintf(why, why_len, "parallel.tp=%d does not divide the target's heads, vocab or intermediate sizes", tp);
+        return -1;
+    }
+    snprintf(out->scenario, sizeof(out->scenario), "%s", sc->name ? sc->name : "");
+    out->ranks = tp;
+    out->batch = sc->workload.batch;
+    out->context = sc->workload.context;
+    out->expected_tokens = cfg_expected_tokens(sc);
+    const int B = sc->workload.batch;
+    builder b = {.ranks = tp, .act = (cfg_dtype)t->activation_dtype};
+
+    if (sc->speculative.algorithm == CFG_SPEC_NONE) {
+        out->active_experts = resolve_active_experts(sc, B);
+        b.ph = new_phase(out, "decode", PLAN_PHASE_DECODE, "target", 1, B);
+        b.rows = B;
+        target_pass(&b, sc, out->active_experts);
+        plan_summarize(out);
+        return 0;
+    }
+
+    const int steps = sc->speculative.steps, topk = sc->speculative.topk;
+    const int ndt = sc->speculative.num_draft_tokens;
+    out->active_experts = resolve_active_experts(sc, (long long)B * ndt);
+
+    for (int s = 1; s < steps; s++) {
+        char name[PLAN_NAME_MAX];
+        snprintf(name, sizeof(name), "draft_%d", s);
+        b.ph = new_phase(out, name, PLAN_PHASE_DRAFT, "draft", topk, B);
+        b.rows = (long long)B * topk;
+        draft_pass(&b, sc, false, b.rows);
+    }
+    b.ph = new_phase(out, "verify", PLAN_PHASE_VERIFY, "target", ndt, B);
+    b.rows = (long long)B * ndt;
+    target_pass(&b, sc, out->active_experts);
+
+    /* Draft-extend over the accepted tokens (padded to num_draft_tokens); only each request's last
+     * row reaches lm_head. */
+    b.ph = new_phase(out, "draft_extend", PLAN_PHASE_DRAFT_EXTEND, "draft", ndt, B);
+    b.rows = (long long)B * ndt;
+    draft_pass(&b, sc, true, B);
+    plan_summarize(out);
+    return 0;
+}

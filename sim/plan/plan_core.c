@@ -1,0 +1,144 @@
+#include "plan.h"
+
+#include "../util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const plan_op_kind_names[] = {"gemm", "grouped_gemm", "attention", "norm", "elementwise",
+                                          "embedding", "allreduce", "allgather", NULL};
+const char *const plan_stream_names[] = {"main", "side", NULL};
+const char *const plan_class_names[] = {"gemm", "attention", "comm", "other", NULL};
+const char *const plan_phase_kind_names[] = {"draft", "verify", "draft_extend", "decode", NULL};
+
+plan_class plan_op_class(plan_op_kind kind)
+{
+    switch (kind) {
+    case PLAN_OP_GEMM:
+    case PLAN_OP_GROUPED_GEMM: return PLAN_CLASS_GEMM;
+    case PLAN_OP_ATTENTION: return PLAN_CLASS_ATTENTION;
+    case PLAN_OP_ALLREDUCE:
+    case PLAN_OP_ALLGATHER: return PLAN_CLASS_COMM;
+    default: return PLAN_CLASS_OTHER;
+    }
+}
+
+plan_op *plan_phase_add_op(plan_phase *ph)
+{
+    if (ph->n_ops == ph->cap_ops) {
+        ph->cap_ops = ph->cap_ops ? ph->cap_ops * 2 : 256;
+        ph->ops = util_xrealloc(ph->ops, (size_t)ph->cap_ops * sizeof(plan_op));
+    }
+    plan_op *op = &ph->ops[ph->n_ops++];
+    memset(op, 0, sizeof(*op));
+    op->batch = 1;
+    op->layer = -1;
+    return op;
+}
+
+void plan_op_finalize(plan_op *op)
+{
+    const double ab = cfg_dtype_bytes(op->adtype);
+    const double wb = cfg_dtype_weight_bytes(op->wdtype, op->wgroup);
+    const double m = (double)op->m, n = (double)op->n, k = (double)op->k, batch = op->batch;
+    op->flops = op->weight_bytes = op->bytes_read = op->bytes_written = 0.0;
+    switch (op->kind) {
+    case PLAN_OP_GEMM:
+        /* batch > 1 is a bmm: every batch entry has m rows of its own. */
+        op->flops = 2.0 * m * n * k * batch;
+        op->weight_bytes = k * n * batch * wb;
+        op->bytes_read = op->weight_bytes + m * k * batch * ab;
+        op->bytes_written = m * n * batch * ab;
+        break;
+    case PLAN_OP_GROUPED_GEMM:
+        /* m counts rows across all groups; each group reads its own weight once. */
+        op->flops = 2.0 * m * n * k;
+        op->weight_bytes = k * n * batch * wb;
+        op->bytes_read = op->weight_bytes + m * k * ab;
+        op->bytes_written = m * n * ab;
+        break;
+    case PLAN_OP_ATTENTION: {
+        const double rows = (double)op->batch * (double)op->q_len;
+        const double kv_elems = op->kv_shared ? op->qk_dim : (double)op->kv_heads * (op->qk_dim + op->v_dim);
+        op->flops = 2.0 * rows * op->heads * (double)op->kv_len * (op->qk_dim + op->v_dim);
+        op->bytes_read = (double)op->batch * (double)op->kv_len * kv_elems * ab + rows * op->heads * op->qk_dim * ab;
+        op->bytes_written = rows * op->heads * op->v_dim * ab;
+        break;
+    }
+    case PLAN_OP_NORM:
+        op->flops = 4.0 * m * n;
+        op->weight_bytes = n * ab;
+        op->bytes_read = m * n * ab + op->weight_bytes;
+        op->bytes_written = m * n * ab;
+        break;
+    case PLAN_OP_ELEMENTWISE:
+        op->flops = m * n;
+        op->bytes_read = m * n * ab;
+        op->bytes_written = m * n * ab;
+        break;
+    case PLAN_OP_EMBEDDING:
+        /* Expected rows that fall in this rank's vocab shard (k rows of the n-wide table). */
+        op->weight_bytes = op->ranks > 0 ? m * n * wb / op->ranks : m * n * wb;
+        op->bytes_read = op->weight_bytes + m * 8.0;
+        op->bytes_written = m * n * ab;
+        break;
+    case PLAN_OP_ALLREDUCE:
+        op->flops = (double)op->count * (op->ranks - 1);
+        op->bytes_read = (double)op->payload_bytes;
+        op->bytes_written = (double)op->payload_bytes;
+        break;
+    case PLAN_OP_ALLGATHER:
+        op->bytes_read = (double)op->payload_bytes;
+        op->bytes_written = (double)op->payload_bytes * op->ranks;
+        break;
+    default:
+        break;
+    }
+}
+
+void plan_summarize(plan *p)
+{
+    for (int i = 0; i < p->n_phases; i++) {
+        plan_phase *ph = &p->phases[i];
+        free(ph->summary.allreduce_bytes);
+        memset(&ph->summary, 0, sizeof(ph->summary));
+        plan_phase_summary *s = &ph->summary;
+        int n_ar = 0;
+        for (int j = 0; j < ph->n_ops; j++)
+            n_ar += ph->ops[j].kind == PLAN_OP_ALLREDUCE;
+        s->allreduce_bytes = util_xcalloc((size_t)n_ar + 1, sizeof(long long));
+        for (int j = 0; j < ph->n_ops; j++) {
+            const plan_op *op = &ph->ops[j];
+            s->op_count[op->kind]++;
+            s->flops += op->flops;
+            s->weight_bytes += op->weight_bytes;
+            s->bytes_read += op->bytes_read;
+            s->bytes_written += op->bytes_written;
+            if (op->kind == PLAN_OP_ALLREDUCE)
+                s->allreduce_bytes[s->allreduce_count++] = op->payload_bytes;
+            else if (op->kind == PLAN_OP_ALLGATHER) {
+                s->allgather_count++;
+                s->allgather_bytes_total += op->payload_bytes;
+            } else if (op->kind == PLAN_OP_GEMM || op->kind == PLAN_OP_GROUPED_GEMM)
+                s->gemm_count++;
+        }
+    }
+}
+
+void plan_free(plan *p)
+{
+    for (int i = 0; i < p->n_phases; i++) {
+        free(p->phases[i].ops);
+        free(p->phases[i].summary.allreduce_bytes);
+    }
+    free(p->phases);
+    memset(p, 0, sizeof(*p));
+}
+
+const plan_phase *plan_find_phase(const plan *p, const char *name)
+{
+    for (int i = 0; i < p->n_phases; i++)
+        if (strcmp(p->phases[i].name, name) == 0)
+            return &p->phases[i];
+    return NULL;
+}

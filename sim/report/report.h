@@ -1,0 +1,14 @@
+/* report: turning plans and results into tables, CSV and JSON. */
+#ifndef VPSIM_REPORT_H
+#define VPSIM_REPORT_H
+
+#include "../config/cfg.h"
+#include "../plan/plan.h"
+#include "../util/util.h"
+
+/* One row per phase: op counts by kind, GFLOP, weight bytes, collectives. `sc` may be NULL. */
+void report_plan_table(util_buf *out, const plan *p, const cfg_scenario *sc);
+/* One row per op with every shape field and derived cost. */
+void report_plan_csv(util_buf *out, const plan *p);
+
+#endif

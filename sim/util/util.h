@@ -1,0 +1,82 @@
+/* util: allocation, growable buffers, string helpers and a small JSON writer.
+ * Everything here is host-only plain C11 with no MPI or CUDA. */
+#ifndef VPSIM_UTIL_H
+#define VPSIM_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit statuses are part of the CLI contract (README "Exit status"). */
+enum {
+    VP_EXIT_OK = 0,
+    VP_EXIT_FAIL = 1,   /* runtime failure, wrong results */
+    VP_EXIT_USAGE = 2,  /* bad input: config, --set, command line */
+};
+
+/* Out-of-memory is not recoverable in a CLI tool: report and exit. */
+void *util_xmalloc(size_t n);
+void *util_xcalloc(size_t count, size_t size);
+void *util_xrealloc(void *p, size_t n);
+char *util_xstrdup(const char *s);
+char *util_xstrndup(const char *s, size_t n);
+char *util_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Growable array of fixed-size items: data is valid for count items. */
+typedef struct util_vec {
+    void *data;
+    size_t count, cap, item;
+} util_vec;
+void util_vec_init(util_vec *v, size_t item_size);
+void *util_vec_push(util_vec *v); /* returns a zeroed slot */
+void util_vec_free(util_vec *v);
+
+/* Growable string. */
+typedef struct util_buf {
+    char *s;
+    size_t len, cap;
+} util_buf;
+void util_buf_printf(util_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void util_buf_vprintf(util_buf *b, const char *fmt, va_list ap);
+void util_buf_free(util_buf *b);
+
+/* Directory part of a path ("." when none); caller frees. */
+char *util_dirname(const char *path);
+/* Join base_dir and rel unless rel is absolute; caller frees. */
+char *util_path_join(const char *base_dir, const char *rel);
+
+/* Write `len` bytes to `path` atomically: temp file in the same directory, fsync, rename.
+ * Returns 0, or -1 with a message in errbuf. */
+int util_write_file_atomic(const char *path, const char *data, size_t len, char *errbuf, size_t errlen);
+
+/* Human formatting of byte counts ("42.0 KiB"); returns buf. */
+const char *util_fmt_bytes(double bytes, char *buf, size_t len);
+
+/* ---- JSON writer: streaming, comma handling and escaping done here. ---- */
+typedef struct util_json {
+    util_buf out;
+    int depth;
+    bool need_comma[64];
+    bool pretty;
+    bool after_key;
+} util_json;
+void util_json_init(util_json *j, bool pretty);
+void util_json_obj_begin(util_json *j);
+void util_json_obj_end(util_json *j);
+void util_json_arr_begin(util_json *j);
+void util_json_arr_end(util_json *j);
+void util_json_key(util_json *j, const char *key);
+void util_json_str(util_json *j, const char *s);
+void util_json_int(util_json *j, long long v);
+void util_json_num(util_json *j, double v);
+void util_json_bool(util_json *j, bool v);
+void util_json_null(util_json *j);
+/* Shorthands for "key": value. */
+void util_json_kstr(util_json *j, const char *key, const char *s);
+void util_json_kint(util_json *j, const char *key, long long v);
+void util_json_knum(util_json *j, const char *key, double v);
+void util_json_kbool(util_json *j, const char *key, bool v);
+
+#endif

@@ -138,9 +138,11 @@ $(TEST_BIN): $(TEST_OBJS) $(LIBVPSIM)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)gcc $(LDFLAGS) $^ -lcriterion $(LIBS) -o $@
 
+# Tests find the binary and the repo through these (tests/unit/test_helpers.h).
+TEST_ENV := VPSIM_BIN=$(abspath $(BIN)) VPSIM_ROOT=$(CURDIR)
+
 test: all $(TEST_BIN)
-	$(TEST_BIN) --jobs 2
-	VPSIM=$(BIN) bash tests/cli/run_cli_tests.sh
+	$(TEST_ENV) $(TEST_BIN) --jobs 2 $(TEST_ARGS)
 
 test-gpu: all
 	VPSIM=$(BIN) bash tests/gpu/run_gpu_tests.sh

@@ -1,0 +1,100 @@
+#include "test_helpers.h"
+
+#include "../../sim/util/util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *th_path(const char *rel)
+{
+    static char bufs[8][4096];
+    static int slot;
+    char *b = bufs[slot++ % 8];
+    const char *root = getenv("VPSIM_ROOT");
+    snprintf(b, sizeof(bufs[0]), "%s/%s", root ? root : ".", rel);
+    return b;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return util_xstrdup("");
+    util_buf b = {0};
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        util_buf_printf(&b, "%.*s", (int)n, chunk);
+    fclose(f);
+    return b.s ? b.s : util_xstrdup("");
+}
+
+static th_result run_shell(const char *cmd)
+{
+    char out_path[] = "/tmp/vpsim-test-out-XXXXXX", err_path[] = "/tmp/vpsim-test-err-XXXXXX";
+    int fo = mkstemp(out_path), fe = mkstemp(err_path);
+    close(fo);
+    close(fe);
+    const char *root = getenv("VPSIM_ROOT");
+    char *full = util_xasprintf("cd '%s' && ( %s ) >'%s' 2>'%s' </dev/null", root ? root : ".", cmd, out_path,
+                                err_path);
+    int st = system(full);
+    free(full);
+    th_result r;
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    r.out = slurp(out_path);
+    r.err = slurp(err_path);
+    unlink(out_path);
+    unlink(err_path);
+    return r;
+}
+
+th_result th_sh(const char *fmt, ...)
+{
+    util_buf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    util_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    th_result r = run_shell(b.s);
+    util_buf_free(&b);
+    return r;
+}
+
+th_result th_run(const char *fmt, ...)
+{
+    util_buf b = {0};
+    const char *bin = getenv("VPSIM_BIN");
+    util_buf_printf(&b, "'%s' ", bin ? bin : "build/vpsim");
+    va_list ap;
+    va_start(ap, fmt);
+    util_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    th_result r = run_shell(b.s);
+    util_buf_free(&b);
+    return r;
+}
+
+void th_free(th_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+char *th_write_temp(const char *text, size_t len, const char *suffix)
+{
+    char *path = util_xasprintf("/tmp/vpsim-test-XXXXXX%s", suffix);
+    int fd = mkstemps(path, (int)strlen(suffix));
+    if (fd < 0)
+        return path;
+    if (write(fd, text, len) != (ssize_t)len) {
+        close(fd);
+        return path;
+    }
+    close(fd);
+    return path;
+}

@@ -1,0 +1,25 @@
+/* Shared helpers for the Criterion tests: paths into the repo and running the vpsim binary. */
+#ifndef VPSIM_TEST_HELPERS_H
+#define VPSIM_TEST_HELPERS_H
+
+#include <stddef.h>
+
+/* Absolute path of a file in the repo (VPSIM_ROOT, set by `make test`); static buffer per call slot. */
+const char *th_path(const char *rel);
+
+typedef struct th_result {
+    int status;   /* exit status, or 128 + signal */
+    char *out;    /* stdout */
+    char *err;    /* stderr */
+} th_result;
+
+/* Run `build/vpsim ARGS` (a shell-quoted string) from the repo root; captures both streams. */
+th_result th_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Run an arbitrary shell command from the repo root (e.g. mpirun ...); captures both streams. */
+th_result th_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void th_free(th_result *r);
+
+/* Write `text` to a new temporary file with the given suffix; returns its path (free it). */
+char *th_write_temp(const char *text, size_t len, const char *suffix);
+
+#endif

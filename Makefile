@@ -98,7 +98,7 @@ TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS := $(TEST_SRCS:%.c=$(OBJ)/%.o)
 TEST_BIN := $(OUT)/vpsim-tests
 
-.PHONY: all debug asan test test-unit test-cli test-gpu run bench clean deps-check config-reference
+.PHONY: deps all debug asan test test-unit test-cli test-gpu run bench clean deps-check config-reference
 
 all: deps-check $(BIN)
 
@@ -106,6 +106,10 @@ debug:
 	$(MAKE) VARIANT=debug all
 asan:
 	$(MAKE) VARIANT=asan all
+
+# Installs the apt packages the build and tests need (sudo when not root).
+deps:
+	bash .ci/install-deps.sh
 
 deps-check:
 ifneq ($(strip $(missing)),)

@@ -152,7 +152,7 @@ test-gpu: all
 	VPSIM=$(BIN) bash tests/gpu/run_gpu_tests.sh
 
 run: all
-	$(BIN) run configs/default.yaml
+	$(BIN) plan configs/default.yaml
 
 bench: all
 	VPSIM=$(BIN) bash bench/run_bench.sh

@@ -1,13 +1,71 @@
-/* C interface of kernels/vp_kernels.cu. */
+/* C interface of the compute kernels in kernels/*.cu (everything but the allreduce backends).
+ *
+ * All tensors are bf16 unless named otherwise, row-major, device pointers. `stream` is a
+ * cudaStream_t passed as void* so that host C files need no CUDA headers. Every launcher returns a
+ * cudaError_t as int (0 = success) and never synchronises, so it can be captured in a CUDA graph. */
 #ifndef VPSIM_VP_KERNELS_H
 #define VPSIM_VP_KERNELS_H
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Enqueue a kernel that spins for `ns` nanoseconds on `stream` (a cudaStream_t). Returns a cudaError_t. */
+/* Spin for `ns` nanoseconds of GPU time (globaltimer): stands in for a collective whose duration
+ * comes from the analytic model (backend `model`). */
 int vp_launch_delay(unsigned long long ns, void *stream);
+
+/* Decode attention over a KV cache (flash-decoding: the KV length is split across blocks, then the
+ * partial results are combined).
+ *   q   [batch][q_len][heads][qk_dim]
+ *   k   [batch][kv_len][kv_heads][qk_dim]
+ *   v   [batch][kv_len][kv_heads][v_dim]; when v_in_k != 0, v is ignored and the values are the first
+ *       v_dim elements of each key row (MLA: the latent is both key and value; kv_heads = 1)
+ *   out [batch][q_len][heads][v_dim]
+ * Heads map to KV heads in groups of heads / kv_heads. Every query attends to all kv_len keys (the
+ * draft tokens' causal mask inside the last q_len positions is a negligible difference for timing).
+ * softmax scale = `scale`. `workspace` is fp32 scratch of vp_attention_workspace_bytes(). */
+typedef struct vp_attn_args {
+    const void *q, *k, *v;
+    void *out;
+    void *workspace;
+    int batch, q_len, kv_len, heads, kv_heads, qk_dim, v_dim;
+    int v_in_k;
+    float scale;
+} vp_attn_args;
+size_t vp_attention_workspace_bytes(const vp_attn_args *a);
+int vp_attention_decode(const vp_attn_args *a, void *stream);
+
+/* out[r][c] = in[r][c] * rsqrt(mean_c(in[r][c]^2) + eps) * weight[c]; rows x cols. */
+int vp_rmsnorm(void *out, const void *in, const void *weight, int rows, int cols, float eps, void *stream);
+
+/* out[r][c] = silu(x[r][c]) * x[r][cols + c]  for x [rows][2 * cols] (gate and up halves). */
+int vp_silu_mul(void *out, const void *x, int rows, int cols, void *stream);
+
+/* A memory-bound stand-in for small fused element-wise ops (rope, top-k, combine, sampling):
+ * out[i] = in[i] * alpha + out[i] * beta over n elements. */
+int vp_axpby(void *out, const void *in, long long n, float alpha, float beta, void *stream);
+
+/* Vocab-parallel embedding: out[r] = table[ids[r] - vocab_lo] if vocab_lo <= ids[r] < vocab_lo + rows_in_shard,
+ * else zeros. table [rows_in_shard][cols]; ids int32 [rows]. */
+int vp_embedding(void *out, const void *table, const int *ids, int rows, int cols, int vocab_lo, int rows_in_shard,
+                 void *stream);
+
+/* Deterministic test data for collective checks. Element i of rank r, with salt s:
+ * vp_pattern_value(r, i, s) = (float)(((i * 7 + s * 13 + r * 5) % 17) - 8) — small integers, so
+ * sums over up to 16 ranks are exact in bf16 and fp32. */
+int vp_fill_pattern(void *buf, long long n, int rank, int salt, void *stream);
+/* Fill with a poison value (NaN bit pattern 0x7fc1) before a collective writes the buffer. */
+int vp_fill_poison(void *buf, long long n, void *stream);
+/* Fill with pseudo-random values in [-1, 1) (weights, activations); deterministic in `seed`. */
+int vp_fill_random(void *buf, long long n, unsigned long long seed, void *stream);
+
+/* Compare buf with the expected allreduce sum over `ranks` ranks (salt s), or with the all-gather of
+ * `ranks` segments of n / ranks elements each (gather != 0). Writes the first bad index or -1 to
+ * *first_bad_dev (a device int64), so it can run inside a graph; read it back after synchronising. */
+int vp_check_collective(const void *buf, long long n, int ranks, int salt, int gather, long long *first_bad_dev,
+                        void *stream);
 
 #ifdef __cplusplus
 }

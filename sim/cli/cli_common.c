@@ -104,7 +104,8 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
     }
     if (path) {
         if (cfg_scenario_load(path, c->sets, c->n_sets, c->system_path, sc, &err)) {
-            fprintf(stderr, "%s\n", err.msg);
+            if (!c->quiet)
+                fprintf(stderr, "%s\n", err.msg);
             free(dflt);
             return VP_EXIT_USAGE;
         }
@@ -116,7 +117,8 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
     free(dflt);
     if (c->plan_path) {
         if (plan_json_load(c->plan_path, p, &err)) {
-            fprintf(stderr, "%s\n", err.msg);
+            if (!c->quiet)
+                fprintf(stderr, "%s\n", err.msg);
             if (*have_scenario)
                 cfg_scenario_free(sc);
             *have_scenario = false;

@@ -40,11 +40,14 @@ int cmd_plan(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int opt;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    /* The leading ':' makes a missing option value ':' rather than '?', so it is not called unknown. */
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (opt == 'h') {
             plan_help();
             return VP_EXIT_OK;
         }
+        if (opt == ':')
+            return cli_usage_error("plan", "option '%s' needs a value", argv[optind - 1]);
         int r = cli_common_option(&c, opt, optarg);
         if (r < 0)
             return VP_EXIT_USAGE;

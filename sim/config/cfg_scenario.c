@@ -154,8 +154,13 @@ static int check_divides(cfg_node *tp_node, int tp, int value, const char *what,
 {
     if (value % tp == 0)
         return 0;
-    cfg_errorf(err, tp_node, "parallel.tp=%d does not divide %s=%d (%s:%d:%d); choose a TP that divides it", tp,
-               what, value, where->src, where->line, where->col);
+    char at[1100];
+    if (where->from_set)
+        snprintf(at, sizeof(at), "%s", where->src); /* "--set '...'": no line or column */
+    else
+        snprintf(at, sizeof(at), "%s:%d:%d", where->src, where->line, where->col);
+    cfg_errorf(err, tp_node, "parallel.tp=%d does not divide %s=%d (%s); choose a TP that divides it", tp, what, value,
+               at);
     return -1;
 }
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 bool cfg_parse_int(const char *s, long long *out)
@@ -176,6 +177,12 @@ static int bind_path(const cfg_field *f, cfg_node *n, void *base, const char *pa
     if (access(full, R_OK) != 0) {
         cfg_errorf(err, n, "%s: file '%s' (resolved to '%s') cannot be read: %s", path, n->scalar, full,
                    strerror(errno));
+        free(full);
+        return -1;
+    }
+    struct stat st;
+    if (stat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
+        cfg_errorf(err, n, "%s: '%s' (resolved to '%s') is not a regular file", path, n->scalar, full);
         free(full);
         return -1;
     }

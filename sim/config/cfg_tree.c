@@ -111,6 +111,16 @@ void cfg_error_plain(cfg_error *err, const char *fmt, ...)
     va_end(ap);
 }
 
+static void error_at_f(cfg_error *err, const char *src, bool from_set, int line, int col, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static void error_at_f(cfg_error *err, const char *src, bool from_set, int line, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_at(err, src, from_set, line, col, fmt, ap);
+    va_end(ap);
+}
+
 static void error_mark(cfg_error *err, const char *src, bool from_set, yaml_mark_t m, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static void error_mark(cfg_error *err, const char *src, bool from_set, yaml_mark_t m, const char *fmt, ...)
@@ -119,6 +129,21 @@ static void error_mark(cfg_error *err, const char *src, bool from_set, yaml_mark
     va_start(ap, fmt);
     error_at(err, src, from_set, (int)m.line + 1, (int)m.column + 1, fmt, ap);
     va_end(ap);
+}
+
+/* 1-based line and column (in characters, as libyaml counts them) of byte `offset` of UTF-8 text. */
+static void text_position(const unsigned char *text, size_t len, size_t offset, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < offset && i < len; i++) {
+        if (text[i] == '\n') {
+            ++*line;
+            *col = 1;
+        } else if ((text[i] & 0xC0) != 0x80) {
+            ++*col;
+        }
+    }
 }
 
 /* ---------------- map helpers ---------------- */
@@ -201,6 +226,30 @@ static cfg_doc *doc_parse(cfg_doc *doc, const unsigned char *text, size_t len, c
     while (ok && !done) {
         yaml_event_t ev;
         if (!yaml_parser_parse(&parser, &ev)) {
+            if (parser.error == YAML_READER_ERROR) {
+                /* Reader (encoding) errors leave problem_mark unset; they carry a byte offset instead. */
+                size_t off = parser.problem_offset;
+                int value = parser.problem_value;
+                if (parser.problem && strstr(parser.problem, "trailing")) {
+                    /* libyaml points at the byte that fails to continue a sequence: show its start. */
+                    size_t s = off;
+                    while (s > 0 && s < len && off - s < 4 && (text[s - 1] & 0xC0) == 0x80)
+                        s--;
+                    if (s > 0 && s <= len && (text[s - 1] & 0xC0) == 0xC0) {
+                        off = s - 1;
+                        value = text[off];
+                    }
+                }
+                int line, col;
+                text_position(text, len, off, &line, &col);
+                char what[32] = "";
+                if (value >= 0)
+                    snprintf(what, sizeof(what), " (byte 0x%02x)", (unsigned)value & 0xFFu);
+                error_at_f(err, src, from_set, line, col, "not valid UTF-8 text: %s%s; is this a binary file?",
+                           parser.problem ? parser.problem : "invalid input", what);
+                ok = false;
+                break;
+            }
             yaml_mark_t m = parser.problem_mark;
             error_mark(err, src, from_set, m, "YAML syntax error: %s%s%s", parser.problem ? parser.problem : "invalid input",
                        parser.context ? " " : "", parser.context ? parser.context : "");
@@ -331,8 +380,11 @@ cfg_doc *cfg_doc_load_text(const char *text, size_t len, const char *src, bool f
 {
     cfg_doc *doc = doc_new();
     const char *name = doc_intern(doc, src);
-    if (memchr(text, '\0', len)) {
-        cfg_error_plain(err, "%s: contains NUL bytes; this looks like a binary file, not YAML", name);
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        int line, col;
+        text_position((const unsigned char *)text, len, (size_t)(nul - text), &line, &col);
+        error_at_f(err, name, from_set, line, col, "contains NUL bytes; this looks like a binary file, not YAML");
         cfg_doc_free(doc);
         return NULL;
     }

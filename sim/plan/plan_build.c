@@ -265,7 +265,10 @@ int plan_build(const cfg_scenario *sc, plan *out, char *why, size_t why_len)
     memset(out, 0, sizeof(*out));
     const int tp = sc->parallel.tp;
     const cfg_model *t = &sc->target;
-    if (t->attention.heads % tp || t->vocab % tp || t->mlp.intermediate % tp || t->moe.intermediate % tp) {
+    /* The same divisibility the config checks (cfg_scenario.c check_tp): the dense MLP's size only
+     * matters when there are dense layers, the experts' only when there are MoE layers. */
+    if (t->attention.heads % tp || t->vocab % tp || (t->first_k_dense > 0 && t->mlp.intermediate % tp) ||
+        (t->first_k_dense < t->layers && t->moe.intermediate % tp)) {
         snprintf(why, why_len, "parallel.tp=%d does not divide the target's heads, vocab or intermediate sizes", tp);
         return -1;
     }

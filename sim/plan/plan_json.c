@@ -335,7 +335,7 @@ int plan_json_load(const char *path, plan *out, cfg_error *err)
             r = get_int(v, "batch", 1, 1 << 20, &x, err);
             out->batch = (int)x;
         } else if (!strcmp(key, "context")) {
-            r = get_int(v, "context", 0, 1LL << 32, &x, err);
+            r = get_int(v, "context", 0, 2147483647LL, &x, err); /* stored in an int */
             out->context = (int)x;
         } else if (!strcmp(key, "active_experts")) {
             r = get_int(v, "active_experts", 0, 1 << 20, &x, err);
@@ -372,9 +372,12 @@ int plan_json_load(const char *path, plan *out, cfg_error *err)
                 op->ranks = out->ranks; /* compute ops run on every rank of the plan */
             plan_op_finalize(op);
             if (coll && op->ranks != out->ranks) {
-                cfg_error_plain(err, "%s: op %s in phase %s spans %d ranks but the plan has %d", path,
-                                out->phases[i].ops[k].name, out->phases[i].name, out->phases[i].ops[k].ranks,
-                                out->ranks);
+                /* Phases and ops were loaded one for one from these nodes: point at the op's ranks. */
+                const cfg_node *ph_node = cfg_map_get(root, "phases")->items[i];
+                const cfg_node *op_node = cfg_map_get(ph_node, "ops")->items[k];
+                const cfg_node *at = cfg_map_get(op_node, "ranks");
+                cfg_errorf(err, at ? at : op_node, "op %s in phase %s spans %d ranks but the plan has %d", op->name,
+                           out->phases[i].name, op->ranks, out->ranks);
                 goto done;
             }
         }

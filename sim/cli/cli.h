@@ -4,6 +4,7 @@
 
 #include "../config/cfg.h"
 #include "../plan/plan.h"
+#include "../util/util.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@ typedef struct cli_common {
     const char *plan_path;   /* --plan */
     const char *out_path;    /* --out */
     int format;              /* cli_format */
+    bool quiet;              /* print no load errors (MPI ranks other than 0) */
 } cli_common;
 
 /* Handle an option shared by scenario commands; returns 1 if consumed, 0 if not ours, -1 on a bad value
@@ -59,5 +61,20 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Subcommands. */
 int cmd_plan(int argc, char **argv);
 int cmd_config_reference(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+/* run_report.c: what `vpsim run` reports. */
+struct exec_result;
+struct report_result;
+struct report_results_meta;
+struct util_json;
+int cli_model_collective_us(const cli_common *c, const cfg_scenario *sc, const plan *p, const char *target,
+                            int model_backend, double **out);
+void cli_fill_measured(struct report_result *r, const plan *p, const struct exec_result *res, const char *backend);
+struct report_results_meta cli_results_meta(const cli_common *c, const cfg_scenario *sc, const plan *p,
+                                            const char *mode, bool graph);
+void cli_run_summary(util_buf *out, const plan *p, const struct exec_result *res, const struct report_result *r);
+void cli_run_json(struct util_json *j, const struct report_results_meta *m, const struct report_result *r,
+                  const plan *p, const struct exec_result *res, int argc, char **argv);
 
 #endif

@@ -1,30 +1,201 @@
+/* Schema of system files. The defaults describe a generic PCIe Gen5 GPU box so that a minimal system file
+ * loads; shipped system files set every value with its provenance (configs/systems/ *.yaml). */
 #include "cfg_system.h"
 
 #include <float.h>
 #include <stddef.h>
 
 const char *const cfg_p2p_names[] = {"direct", "sysmem", "off", NULL};
+const char *const cfg_table_p2p_names[] = {"any", "direct", "sysmem", "off", NULL};
+const char *const cfg_interconnect_names[] = {"pcie", "nvlink", NULL};
+const char *const cfg_cpu_vendor_names[] = {"amd", "intel", "arm", NULL};
 
-#define S(f) offsetof(cfg_system, f)
+#define BIG 1e308
+#define IN(member, field) (offsetof(cfg_system, member.field) - offsetof(cfg_system, member))
+#define NUM(k, member, field, dflt, lo, hi, u, text)                                                               \
+    {.key = k, .type = CFG_T_DOUBLE, .offset = IN(member, field), .def = dflt, CFG_RANGE(lo, hi), .unit = u,       \
+     .doc = text}
+#define INT(k, member, field, dflt, lo, hi, u, text)                                                               \
+    {.key = k, .type = CFG_T_INT, .offset = IN(member, field), .def = dflt, CFG_RANGE(lo, hi), .unit = u,          \
+     .doc = text}
+
+static const cfg_field tflops_fields[] = {
+    {.key = "bf16", .type = CFG_T_DOUBLE, .offset = offsetof(cfg_system, gpu.tflops.bf16) - offsetof(cfg_system, gpu.tflops),
+     .def = "500", CFG_RANGE(0.001, 1e6), .unit = "TFLOP/s", .doc = "dense bf16/fp16 tensor rate (also W4A16 GEMMs)"},
+    {.key = "fp8", .type = CFG_T_DOUBLE, .offset = offsetof(cfg_system, gpu.tflops.fp8) - offsetof(cfg_system, gpu.tflops),
+     .def = "1000", CFG_RANGE(0.001, 1e6), .unit = "TFLOP/s", .doc = "dense fp8 tensor rate"},
+    {.key = "fp32", .type = CFG_T_DOUBLE, .offset = offsetof(cfg_system, gpu.tflops.fp32) - offsetof(cfg_system, gpu.tflops),
+     .def = "60", CFG_RANGE(0.001, 1e6), .unit = "TFLOP/s", .doc = "CUDA-core fp32 rate (norms, elementwise)"},
+    {0},
+};
 
 static const cfg_field gpu_fields[] = {
-    {.key = "name", .type = CFG_T_STRING, .offset = offsetof(cfg_system, gpu.name) - S(gpu), .doc = "GPU model name"},
-    {.key = "sms", .type = CFG_T_INT, .offset = offsetof(cfg_system, gpu.sms) - S(gpu), .def = "132",
-     CFG_RANGE(1, 4096), .doc = "streaming multiprocessors"},
+    {.key = "name", .type = CFG_T_STRING, .offset = IN(gpu, name), .doc = "GPU model name"},
+    INT("sms", gpu, sms, "132", 1, 4096, "", "streaming multiprocessors"),
+    NUM("mem_bw_gbs", gpu, mem_bw_gbs, "1792", 1, 1e6, "GB/s", "DRAM bandwidth, peak"),
+    NUM("mem_efficiency", gpu, mem_efficiency, "0.85", 0.01, 1, "fraction",
+        "share of the DRAM peak a streaming kernel sustains"),
+    NUM("mem_latency_us", gpu, mem_latency_us, "0.6", 0, 100, "us",
+        "ramp of a memory-bound kernel: time = latency + bytes / (bandwidth x efficiency)"),
+    NUM("l2_mb", gpu, l2_mb, "64", 0, 1e6, "MiB", "L2 cache; a cycle whose weights and cache fit is served from it"),
+    NUM("l2_bw_gbs", gpu, l2_bw_gbs, "5000", 1, 1e7, "GB/s", "L2 bandwidth (used only when the cycle fits in L2)"),
+    {.key = "tflops", .type = CFG_T_MAP, .offset = IN(gpu, tflops), .fields = tflops_fields,
+     .doc = "dense arithmetic rates"},
+    NUM("gemm_efficiency", gpu, gemm_efficiency, "0.7", 0.01, 1, "fraction", "share of the tensor peak at full tiles"),
+    INT("gemm_tile_m", gpu, gemm_tile_m, "64", 1, 4096, "rows",
+        "rows per tensor-core tile: GEMM efficiency scales with min(1, rows / tile)"),
+    NUM("kernel_floor_us", gpu, kernel_floor_us, "2.0", 0, 1000, "us", "shortest kernel, however little it does"),
+    {0},
+};
+
+static const cfg_field launch_fields[] = {
+    NUM("eager_us", launch, eager_us, "6.0", 0, 1e4, "us", "host time to launch one kernel eagerly"),
+    NUM("eager_collective_us", launch, eager_collective_us, "10.0", 0, 1e4, "us",
+        "host time to launch one collective eagerly"),
+    NUM("eager_gap_us", launch, eager_gap_us, "1.0", 0, 1e4, "us", "GPU idle between kernels of an eager stream"),
+    NUM("graph_node_us", launch, graph_node_us, "0.5", 0, 1e4, "us", "GPU idle between kernels inside a CUDA graph"),
+    NUM("graph_launch_us", launch, graph_launch_us, "20", 0, 1e6, "us",
+        "host time to launch one CUDA graph (one graph per phase)"),
     {0},
 };
 
 static const cfg_field topology_fields[] = {
-    {.key = "p2p", .type = CFG_T_ENUM, .offset = offsetof(cfg_system, topology.p2p) - S(topology), .def = "direct",
-     .choices = cfg_p2p_names, .doc = "how GPU-to-GPU loads and stores travel"},
+    {.key = "interconnect", .type = CFG_T_ENUM, .offset = IN(topology, interconnect), .def = "pcie",
+     .choices = cfg_interconnect_names, .doc = "pcie (peer traffic over PCIe) or nvlink (through NVSwitch)"},
+    {.key = "p2p", .type = CFG_T_ENUM, .offset = IN(topology, p2p), .def = "direct", .choices = cfg_p2p_names,
+     .doc = "how GPU-to-GPU loads and stores travel: direct peer access, staged through pinned host memory "
+            "(sysmem), or not at all (off)"},
+    INT("sockets", topology, sockets, "1", 1, 8, "", "CPU sockets; GPUs are split evenly, GPU i on socket i / (gpus/sockets)"),
+    INT("gpus_per_switch", topology, gpus_per_switch, "0", 0, 64, "GPUs",
+        "GPUs behind each PCIe switch (0 = attached directly to the root complex)"),
+    {.key = "cpu_vendor", .type = CFG_T_ENUM, .offset = IN(topology, cpu_vendor), .def = "amd",
+     .choices = cfg_cpu_vendor_names, .doc = "decides NCCL's default P2P level (paths.cc)"},
     {0},
 };
 
+static const cfg_field links_fields[] = {
+    NUM("pcie_gbs", links, pcie_gbs, "63", 0.001, 1e6, "GB/s", "each GPU's PCIe link, per direction, theoretical"),
+    NUM("pcie_efficiency", links, pcie_efficiency, "0.85", 0.01, 1, "fraction",
+        "payload share of the PCIe link after packet overheads"),
+    NUM("pcie_lat_us", links, pcie_lat_us, "0.5", 0, 1000, "us", "one-way latency through a GPU's PCIe link"),
+    NUM("switch_lat_us", links, switch_lat_us, "0.15", 0, 1000, "us", "one PCIe switch hop"),
+    NUM("uplink_gbs", links, uplink_gbs, "63", 0.001, 1e6, "GB/s", "PCIe switch uplink to the root complex, per direction"),
+    NUM("root_complex_gbs", links, root_complex_gbs, "100", 0.001, 1e6, "GB/s",
+        "peer-to-peer bytes a socket's root complex forwards per second"),
+    NUM("root_complex_lat_us", links, root_complex_lat_us, "0.3", 0, 1000, "us", "forwarding through a root complex"),
+    NUM("socket_gbs", links, socket_gbs, "30", 0.001, 1e6, "GB/s", "peer traffic across the socket interconnect, per direction"),
+    NUM("socket_lat_us", links, socket_lat_us, "0.6", 0, 1000, "us", "crossing the socket interconnect"),
+    NUM("nvlink_gbs", links, nvlink_gbs, "450", 0.001, 1e6, "GB/s", "NVLink per GPU, per direction"),
+    NUM("nvlink_lat_us", links, nvlink_lat_us, "0.7", 0, 1000, "us", "one-way NVLink + NVSwitch latency"),
+    NUM("read_efficiency", links, read_efficiency, "0.75", 0.01, 1, "fraction",
+        "throughput of remote loads against posted writes (non-posted reads need tags and completions)"),
+    NUM("many_writer_efficiency", links, many_writer_efficiency, "0.8", 0.01, 1, "fraction",
+        "posted-write throughput into one GPU when many peers write at once"),
+    NUM("fence_us", links, fence_us, "1.0", 0, 1000, "us", "a system-scope fence before a flag write"),
+    NUM("host_mem_gbs", links, host_mem_gbs, "100", 0.001, 1e6, "GB/s", "host DRAM bandwidth per socket"),
+    NUM("host_mem_lat_us", links, host_mem_lat_us, "0.3", 0, 1000, "us", "host DRAM access behind the root complex"),
+    {0},
+};
+
+static const cfg_field host_fields[] = {
+    NUM("cycle_overhead_us", host, cycle_overhead_us, "500", 0, 1e7, "us",
+        "host work per decode cycle outside the GPU phases (scheduling, sampling)"),
+    NUM("memcpy_lat_us", host, memcpy_lat_us, "10", 0, 1e6, "us", "one small synchronous cudaMemcpy"),
+    NUM("mpi_lat_us", host, mpi_lat_us, "1.5", 0, 1e6, "us", "one step of a host MPI allreduce (shared memory)"),
+    NUM("mpi_bw_gbs", host, mpi_bw_gbs, "8", 0.001, 1e6, "GB/s", "bandwidth of one host MPI step"),
+    {0},
+};
+
+static const cfg_field nccl_fields[] = {
+    INT("channels", nccl, channels, "2", 1, 64, "", "rings/trees NCCL builds"),
+    NUM("pci_bw_gbs", nccl, pci_bw_gbs, "48", 0.001, 1e6, "GB/s",
+        "NCCL's figure for the GPU's PCIe link (topo.h: width x speed / 80)"),
+    NUM("sys_bw_gbs", nccl, sys_bw_gbs, "16", 0.001, 1e6, "GB/s", "NCCL's figure for the inter-socket link"),
+    NUM("nvlink_bw_gbs", nccl, nvlink_bw_gbs, "370", 0.001, 1e6, "GB/s", "NCCL's NVLink figure per GPU"),
+    NUM("ll_max_bw_gbs", nccl, ll_max_bw_gbs, "141", 0.001, 1e6, "GB/s", "cap on LL bus bandwidth (tuning.cc llMaxBws)"),
+    NUM("shm_step_us", nccl, shm_step_us, "1.5", 0, 1e4, "us",
+        "extra per ring step when NCCL's transport goes through host memory (not in NCCL's own model)"),
+    NUM("symm_base_us", nccl, symm_base_us, "5.0", 0, 1e4, "us", "fixed cost of a symmetric-memory kernel"),
+    {0},
+};
+
+static const cfg_field custom_fields[] = {
+    NUM("push_expansion", custom, push_expansion, "2.0", 1, 16, "x",
+        "wire bytes per payload byte of the push kernel (flag carried in each line, LL-style)"),
+    {0},
+};
+
+#define TB(f) offsetof(cfg_sys_table, f)
+static const cfg_field table_fields[] = {
+    {.key = "ranks", .type = CFG_T_INT, .offset = TB(ranks), .def = "0", CFG_RANGE(0, 1024),
+     .doc = "group size the collective was measured at (0 = any)"},
+    {.key = "p2p", .type = CFG_T_ENUM, .offset = TB(p2p), .def = "any", .choices = cfg_table_p2p_names,
+     .doc = "collectives: the topology.p2p setting it was measured with (the table is ignored under another)"},
+    {.key = "bytes", .type = CFG_T_DOUBLE_LIST, .offset = TB(bytes), .count_offset = TB(n_bytes),
+     .max_items = CFG_SYS_TABLE_MAX, .def = "[]", CFG_RANGE(1, BIG), .unit = "bytes",
+     .doc = "sizes, strictly increasing (collectives: payload per rank; ops: bytes read + written)"},
+    {.key = "us", .type = CFG_T_DOUBLE_LIST, .offset = TB(us), .count_offset = TB(n_us), .max_items = CFG_SYS_TABLE_MAX,
+     .def = "[]", CFG_RANGE(0, BIG), .unit = "us", .doc = "duration at each size"},
+    {.key = "source", .type = CFG_T_STRING, .offset = TB(source), .def = "''",
+     .doc = "provenance: where, when, how it was measured"},
+    {0},
+};
+
+#define MTAB(k, member, what)                                                                                      \
+    {.key = k, .type = CFG_T_MAP, .offset = offsetof(cfg_system, member) - offsetof(cfg_system, measured.allreduce), \
+     .fields = table_fields, .doc = what}
+static const cfg_field measured_allreduce_fields[] = {
+    MTAB("nccl", measured.allreduce[CFG_SYS_AR_NCCL], "NCCL allreduce"),
+    MTAB("nccl_symm", measured.allreduce[CFG_SYS_AR_NCCL_SYMM], "NCCL symmetric-memory allreduce"),
+    MTAB("oneshot", measured.allreduce[CFG_SYS_AR_ONESHOT], "one-shot IPC allreduce"),
+    MTAB("twoshot", measured.allreduce[CFG_SYS_AR_TWOSHOT], "two-shot IPC allreduce"),
+    MTAB("push", measured.allreduce[CFG_SYS_AR_PUSH], "push allreduce"),
+    MTAB("mpi", measured.allreduce[CFG_SYS_AR_MPI], "host-staged MPI allreduce"),
+    {0},
+};
+#undef MTAB
+#define MTAB(k, i, what)                                                                                           \
+    {.key = k, .type = CFG_T_MAP, .offset = offsetof(cfg_system, measured.ops[i]) - offsetof(cfg_system, measured.ops), \
+     .fields = table_fields, .doc = what}
+static const cfg_field measured_ops_fields[] = {
+    MTAB("gemm", 0, "GEMMs (duration against bytes read + written)"),
+    MTAB("grouped_gemm", 1, "grouped MoE GEMMs"),
+    MTAB("attention", 2, "attention"),
+    MTAB("norm", 3, "norms"),
+    MTAB("elementwise", 4, "elementwise kernels"),
+    MTAB("embedding", 5, "embedding lookups"),
+    {0},
+};
+#undef MTAB
+
+#define MS(f) (offsetof(cfg_system, measured.f) - offsetof(cfg_system, measured))
+static const cfg_field measured_fields[] = {
+    {.key = "use", .type = CFG_T_BOOL, .offset = MS(use), .def = "true",
+     .doc = "use the measured tables below where they apply (false = always the formulas)"},
+    {.key = "allreduce", .type = CFG_T_MAP, .offset = MS(allreduce), .fields = measured_allreduce_fields,
+     .doc = "measured allreduce latency per backend; overrides the backend's formula"},
+    {.key = "allgather_nccl", .type = CFG_T_MAP, .offset = MS(allgather_nccl), .fields = table_fields,
+     .doc = "measured NCCL all-gather latency (bytes: each rank's contribution)"},
+    {.key = "ops", .type = CFG_T_MAP, .offset = MS(ops), .fields = measured_ops_fields,
+     .doc = "measured op durations per kind (written by `vpsim run` / `vpsim calibrate`)"},
+    {0},
+};
+
+#define S(f) offsetof(cfg_system, f)
 const cfg_field cfg_system_fields[] = {
     {.key = "name", .type = CFG_T_STRING, .offset = S(name), .doc = "system name"},
     {.key = "description", .type = CFG_T_STRING, .offset = S(description), .def = "''", .doc = "free text"},
     {.key = "gpus", .type = CFG_T_INT, .offset = S(gpus), CFG_RANGE(1, 1024), .doc = "GPUs in the system"},
     {.key = "gpu", .type = CFG_T_MAP, .offset = S(gpu), .fields = gpu_fields, .doc = "the GPU"},
-    {.key = "topology", .type = CFG_T_MAP, .offset = S(topology), .fields = topology_fields, .doc = "interconnect"},
+    {.key = "launch", .type = CFG_T_MAP, .offset = S(launch), .fields = launch_fields, .doc = "kernel launch costs"},
+    {.key = "topology", .type = CFG_T_MAP, .offset = S(topology), .fields = topology_fields, .doc = "interconnect layout"},
+    {.key = "links", .type = CFG_T_MAP, .offset = S(links), .fields = links_fields, .doc = "link bandwidths and latencies"},
+    {.key = "host", .type = CFG_T_MAP, .offset = S(host), .fields = host_fields, .doc = "host costs"},
+    {.key = "nccl", .type = CFG_T_MAP, .offset = S(nccl), .fields = nccl_fields,
+     .doc = "NCCL's tuning-model inputs for this box"},
+    {.key = "custom", .type = CFG_T_MAP, .offset = S(custom), .fields = custom_fields,
+     .doc = "vpsim's IPC allreduce kernels"},
+    {.key = "measured", .type = CFG_T_MAP, .offset = S(measured), .fields = measured_fields,
+     .doc = "measured overrides, each with its provenance"},
     {0},
 };

@@ -1,12 +1,49 @@
-/* cfg_system: the hardware a scenario runs on (or is modelled on): GPU, topology, host.
- * Every number in a system file carries its provenance in a comment beside it. */
+/* cfg_system: the hardware a scenario runs on (or is modelled on): GPU, launch costs, topology, links,
+ * host, NCCL's own view of the box, and optional measured tables that override the analytic model.
+ *
+ * Every number in a shipped system file carries its provenance (spec, measured, assumed or calibrated)
+ * and source in a comment beside it; measured tables also carry a `source` string that model mode
+ * prints wherever it uses them. Every field has a default so a minimal system file still loads; the
+ * defaults are generic PCIe Gen5 figures documented in `vpsim config-reference`. */
 #ifndef VPSIM_CFG_SYSTEM_H
 #define VPSIM_CFG_SYSTEM_H
 
 #include "cfg_schema.h"
 
+#include <stdbool.h>
+
 typedef enum { CFG_P2P_DIRECT, CFG_P2P_SYSMEM, CFG_P2P_OFF } cfg_p2p;
 extern const char *const cfg_p2p_names[];
+/* "any" followed by cfg_p2p_names: the p2p setting a measured table holds for. */
+extern const char *const cfg_table_p2p_names[];
+
+typedef enum { CFG_IC_PCIE, CFG_IC_NVLINK } cfg_interconnect;
+extern const char *const cfg_interconnect_names[];
+
+/* NCCL's P2P level depends on the CPU (src/graph/paths.cc, ncclTopoCheckP2p). */
+typedef enum { CFG_CPU_AMD, CFG_CPU_INTEL, CFG_CPU_ARM } cfg_cpu_vendor;
+extern const char *const cfg_cpu_vendor_names[];
+
+#define CFG_SYS_TABLE_MAX 32
+
+/* A measured curve: duration `us[i]` at size `bytes[i]` (bytes strictly increasing). For collectives
+ * `bytes` is the payload per rank and `ranks` the group size it was measured at (0 = any); for compute
+ * ops `bytes` is what the op reads plus writes. Empty (no points) = not measured. */
+typedef struct cfg_sys_table {
+    int ranks;
+    int p2p; /* collectives: 0 = measured with any setting, else 1 + the cfg_p2p it was measured with */
+    double bytes[CFG_SYS_TABLE_MAX];
+    int n_bytes;
+    double us[CFG_SYS_TABLE_MAX];
+    int n_us;
+    char *source;
+} cfg_sys_table;
+
+/* Order matches cfg_backend for the collective backends that can carry a table. */
+enum { CFG_SYS_AR_NCCL, CFG_SYS_AR_NCCL_SYMM, CFG_SYS_AR_ONESHOT, CFG_SYS_AR_TWOSHOT, CFG_SYS_AR_PUSH,
+       CFG_SYS_AR_MPI, CFG_SYS_AR_COUNT };
+/* Order matches plan_op_kind for the compute kinds (gemm .. embedding). */
+enum { CFG_SYS_OPS_COUNT = 6 };
 
 typedef struct cfg_system {
     char *name;
@@ -15,10 +52,67 @@ typedef struct cfg_system {
     struct {
         char *name;
         int sms;
+        double mem_bw_gbs;     /* DRAM peak, GB/s */
+        double mem_efficiency; /* fraction of the peak a streaming kernel sustains */
+        double mem_latency_us; /* ramp of a memory-bound kernel: t = latency + bytes / bandwidth */
+        double l2_mb;
+        double l2_bw_gbs;
+        struct {
+            double bf16, fp8, fp32; /* dense TFLOP/s: tensor cores for bf16/fp8, CUDA cores for fp32 */
+        } tflops;
+        double gemm_efficiency; /* fraction of the tensor peak at full tiles */
+        int gemm_tile_m;        /* rows per tensor-core tile: efficiency scales with min(1, rows / tile) */
+        double kernel_floor_us; /* shortest kernel, however little it does */
     } gpu;
     struct {
-        int p2p; /* cfg_p2p */
+        double eager_us;            /* host time to launch one kernel eagerly (framework + driver) */
+        double eager_collective_us; /* host time to launch one collective eagerly */
+        double eager_gap_us;        /* GPU idle between back-to-back kernels of an eager stream */
+        double graph_node_us;       /* GPU idle between kernels inside a CUDA graph */
+        double graph_launch_us;     /* host time to launch one graph (one per phase) */
+    } launch;
+    struct {
+        int interconnect; /* cfg_interconnect: how GPUs reach each other */
+        int p2p;          /* cfg_p2p */
+        int sockets;
+        int gpus_per_switch; /* 0 = each GPU attaches directly to its socket's root complex */
+        int cpu_vendor;      /* cfg_cpu_vendor */
     } topology;
+    struct {
+        double pcie_gbs, pcie_efficiency, pcie_lat_us; /* each GPU's link, per direction */
+        double switch_lat_us, uplink_gbs;              /* PCIe switch hop and its uplink */
+        double root_complex_gbs, root_complex_lat_us;  /* peer traffic a socket's root complex forwards */
+        double socket_gbs, socket_lat_us;              /* the socket interconnect, per direction */
+        double nvlink_gbs, nvlink_lat_us;              /* per GPU, per direction, through NVSwitch */
+        double read_efficiency;                        /* remote loads against posted writes */
+        double many_writer_efficiency;                 /* posted writes into one GPU from many writers */
+        double fence_us;                               /* a system-scope fence */
+        double host_mem_gbs, host_mem_lat_us;          /* pinned host memory seen from a GPU */
+    } links;
+    struct {
+        double cycle_overhead_us; /* scheduler, sampling, bookkeeping per decode cycle */
+        double memcpy_lat_us;     /* one small synchronous cudaMemcpy */
+        double mpi_lat_us;        /* one step of a host MPI allreduce */
+        double mpi_bw_gbs;
+    } host;
+    struct {
+        int channels;
+        double pci_bw_gbs;    /* NCCL's figure for the GPU's PCIe link (topo.h) */
+        double sys_bw_gbs;    /* NCCL's figure for the inter-socket link */
+        double nvlink_bw_gbs; /* NCCL's per-GPU NVLink figure */
+        double ll_max_bw_gbs;
+        double shm_step_us; /* extra per ring step when NCCL moves data through host memory */
+        double symm_base_us;
+    } nccl;
+    struct {
+        double push_expansion; /* bytes on the wire per payload byte when the flag travels in the data */
+    } custom;
+    struct {
+        bool use;
+        cfg_sys_table allreduce[CFG_SYS_AR_COUNT];
+        cfg_sys_table allgather_nccl;
+        cfg_sys_table ops[CFG_SYS_OPS_COUNT];
+    } measured;
 } cfg_system;
 
 extern const cfg_field cfg_system_fields[];

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# make bench: the speed goals of model mode (issue "Model mode"):
+#   - one full default cycle evaluated in <= 50 us on one core (prepare every op's cost + one backend);
+#   - a 10,000-scenario sweep finishes in seconds; prints scenarios per second.
+# Usage: VPSIM=build/vpsim bash bench/run_bench.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VPSIM=${VPSIM:-build/vpsim}
+tmp=$(mktemp -d /tmp/vpsim-bench-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+echo "== model: one default cycle (configs/default.yaml, 8x RTX PRO 6000 PCIe)"
+out=$(taskset -c 0 "$VPSIM" model configs/default.yaml --bench 20000 2>/dev/null || "$VPSIM" model configs/default.yaml --bench 20000)
+echo "$out"
+one=$(echo "$out" | sed -n 's/.*backend nccl: \([0-9.]*\) us.*/\1/p')
+verdict=$(awk -v t="$one" 'BEGIN { print (t <= 50.0) ? "ok" : "SLOW" }')
+echo "goal: <= 50 us per cycle on one core: $verdict ($one us)"
+
+echo
+echo "== sweep: 10,000 scenarios x 1 backend (4 keys x 10 values; YAML reloaded per scenario, plans cached)"
+vals() { seq -s, "$1" "$2" "$3"; }
+start=$(date +%s.%N)
+"$VPSIM" sweep configs/default.yaml \
+    --vary workload.context=$(vals 1024 1024 10240) \
+    --vary system.links.socket_gbs=$(vals 10 10 100) \
+    --vary system.links.pcie_lat_us=$(vals 0.1 0.1 1.0) \
+    --vary system.gpu.mem_efficiency=$(vals 0.5 0.05 0.95) \
+    --backend nccl --out "$tmp/sweep.csv"
+end=$(date +%s.%N)
+rows=$(($(wc -l < "$tmp/sweep.csv") - 1))
+awk -v s="$start" -v e="$end" -v n="$rows" \
+    'BEGIN { t = e - s; printf "sweep: %d scenarios in %.2f s = %.0f scenarios/s\n", n, t, n / t }'
+
+echo
+echo "== sweep: 1,000 scenarios x all 7 backends"
+start=$(date +%s.%N)
+"$VPSIM" sweep configs/default.yaml \
+    --vary system.topology.p2p=direct,sysmem,off,direct,sysmem,off,direct,sysmem,off,direct \
+    --vary system.links.socket_gbs=$(vals 10 10 100) \
+    --vary speculative.acceptance=[0.9,0.8],[0.8,0.7],[0.8,0.6],[0.7,0.6],[0.7,0.5],[0.6,0.5],[0.6,0.4],[0.5,0.4],[0.5,0.3],[0.4,0.3] \
+    --out "$tmp/sweep7.csv"
+end=$(date +%s.%N)
+rows=$(($(wc -l < "$tmp/sweep7.csv") - 1))
+awk -v s="$start" -v e="$end" -v n="$rows" \
+    'BEGIN { t = e - s; printf "sweep: %d scenarios in %.2f s = %.0f scenarios/s (%d rows)\n", n / 7, t, n / 7 / t, n }'

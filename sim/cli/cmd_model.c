@@ -1,0 +1,247 @@
+/* vpsim model: analytic cycle time and tok/s per collective backend on a described system. */
+#include "cli.h"
+#include "cli_model.h"
+
+#include "../model/model.h"
+#include "../report/report_results.h"
+#include "../util/util.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void model_help(void)
+{
+    printf("usage: vpsim model [SCENARIO] [--backend LIST] [--format table|json|csv] [--explain] [--ops]\n"
+           "                   [--set KEY=VALUE]... [--system FILE] [--plan FILE] [--out FILE]\n"
+           "\n"
+           "Model one decode cycle of SCENARIO (default configs/default.yaml) on its system file: every op's\n"
+           "cost from a roofline with kernel floors, every collective from the backend's formula (or a measured\n"
+           "table in the system file), the launch costs of CUDA graphs or eager launches. One row per backend:\n"
+           "allreduce us, verify ms split into comm / GEMM / attention / other, draft ms, cycle ms, tokens per\n"
+           "cycle and tok/s. Formulas: docs/model.md.\n"
+           "\n"
+           "options:\n"
+           "  --backend LIST    comma-separated backends (default: all but 'model'): nccl, nccl-symm, oneshot,\n"
+           "                    twoshot, push, mpi, none\n"
+           "  --explain         print every term of the formulas for one allreduce and one layer\n"
+           "  --ops             JSON: add each op's modelled duration (plan order), to compare with `vpsim run`\n"
+           "  --bench N         time N evaluations of the cycle and print microseconds per cycle (make bench)\n"
+           "  --set KEY=VALUE   override a field (repeatable), e.g. --set system.topology.p2p=sysmem\n"
+           "  --system FILE     use this system file instead of the scenario's\n"
+           "  --plan FILE       model a saved plan (the scenario still supplies system and acceptance)\n"
+           "  --format FMT      table (default), json (schema vpsim.results/1) or csv\n"
+           "  --out FILE        write there (atomically) instead of stdout\n"
+           "  -h, --help        this text\n"
+           "\n"
+           "examples:\n"
+           "  vpsim model configs/default.yaml --backend nccl --explain\n"
+           "  vpsim model configs/default.yaml --set system.measured.use=false\n"
+           "  vpsim model configs/default.yaml --system configs/systems/rtx-pro-6000-8x-pcie-switch.yaml\n"
+           "  vpsim model configs/default.yaml --set system.topology.p2p=sysmem --format json --out model.json\n");
+}
+
+int cli_parse_backends(const char *list, cfg_backend *out, int max, const char *cmd)
+{
+    if (!list) {
+        int n = 0;
+        for (int b = 0; b < CFG_BACKEND_COUNT && n < max; b++)
+            if (b != CFG_BACKEND_MODEL)
+                out[n++] = (cfg_backend)b;
+        return n;
+    }
+    char *copy = util_xstrdup(list);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        int b = cfg_enum_index(cfg_backend_names, tok);
+        if (b < 0) {
+            char names[256];
+            cli_usage_error(cmd, "--backend: unknown backend '%s'; valid: %s", tok,
+                            cfg_enum_list(cfg_backend_names, names, sizeof(names)));
+            free(copy);
+            return -1;
+        }
+        if (n == max) {
+            cli_usage_error(cmd, "--backend: too many backends (at most %d)", max);
+            free(copy);
+            return -1;
+        }
+        out[n++] = (cfg_backend)b;
+    }
+    free(copy);
+    if (n == 0) {
+        cli_usage_error(cmd, "--backend: empty list");
+        return -1;
+    }
+    return n;
+}
+
+void cli_model_meta(const cfg_scenario *sc, const plan *p, const char *path, char *tok_buf, size_t tok_len,
+                      report_results_meta *m)
+{
+    memset(m, 0, sizeof(*m));
+    m->mode = "model";
+    m->scenario = sc->name;
+    m->scenario_path = path;
+    m->system = sc->system.name;
+    m->model = sc->target.name;
+    m->tp = p->ranks;
+    m->batch = p->batch;
+    m->context = p->context;
+    m->graph = sc->run.graph;
+    m->expected_tokens = cfg_expected_tokens(sc);
+    char formula[200];
+    model_tokens_formula(sc, formula, sizeof(formula));
+    snprintf(tok_buf, tok_len, "%s (speculative.acceptance: %s)", formula,
+             sc->speculative.acceptance_source ? sc->speculative.acceptance_source : "?");
+    m->tokens_formula = tok_buf;
+    m->provenance = "modelled: analytic model (docs/model.md) on the system file's figures";
+}
+
+enum { OPT_BACKEND = CLI_OPT_FIRST_PRIVATE, OPT_EXPLAIN, OPT_OPS, OPT_BENCH };
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
+}
+
+/* The speed goal: one full cycle (prepare every op's cost, walk the plan for one backend) in <= 50 us. */
+static void model_bench(const cfg_scenario *sc, const plan *p, const cfg_backend *bes, int n_bes, long long iters)
+{
+    char why[256];
+    report_result r;
+    double t0 = now_us();
+    for (long long i = 0; i < iters; i++) {
+        model_ctx *ctx = model_prepare(sc, p, why, sizeof(why));
+        model_eval(ctx, bes[0], false, &r);
+        model_free(ctx);
+    }
+    double one = (now_us() - t0) / (double)iters;
+    t0 = now_us();
+    for (long long i = 0; i < iters; i++) {
+        model_ctx *ctx = model_prepare(sc, p, why, sizeof(why));
+        for (int b = 0; b < n_bes; b++)
+            model_eval(ctx, bes[b], false, &r);
+        model_free(ctx);
+    }
+    double all = (now_us() - t0) / (double)iters;
+    int ops = 0;
+    for (int i = 0; i < p->n_phases; i++)
+        ops += p->phases[i].n_ops;
+    printf("model bench: %d ops per cycle, %lld iterations\n"
+           "  one cycle, backend %s: %.2f us (%.0f cycles/s)\n"
+           "  one cycle, all %d backends: %.2f us\n",
+           ops, iters, cfg_backend_names[bes[0]], one, 1e6 / one, n_bes, all);
+}
+
+int cmd_model(int argc, char **argv)
+{
+    static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
+                                             {"backend", required_argument, NULL, OPT_BACKEND},
+                                             {"explain", no_argument, NULL, OPT_EXPLAIN},
+                                             {"ops", no_argument, NULL, OPT_OPS},
+                                             {"bench", required_argument, NULL, OPT_BENCH},
+                                             {0, 0, 0, 0}};
+    cli_common c = {0};
+    const char *backend_list = NULL;
+    bool explain = false, ops = false;
+    long long bench = 0;
+    optind = 1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (opt == 'h') {
+            model_help();
+            return VP_EXIT_OK;
+        }
+        if (opt == OPT_BACKEND) {
+            backend_list = optarg;
+            continue;
+        }
+        if (opt == OPT_BENCH) {
+            if (!cfg_parse_int(optarg, &bench) || bench < 1)
+                return cli_usage_error("model", "--bench '%s': expected a count >= 1", optarg);
+            continue;
+        }
+        if (opt == OPT_EXPLAIN || opt == OPT_OPS) {
+            *(opt == OPT_EXPLAIN ? &explain : &ops) = true;
+            continue;
+        }
+        int r = cli_common_option(&c, opt, optarg);
+        if (r < 0)
+            return VP_EXIT_USAGE;
+        if (r == 0)
+            return cli_usage_error("model", "unknown option or missing value: '%s'", argv[optind - 1]);
+    }
+    if (cli_positional(&c, argc, argv, optind, "model"))
+        return VP_EXIT_USAGE;
+    if (c.plan_path && !c.scenario_path)
+        return cli_usage_error("model", "--plan needs a SCENARIO too (it supplies the system and the acceptance rates)");
+    cfg_backend bes[CFG_BACKEND_COUNT];
+    const int n_bes = cli_parse_backends(backend_list, bes, CFG_BACKEND_COUNT, "model");
+    if (n_bes < 0)
+        return VP_EXIT_USAGE;
+
+    cfg_scenario sc;
+    bool have_sc = false;
+    plan p;
+    int rc = cli_load(&c, &sc, &have_sc, &p);
+    if (rc)
+        return rc;
+    char why[512];
+    model_ctx *ctx = model_prepare(&sc, &p, why, sizeof(why));
+    if (!ctx) {
+        fprintf(stderr, "vpsim model: %s: %s\n", sc.system_path, why);
+        plan_free(&p);
+        cfg_scenario_free(&sc);
+        return VP_EXIT_USAGE;
+    }
+    if (bench > 0) {
+        model_bench(&sc, &p, bes, n_bes, bench);
+        model_free(ctx);
+        plan_free(&p);
+        cfg_scenario_free(&sc);
+        return VP_EXIT_OK;
+    }
+    report_result rs[CFG_BACKEND_COUNT];
+    for (int i = 0; i < n_bes; i++)
+        model_eval(ctx, bes[i], ops && c.format == CLI_FMT_JSON, &rs[i]);
+
+    char tok[400];
+    report_results_meta meta;
+    cli_model_meta(&sc, &p, c.scenario_path, tok, sizeof(tok), &meta);
+    util_buf out = {0};
+    if (c.format == CLI_FMT_JSON) {
+        util_json j;
+        util_json_init(&j, true);
+        report_results_json(&j, &meta, rs, n_bes, &p);
+        out = j.out;
+    } else if (c.format == CLI_FMT_CSV) {
+        report_results_csv_header(&out, NULL, 0);
+        for (int i = 0; i < n_bes; i++)
+            report_results_csv_row(&out, NULL, 0, &rs[i]);
+    } else {
+        if (explain)
+            model_explain(&out, ctx, bes, n_bes);
+        report_results_table(&out, &meta, rs, n_bes);
+    }
+    if (explain && c.format != CLI_FMT_TABLE) {
+        /* Keep the machine-readable output clean: the explanation goes to the terminal. */
+        util_buf ex = {0};
+        model_explain(&ex, ctx, bes, n_bes);
+        fputs(ex.s ? ex.s : "", stderr);
+        util_buf_free(&ex);
+    }
+    rc = cli_emit(&c, out.s ? out.s : "", out.len);
+    util_buf_free(&out);
+    for (int i = 0; i < n_bes; i++)
+        report_result_free(&rs[i]);
+    model_free(ctx);
+    plan_free(&p);
+    cfg_scenario_free(&sc);
+    return rc;
+}

@@ -1,0 +1,588 @@
+/* vpsim sweep: model the cartesian product of --vary settings into one CSV, resumably.
+ *
+ * Every finished scenario is appended to FILE.partial (rows, then a commit line "=INDEX"), so an interrupted
+ * sweep picks up where it stopped; the CSV itself is written atomically once every scenario is done. */
+#include "cli.h"
+#include "cli_model.h"
+
+#include "../model/model.h"
+#include "../report/report_results.h"
+#include "../util/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SWEEP_MAX_VARY 16
+#define SWEEP_MAX_VALUES 4096
+#define SWEEP_MAX_SCENARIOS 10000000LL
+#define SWEEP_PLAN_CACHE 8
+
+typedef struct vary {
+    char *key;
+    char **values;
+    int n;
+} vary;
+
+typedef struct sweep {
+    cli_common c;
+    vary v[SWEEP_MAX_VARY];
+    int n_vary;
+    cfg_backend bes[CFG_BACKEND_COUNT];
+    int n_bes;
+    long long total, limit;
+    bool restart;
+    char **rows; /* per scenario: its CSV rows, NULL until done */
+    char *partial_path;
+    char signature[32];
+} sweep;
+
+static volatile sig_atomic_t sweep_interrupted;
+static void on_sigint(int sig)
+{
+    (void)sig;
+    sweep_interrupted = 1;
+}
+
+static void sweep_help(void)
+{
+    printf("usage: vpsim sweep [SCENARIO] --vary KEY=V1,V2,... [--vary ...] --out FILE.csv [--backend LIST]\n"
+           "                   [--set KEY=VALUE]... [--system FILE] [--limit N] [--restart]\n"
+           "\n"
+           "Model every combination of the --vary values (their cartesian product, the last --vary changing\n"
+           "fastest) with `vpsim model`'s formulas and write one CSV row per scenario and backend: the varied\n"
+           "values, then the columns of `vpsim model --format csv`. Keys and values are checked like --set\n"
+           "before anything runs. Finished scenarios are kept in FILE.partial, so an interrupted sweep (Ctrl-C,\n"
+           "--limit) resumes when the same command runs again; FILE is written atomically at the end.\n"
+           "A progress bar is drawn on stderr when it is a terminal.\n"
+           "\n"
+           "options:\n"
+           "  --vary KEY=V1,V2  a key and its values (repeatable); commas inside [...] stay in one value\n"
+           "  --out FILE        the CSV to write (required)\n"
+           "  --backend LIST    backends per scenario (default: all but 'model')\n"
+           "  --set KEY=VALUE   fixed overrides for every scenario (repeatable)\n"
+           "  --system FILE     use this system file instead of the scenario's\n"
+           "  --limit N         model at most N more scenarios, then stop (exit 1; run again to go on)\n"
+           "  --restart         ignore FILE.partial and start over\n"
+           "  -h, --help        this text\n"
+           "\n"
+           "examples:\n"
+           "  vpsim sweep configs/default.yaml --vary system.topology.p2p=direct,sysmem \\\n"
+           "      --vary speculative.acceptance=[0.8,0.6],[0.6,0.4] --backend nccl,oneshot --out p2p.csv\n"
+           "  vpsim sweep configs/default.yaml --vary workload.context=1024,8192,65536 --vary workload.batch=1,4,16 \\\n"
+           "      --out context.csv\n");
+}
+
+/* Split "a,b,[c,d]" at commas outside brackets. */
+static int split_values(const char *s, vary *v)
+{
+    const char *start = s;
+    int depth = 0;
+    for (const char *p = s;; p++) {
+        if (*p == '[' || *p == '{')
+            depth++;
+        else if ((*p == ']' || *p == '}') && depth > 0)
+            depth--;
+        if ((*p == ',' && depth == 0) || *p == '\0') {
+            if (p == start || v->n == SWEEP_MAX_VALUES)
+                return -1;
+            v->values = util_xrealloc(v->values, (size_t)(v->n + 1) * sizeof(char *));
+            v->values[v->n++] = util_xstrndup(start, (size_t)(p - start));
+            if (*p == '\0')
+                return 0;
+            start = p + 1;
+        }
+    }
+}
+
+static int add_vary(sweep *sw, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    if (sw->n_vary == SWEEP_MAX_VARY)
+        return cli_usage_error("sweep", "at most %d --vary options", SWEEP_MAX_VARY);
+    if (!eq || eq == arg || !eq[1])
+        return cli_usage_error("sweep", "--vary '%s': expected KEY=V1,V2,...", arg);
+    cfg_error err;
+    int bad = cfg_check_set_key(arg, &err);
+    if (bad)
+        return cli_usage_error("sweep", "--vary '%s': %s", arg, err.msg);
+    vary *v = &sw->v[sw->n_vary];
+    memset(v, 0, sizeof(*v));
+    v->key = util_xstrndup(arg, (size_t)(eq - arg));
+    for (int i = 0; i < sw->n_vary; i++)
+        if (!strcmp(sw->v[i].key, v->key))
+            return cli_usage_error("sweep", "--vary: key '%s' is given twice", v->key);
+    for (int i = 0; i < sw->c.n_sets; i++) {
+        size_t kl = strlen(v->key);
+        if (!strncmp(sw->c.sets[i], v->key, kl) && sw->c.sets[i][kl] == '=')
+            return cli_usage_error("sweep", "key '%s' is both --set and --vary", v->key);
+    }
+    sw->n_vary++;
+    if (split_values(eq + 1, v))
+        return cli_usage_error("sweep", "--vary '%s': empty value or more than %d values", arg, SWEEP_MAX_VALUES);
+    return 0;
+}
+
+/* Values of scenario `idx` (mixed radix, last --vary fastest) into sets after the fixed --set ones. */
+static int scenario_sets(const sweep *sw, long long idx, const char **sets, char **owned, const char **vals)
+{
+    int n = sw->c.n_sets;
+    for (int i = 0; i < n; i++)
+        sets[i] = sw->c.sets[i];
+    for (int k = sw->n_vary - 1; k >= 0; k--) {
+        const vary *v = &sw->v[k];
+        vals[k] = v->values[idx % v->n];
+        idx /= v->n;
+        owned[k] = util_xasprintf("%s=%s", v->key, vals[k]);
+    }
+    for (int k = 0; k < sw->n_vary; k++)
+        sets[n++] = owned[k];
+    return n;
+}
+
+#define SWEEP_CHECK_TRIES 64
+
+/* Check every value before anything runs, so a typo stops the sweep at once. A value is accepted when
+ * the scenario loads with it and some choice of the other --vary values (the first SWEEP_CHECK_TRIES
+ * tried): speculative.steps=3 is fine next to num_draft_tokens=3,4 even though (3, 3) is not. Combinations
+ * that fail only jointly become rows with available=false and the reason. */
+static int check_values(const sweep *sw)
+{
+    const char *sets[CFG_MAX_SETS + SWEEP_MAX_VARY];
+    for (int k = 0; k < sw->n_vary; k++) {
+        long long others = 1;
+        for (int o = 0; o < sw->n_vary; o++)
+            if (o != k)
+                others *= sw->v[o].n;
+        if (others > SWEEP_CHECK_TRIES)
+            others = SWEEP_CHECK_TRIES;
+        for (int j = 0; j < sw->v[k].n; j++) {
+            cfg_error first;
+            bool ok = false;
+            for (long long a = 0; a < others && !ok; a++) {
+                int n = sw->c.n_sets;
+                for (int i = 0; i < n; i++)
+                    sets[i] = sw->c.sets[i];
+                char *owned[SWEEP_MAX_VARY];
+                long long rest = a;
+                for (int o = sw->n_vary - 1; o >= 0; o--) {
+                    const char *val = o == k ? sw->v[k].values[j] : sw->v[o].values[rest % sw->v[o].n];
+                    if (o != k)
+                        rest /= sw->v[o].n;
+                    owned[o] = util_xasprintf("%s=%s", sw->v[o].key, val);
+                }
+                for (int o = 0; o < sw->n_vary; o++)
+                    sets[n++] = owned[o];
+                cfg_scenario sc;
+                cfg_error err;
+                ok = cfg_scenario_load(sw->c.scenario_path, sets, n, sw->c.system_path, &sc, &err) == 0;
+                if (ok)
+                    cfg_scenario_free(&sc);
+                else if (a == 0)
+                    first = err;
+                for (int o = 0; o < sw->n_vary; o++)
+                    free(owned[o]);
+            }
+            if (!ok) {
+                fprintf(stderr, "vpsim sweep: --vary %s: value '%s' is rejected: %s\n", sw->v[k].key,
+                        sw->v[k].values[j], first.msg);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---------------- the partial file ---------------- */
+
+static void make_signature(sweep *sw)
+{
+    uint64_t h = 1469598103934665603ULL;
+    util_buf b = {0};
+    util_buf_printf(&b, "%s|%s|", sw->c.scenario_path, sw->c.system_path ? sw->c.system_path : "");
+    for (int i = 0; i < sw->c.n_sets; i++)
+        util_buf_printf(&b, "set %s|", sw->c.sets[i]);
+    for (int k = 0; k < sw->n_vary; k++) {
+        util_buf_printf(&b, "vary %s", sw->v[k].key);
+        for (int j = 0; j < sw->v[k].n; j++)
+            util_buf_printf(&b, "=%s", sw->v[k].values[j]);
+        util_buf_printf(&b, "|");
+    }
+    for (int i = 0; i < sw->n_bes; i++)
+        util_buf_printf(&b, "be %s|", cfg_backend_names[sw->bes[i]]);
+    for (size_t i = 0; i < b.len; i++)
+        h = (h ^ (unsigned char)b.s[i]) * 1099511628211ULL;
+    util_buf_free(&b);
+    snprintf(sw->signature, sizeof(sw->signature), "%016llx", (unsigned long long)h);
+}
+
+/* Load the rows of committed scenarios; returns how many, or -1 when the file belongs to another sweep. */
+static long long load_partial(sweep *sw, util_buf *valid)
+{
+    FILE *f = fopen(sw->partial_path, "r");
+    if (!f)
+        return 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long long done = 0;
+    util_buf pending = {0};
+    bool header_ok = false;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        if (line[len - 1] != '\n')
+            break; /* torn last line: the sweep died while writing it */
+        if (!header_ok) {
+            char want[96];
+            snprintf(want, sizeof(want), "# vpsim sweep partial %s\n", sw->signature);
+            if (strcmp(line, want) != 0) {
+                free(line);
+                fclose(f);
+                return -1;
+            }
+            header_ok = true;
+            util_buf_printf(valid, "%s", line);
+            continue;
+        }
+        if (line[0] == '=') {
+            char *end = NULL;
+            long long idx = strtoll(line + 1, &end, 10);
+            if (idx >= 0 && idx < sw->total && !sw->rows[idx]) {
+                sw->rows[idx] = pending.s ? pending.s : util_xstrdup("");
+                memset(&pending, 0, sizeof(pending));
+                done++;
+            } else {
+                util_buf_free(&pending);
+            }
+            util_buf_printf(valid, "%s", line);
+            continue;
+        }
+        util_buf_printf(&pending, "%s", line);
+        util_buf_printf(valid, "%s", line);
+    }
+    /* Rows after the last commit line belong to an unfinished scenario: drop them. */
+    if (pending.len && valid->len >= pending.len) {
+        valid->len -= pending.len;
+        valid->s[valid->len] = '\0';
+    }
+    util_buf_free(&pending);
+    free(line);
+    fclose(f);
+    return done;
+}
+
+/* ---------------- one scenario ---------------- */
+
+typedef struct plan_cache_entry {
+    char *key;
+    plan p;
+    bool used;
+} plan_cache_entry;
+
+/* The plan depends on the scenario and model files, not on the system or the run settings. */
+static char *plan_key(const sweep *sw, const char **vals)
+{
+    util_buf b = {0};
+    util_buf_printf(&b, "|");
+    for (int k = 0; k < sw->n_vary; k++)
+        if (strncmp(sw->v[k].key, "system.", 7) && strncmp(sw->v[k].key, "run.", 4))
+            util_buf_printf(&b, "%s=%s|", sw->v[k].key, vals[k]);
+    return b.s;
+}
+
+static const plan *cached_plan(plan_cache_entry *cache, long long *tick, const char *key, const cfg_scenario *sc,
+                               char *why, size_t len)
+{
+    int victim = 0;
+    for (int i = 0; i < SWEEP_PLAN_CACHE; i++) {
+        if (cache[i].used && !strcmp(cache[i].key, key))
+            return &cache[i].p;
+        if (!cache[i].used)
+            victim = i;
+    }
+    if (cache[victim].used) {
+        victim = (int)((*tick)++ % SWEEP_PLAN_CACHE);
+        free(cache[victim].key);
+        plan_free(&cache[victim].p);
+        cache[victim].used = false;
+    }
+    if (plan_build(sc, &cache[victim].p, why, len))
+        return NULL;
+    cache[victim].key = util_xstrdup(key);
+    cache[victim].used = true;
+    return &cache[victim].p;
+}
+
+static void error_rows(const sweep *sw, const char **vals, const char *msg, util_buf *out)
+{
+    for (int i = 0; i < sw->n_bes; i++) {
+        report_result r;
+        memset(&r, 0, sizeof(r));
+        snprintf(r.backend, sizeof(r.backend), "%s", cfg_backend_names[sw->bes[i]]);
+        snprintf(r.reason, sizeof(r.reason), "%s", msg);
+        report_results_csv_row(out, vals, sw->n_vary, &r);
+    }
+}
+
+/* Returns false when the combination could not be modelled at all (its rows carry the reason). */
+static bool run_one(const sweep *sw, long long idx, plan_cache_entry *cache, long long *tick, util_buf *out)
+{
+    bool ok = false;
+    const char *sets[CFG_MAX_SETS + SWEEP_MAX_VARY];
+    char *owned[SWEEP_MAX_VARY];
+    const char *vals[SWEEP_MAX_VARY];
+    const int n = scenario_sets(sw, idx, sets, owned, vals);
+    cfg_scenario sc;
+    cfg_error err;
+    if (cfg_scenario_load(sw->c.scenario_path, sets, n, sw->c.system_path, &sc, &err)) {
+        error_rows(sw, vals, err.msg, out);
+    } else {
+        char why[512];
+        char *key = plan_key(sw, vals);
+        const plan *p = cached_plan(cache, tick, key, &sc, why, sizeof(why));
+        free(key);
+        model_ctx *ctx = p ? model_prepare(&sc, p, why, sizeof(why)) : NULL;
+        if (!ctx) {
+            error_rows(sw, vals, why, out);
+        } else {
+            ok = true;
+            for (int i = 0; i < sw->n_bes; i++) {
+                report_result r;
+                model_eval(ctx, sw->bes[i], false, &r);
+                report_results_csv_row(out, vals, sw->n_vary, &r);
+            }
+            model_free(ctx);
+        }
+        cfg_scenario_free(&sc);
+    }
+    for (int k = 0; k < sw->n_vary; k++)
+        free(owned[k]);
+    return ok;
+}
+
+static void progress(long long done, long long total, double elapsed)
+{
+    const int width = 30;
+    int fill = total ? (int)(width * done / total) : width;
+    double eta = done ? elapsed * (double)(total - done) / (double)done : 0.0;
+    fprintf(stderr, "\r[%.*s%*s] %lld/%lld %5.1f%%  %.1fs elapsed, ~%.1fs left ", fill,
+            "##############################", width - fill, "", done, total, total ? 100.0 * done / total : 100.0,
+            elapsed, eta);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int run_sweep(sweep *sw)
+{
+    util_buf valid = {0};
+    long long done = sw->restart ? 0 : load_partial(sw, &valid);
+    if (done < 0) {
+        fprintf(stderr, "vpsim sweep: %s belongs to a different sweep (other scenario, --set, --vary or --backend);"
+                        " remove it or pass --restart\n",
+                sw->partial_path);
+        util_buf_free(&valid);
+        return VP_EXIT_USAGE;
+    }
+    if (done > 0)
+        fprintf(stderr, "vpsim sweep: resuming: %lld of %lld scenarios already done (%s)\n", done, sw->total,
+                sw->partial_path);
+    if (!valid.len)
+        util_buf_printf(&valid, "# vpsim sweep partial %s\n", sw->signature);
+    /* Rewrite the partial file without any torn tail, then append to it. */
+    char err[512];
+    if (util_write_file_atomic(sw->partial_path, valid.s, valid.len, err, sizeof(err))) {
+        fprintf(stderr, "vpsim sweep: %s\n", err);
+        util_buf_free(&valid);
+        return VP_EXIT_FAIL;
+    }
+    util_buf_free(&valid);
+    FILE *part = fopen(sw->partial_path, "a");
+    if (!part) {
+        fprintf(stderr, "vpsim sweep: cannot append to %s: %s\n", sw->partial_path, strerror(errno));
+        return VP_EXIT_FAIL;
+    }
+    const bool tty = isatty(STDERR_FILENO);
+    const double t0 = now_s();
+    double last_draw = 0.0;
+    plan_cache_entry cache[SWEEP_PLAN_CACHE];
+    memset(cache, 0, sizeof(cache));
+    long long tick = 0, ran = 0, failed = 0;
+    void (*old_handler)(int) = signal(SIGINT, on_sigint);
+    util_buf rows = {0};
+    for (long long idx = 0; idx < sw->total && !sweep_interrupted; idx++) {
+        if (sw->rows[idx])
+            continue;
+        if (sw->limit >= 0 && ran >= sw->limit)
+            break;
+        rows.len = 0;
+        if (rows.s)
+            rows.s[0] = '\0';
+        failed += !run_one(sw, idx, cache, &tick, &rows);
+        fprintf(part, "%s=%lld\n", rows.s ? rows.s : "", idx);
+        fflush(part);
+        sw->rows[idx] = util_xstrdup(rows.s ? rows.s : "");
+        done++;
+        ran++;
+        double t = now_s();
+        if (tty && (t - last_draw > 0.1 || done == sw->total)) {
+            progress(done, sw->total, t - t0);
+            last_draw = t;
+        }
+    }
+    signal(SIGINT, old_handler);
+    util_buf_free(&rows);
+    for (int i = 0; i < SWEEP_PLAN_CACHE; i++)
+        if (cache[i].used) {
+            free(cache[i].key);
+            plan_free(&cache[i].p);
+        }
+    if (tty)
+        fprintf(stderr, "\n");
+    if (failed)
+        fprintf(stderr, "vpsim sweep: %lld combination(s) could not be modelled; their rows have available=false "
+                        "and the reason\n",
+                failed);
+    if (fclose(part) != 0) {
+        fprintf(stderr, "vpsim sweep: writing %s failed: %s\n", sw->partial_path, strerror(errno));
+        return VP_EXIT_FAIL;
+    }
+    if (done < sw->total) {
+        fprintf(stderr, "vpsim sweep: %s after %lld of %lld scenarios; run the same command again to resume (%s)\n",
+                sweep_interrupted ? "interrupted" : "stopped by --limit", done, sw->total, sw->partial_path);
+        return VP_EXIT_FAIL;
+    }
+    util_buf csv = {0};
+    const char *keys[SWEEP_MAX_VARY];
+    for (int k = 0; k < sw->n_vary; k++)
+        keys[k] = sw->v[k].key;
+    report_results_csv_header(&csv, keys, sw->n_vary);
+    for (long long idx = 0; idx < sw->total; idx++)
+        util_buf_printf(&csv, "%s", sw->rows[idx]);
+    int rc = cli_emit(&sw->c, csv.s, csv.len);
+    util_buf_free(&csv);
+    if (rc == VP_EXIT_OK) {
+        unlink(sw->partial_path);
+        fprintf(stderr, "vpsim sweep: %lld scenarios x %d backends in %.2f s -> %s\n", sw->total, sw->n_bes,
+                now_s() - t0, sw->c.out_path);
+    }
+    return rc;
+}
+
+enum { OPT_VARY = CLI_OPT_FIRST_PRIVATE, OPT_BACKEND, OPT_LIMIT, OPT_RESTART };
+
+static void sweep_free(sweep *sw)
+{
+    for (int k = 0; k < sw->n_vary; k++) {
+        for (int j = 0; j < sw->v[k].n; j++)
+            free(sw->v[k].values[j]);
+        free(sw->v[k].values);
+        free(sw->v[k].key);
+    }
+    if (sw->rows)
+        for (long long i = 0; i < sw->total; i++)
+            free(sw->rows[i]);
+    free(sw->rows);
+    free(sw->partial_path);
+}
+
+int cmd_sweep(int argc, char **argv)
+{
+    static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
+                                             {"vary", required_argument, NULL, OPT_VARY},
+                                             {"backend", required_argument, NULL, OPT_BACKEND},
+                                             {"limit", required_argument, NULL, OPT_LIMIT},
+                                             {"restart", no_argument, NULL, OPT_RESTART},
+                                             {0, 0, 0, 0}};
+    sweep sw;
+    memset(&sw, 0, sizeof(sw));
+    sw.limit = -1;
+    const char *backend_list = NULL;
+    const char *vary_args[SWEEP_MAX_VARY + 1];
+    int n_vary_args = 0;
+    optind = 1;
+    opterr = 0;
+    int opt, rc = VP_EXIT_USAGE;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (opt == 'h') {
+            sweep_help();
+            return VP_EXIT_OK;
+        }
+        if (opt == OPT_VARY) {
+            if (n_vary_args == SWEEP_MAX_VARY)
+                return cli_usage_error("sweep", "at most %d --vary options", SWEEP_MAX_VARY);
+            vary_args[n_vary_args++] = optarg;
+        } else if (opt == OPT_BACKEND) {
+            backend_list = optarg;
+        } else if (opt == OPT_LIMIT) {
+            long long v;
+            if (!cfg_parse_int(optarg, &v) || v < 0)
+                return cli_usage_error("sweep", "--limit '%s': expected a count >= 0", optarg);
+            sw.limit = v;
+        } else if (opt == OPT_RESTART) {
+            sw.restart = true;
+        } else {
+            int r = cli_common_option(&sw.c, opt, optarg);
+            if (r < 0)
+                return VP_EXIT_USAGE;
+            if (r == 0)
+                return cli_usage_error("sweep", "unknown option or missing value: '%s'", argv[optind - 1]);
+        }
+    }
+    if (cli_positional(&sw.c, argc, argv, optind, "sweep"))
+        return VP_EXIT_USAGE;
+    char *dflt = NULL;
+    if (!sw.c.scenario_path) {
+        char *dir = cli_install_dir();
+        dflt = util_xasprintf("%s/configs/default.yaml", dir);
+        free(dir);
+        sw.c.scenario_path = dflt;
+    }
+    if (sw.c.plan_path) {
+        cli_usage_error("sweep", "--plan is not supported: a sweep rebuilds the plan for each scenario");
+        goto out;
+    }
+    if (sw.c.format != CLI_FMT_TABLE && sw.c.format != CLI_FMT_CSV) {
+        cli_usage_error("sweep", "--format: a sweep writes CSV only");
+        goto out;
+    }
+    if (!sw.c.out_path) {
+        cli_usage_error("sweep", "--out FILE.csv is required (the sweep resumes from FILE.csv.partial)");
+        goto out;
+    }
+    if (n_vary_args == 0) {
+        cli_usage_error("sweep", "nothing to vary: give at least one --vary KEY=V1,V2,...");
+        goto out;
+    }
+    for (int i = 0; i < n_vary_args; i++)
+        if (add_vary(&sw, vary_args[i]))
+            goto out;
+    if ((sw.n_bes = cli_parse_backends(backend_list, sw.bes, CFG_BACKEND_COUNT, "sweep")) < 0)
+        goto out;
+    sw.total = 1;
+    for (int k = 0; k < sw.n_vary; k++) {
+        sw.total *= sw.v[k].n;
+        if (sw.total > SWEEP_MAX_SCENARIOS) {
+            cli_usage_error("sweep", "more than %lld scenarios; split the sweep", SWEEP_MAX_SCENARIOS);
+            goto out;
+        }
+    }
+    if (check_values(&sw))
+        goto out;
+    sw.rows = util_xcalloc((size_t)sw.total, sizeof(char *));
+    sw.partial_path = util_xasprintf("%s.partial", sw.c.out_path);
+    make_signature(&sw);
+    rc = run_sweep(&sw);
+out:
+    sweep_free(&sw);
+    free(dflt);
+    return rc;
+}

@@ -1,0 +1,104 @@
+/* model: the analytic cost of one decode cycle on a described system, per collective backend.
+ *
+ * Usage: model_prepare() once per (scenario, plan) computes every compute op's duration and the shape of
+ * the timeline (stream overlap, launch costs); model_eval() then walks the plan once per backend with that
+ * backend's collective costs. Every formula is written down in docs/model.md; model_explain() prints the
+ * terms of each for one allreduce and one layer. No CUDA, no MPI: plain arithmetic on the plan. */
+#ifndef VPSIM_MODEL_H
+#define VPSIM_MODEL_H
+
+#include "../config/cfg.h"
+#include "../plan/plan.h"
+#include "../report/report_results.h"
+#include "../util/util.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* ---- formula terms, for --explain and for tests ---- */
+#define MODEL_MAX_TERMS 48
+
+typedef struct model_term {
+    char name[40];
+    double value;
+    char unit[12];
+    char note[112];
+} model_term;
+
+typedef struct model_terms {
+    model_term t[MODEL_MAX_TERMS];
+    int n;
+} model_terms;
+
+/* Record a term when `t` is not NULL (formulas take NULL on the fast path). */
+void model_term_add(model_terms *t, const char *name, double value, const char *unit, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* The value of the first term called `name`, or NAN. */
+double model_term_get(const model_terms *t, const char *name);
+
+/* ---- compute ops ---- */
+
+/* One compute op's kernel duration (us) on `sys`: max(floor, memory time, compute time), or the measured
+ * table for its kind when measured.use is on. `in_l2`: the cycle's working set fits in L2. `source` (may
+ * be NULL) receives "formula" or "measured". */
+double model_op_us(const cfg_system *sys, const plan_op *op, bool in_l2, model_terms *terms, const char **source);
+/* The pure bandwidth part of an op (no latency, no floor): what side-stream overlap cannot hide. */
+double model_op_mem_us(const cfg_system *sys, const plan_op *op, bool in_l2);
+
+/* ---- collectives ---- */
+
+typedef struct model_coll {
+    bool available;
+    double us;
+    char method[96]; /* what was used: "formula: ring/LL over P2P", "measured table ..." */
+    char reason[256]; /* why not, when !available */
+} model_coll;
+
+/* The cost of one collective (`kind` PLAN_OP_ALLREDUCE or PLAN_OP_ALLGATHER) of `bytes` per rank over
+ * ranks 0..ranks-1 with backend `be`. Fills `terms` with every term of the formula when not NULL. */
+void model_collective(const cfg_system *sys, cfg_backend be, plan_op_kind kind, double bytes, int ranks,
+                      model_terms *terms, model_coll *out);
+
+/* NCCL's tuning-model time alone (no transport penalty, no table): for tests and explain. `algo_proto`
+ * (may be NULL, >= 16 chars) receives e.g. "ring/LL". */
+double model_nccl_formula_us(const cfg_system *sys, plan_op_kind kind, double bytes, int ranks, model_terms *terms,
+                             char *algo_proto);
+
+/* Whether `be` can run on `sys` at `ranks` ranks; reason filled when not. */
+bool model_backend_available(const cfg_system *sys, cfg_backend be, int ranks, char *reason, size_t len);
+
+/* ---- measured tables ---- */
+
+/* Duration at `x` from a measured table. Inside the table: linear in log(bytes) between points. Outside:
+ * the nearest end point plus (formula(x) - formula(end)) when `formula` is given, else the end point's
+ * value scaled by x / end above the table and the first value below it. */
+double model_table_eval(const cfg_sys_table *t, double x, double (*formula)(void *ctx, double bytes), void *ctx);
+/* "" when the table is usable, else why not ("bytes has 2 values, us has 1", ...). */
+const char *model_table_check(const cfg_sys_table *t);
+
+/* ---- the cycle ---- */
+
+typedef struct model_ctx model_ctx;
+
+/* Prepare a scenario + its plan (plan ops must outlive the context). Returns NULL with `why` filled when
+ * the system file is inconsistent (e.g. a measured table with mismatched lists). */
+model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_t why_len);
+void model_free(model_ctx *ctx);
+
+/* Evaluate one backend; `with_ops` also fills the per-op durations. Always fills r->backend,
+ * r->tokens_per_cycle and, when the backend cannot run, r->available = false with the reason. */
+void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, report_result *r);
+
+/* Human explanation: every term of the formulas for one verify allreduce per backend and for one
+ * decoder layer's ops. */
+void model_explain(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, int n_bes);
+
+/* "1 + 0.75 + 0.75x0.6 = 2.200": expected tokens per cycle written out for the scenario's acceptance. */
+void model_tokens_formula(const cfg_scenario *sc, char *buf, size_t len);
+
+/* Accessors used by explain and the CLI. */
+const cfg_scenario *model_ctx_scenario(const model_ctx *ctx);
+const plan *model_ctx_plan(const model_ctx *ctx);
+bool model_ctx_in_l2(const model_ctx *ctx);
+
+#endif

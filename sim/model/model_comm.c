@@ -1,0 +1,392 @@
+/* Collectives per backend: NCCL's own tuning model, vpsim's IPC kernels (one-shot, two-shot, push) over
+ * direct P2P or staged through host memory, host-staged MPI, and nothing. Every formula is in
+ * docs/model.md ("Collectives"); every term is recorded for --explain. */
+#include "model_topo.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---------------- NCCL's tuning model ----------------
+ * NCCL src/graph/tuning.cc (v2.2x-2.30): baseLat[algo][proto] and hwLat[hw][algo][proto] in us, protocols
+ * LL, LL128, Simple. On PCIe NCCL never picks LL128 (only when the path is NVLink, <= PATH_NVB). */
+enum { P_LL, P_LL128, P_SIMPLE, P_COUNT };
+enum { A_TREE, A_RING, A_COUNT };
+static const char *const proto_names[P_COUNT] = {"LL", "LL128", "Simple"};
+static const char *const algo_names[A_COUNT] = {"tree", "ring"};
+static const double nccl_base_lat[A_COUNT][P_COUNT] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
+static const double nccl_hw_lat_nvlink[A_COUNT][P_COUNT] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
+static const double nccl_hw_lat_pci[A_COUNT][P_COUNT] = {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}};
+
+/* The worst path among the ranks, and NCCL's P2P decision per ring neighbour pair. */
+static model_path_type worst_path(const cfg_system *s, int ranks)
+{
+    model_path_type w = s->topology.interconnect == CFG_IC_NVLINK ? MODEL_PATH_NVL : MODEL_PATH_PIX;
+    for (int a = 0; a < ranks; a++)
+        for (int b = a + 1; b < ranks; b++) {
+            model_path_type t = model_topo_path_type(s, a, b);
+            if (t > w)
+                w = t;
+        }
+    return w;
+}
+
+/* NCCL paths.cc ncclTopoCheckP2p: P2P when the path type <= the P2P level: PATH_SYS by default, PATH_PXB
+ * on Intel and ARM CPUs (so P2P through an Intel root complex is not used). No peer access at all (p2p
+ * off or sysmem) leaves the SHM transport through host memory. Returns ring steps through SHM. */
+static int nccl_shm_pairs(const cfg_system *s, int ranks)
+{
+    if (ranks < 2)
+        return 0;
+    if (s->topology.p2p != CFG_P2P_DIRECT)
+        return ranks;
+    if (s->topology.interconnect == CFG_IC_NVLINK)
+        return 0;
+    const model_path_type level = s->topology.cpu_vendor == CFG_CPU_AMD ? MODEL_PATH_SYS : MODEL_PATH_PIX;
+    int shm = 0;
+    for (int r = 0; r < ranks; r++)
+        shm += model_topo_path_type(s, r, (r + 1) % ranks) > level;
+    return shm;
+}
+
+double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double bytes, int n, model_terms *terms,
+                             char *algo_proto)
+{
+    const bool nvlink = s->topology.interconnect == CFG_IC_NVLINK;
+    const bool allreduce = kind == PLAN_OP_ALLREDUCE;
+    double bus_bw;
+    if (nvlink) {
+        bus_bw = s->nccl.nvlink_bw_gbs;
+        model_term_add(terms, "busBw", bus_bw, "GB/s", "nccl.nvlink_bw_gbs (per GPU)");
+    } else {
+        /* The ring's per-channel bandwidth is its slowest link: the GPU's PCIe link, or the socket
+         * interconnect when the ring crosses it; channels add up to the GPU's link at most. */
+        const bool sys_path = worst_path(s, n) == MODEL_PATH_SYS;
+        const double path_bw = sys_path && s->nccl.sys_bw_gbs < s->nccl.pci_bw_gbs ? s->nccl.sys_bw_gbs
+                                                                                    : s->nccl.pci_bw_gbs;
+        bus_bw = s->nccl.channels * path_bw;
+        if (bus_bw > s->nccl.pci_bw_gbs)
+            bus_bw = s->nccl.pci_bw_gbs;
+        model_term_add(terms, "busBw", bus_bw, "GB/s", "min(channels %d x %s %.1f GB/s, pci_bw_gbs %.1f)",
+                       s->nccl.channels, sys_path ? "sys_bw_gbs" : "pci_bw_gbs", path_bw, s->nccl.pci_bw_gbs);
+    }
+    const double(*hw)[P_COUNT] = nvlink ? nccl_hw_lat_nvlink : nccl_hw_lat_pci;
+    /* NCCL's time uses the whole buffer: the payload for allreduce, n x the contribution for all-gather. */
+    const double nbytes = allreduce ? bytes : bytes * n;
+    double best = INFINITY;
+    int best_a = A_RING, best_p = P_SIMPLE;
+    for (int a = 0; a < A_COUNT; a++) {
+        if (a == A_TREE && !allreduce)
+            continue; /* NCCL runs all-gather as a ring only */
+        for (int p = 0; p < P_COUNT; p++) {
+            if (p == P_LL128 && !nvlink)
+                continue;
+            double bw, lat, algbw;
+            if (a == A_RING) {
+                const int nsteps = allreduce ? 2 * (n - 1) : n - 1;
+                bw = bus_bw;
+                if (p == P_LL)
+                    bw = fmin(s->nccl.ll_max_bw_gbs, bus_bw * 0.5);
+                else if (p == P_LL128)
+                    bw = bus_bw * 0.92;
+                algbw = bw * n / nsteps;
+                lat = nccl_base_lat[a][p] + nsteps * hw[a][p];
+            } else {
+                bw = bus_bw * 0.92;
+                if (p == P_LL)
+                    bw = fmin(bw / 3.8, s->nccl.ll_max_bw_gbs);
+                else if (p == P_LL128)
+                    bw = bw * 7.0 / 9.0;
+                algbw = bw * 0.5;
+                lat = nccl_base_lat[a][p] + 2.0 * (n - 1) * hw[a][p];
+            }
+            const double t = lat + nbytes / (1000.0 * algbw);
+            char name[32];
+            snprintf(name, sizeof(name), "%s/%s", algo_names[a], proto_names[p]);
+            model_term_add(terms, name, t, "us", "lat %.2f (base %.1f + %s) + %.0f B / (1000 x algbw %.2f GB/s)", lat,
+                           nccl_base_lat[a][p], a == A_RING ? "nsteps x hwLat" : "2 (n-1) x hwLat", nbytes, algbw);
+            if (t < best) {
+                best = t;
+                best_a = a;
+                best_p = p;
+            }
+        }
+    }
+    if (algo_proto)
+        snprintf(algo_proto, 16, "%s/%s", algo_names[best_a], proto_names[best_p]);
+    model_term_add(terms, "nccl_formula", best, "us", "fastest: %s/%s", algo_names[best_a], proto_names[best_p]);
+    return best;
+}
+
+/* ---------------- vpsim's IPC kernels ---------------- */
+
+static double max_oneway(const cfg_system *s, int n, bool to_host)
+{
+    double m = 0.0;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            if (a == b && !to_host)
+                continue;
+            double l = to_host ? model_topo_latency(s, a, MODEL_HOST(model_topo_socket(s, b)))
+                               : model_topo_latency(s, a, b);
+            if (l > m)
+                m = l;
+        }
+    return m;
+}
+
+/* Every rank writes a flag to every peer after a system-scope fence and waits for theirs. Through host
+ * memory the flag is polled with loads: a round trip to host memory. */
+static double barrier_us(const cfg_system *s, int n, bool sysmem, model_terms *terms)
+{
+    double b = s->links.fence_us + max_oneway(s, n, sysmem);
+    if (sysmem)
+        b += 2.0 * max_oneway(s, n, true);
+    model_term_add(terms, "barrier", b, "us", "fence_us %.2f + slowest flag write%s", s->links.fence_us,
+                   sysmem ? " to host memory + polling round trip" : "");
+    return b;
+}
+
+/* A stage in which each rank moves `chunk` bytes to or from each peer. */
+typedef enum { ST_READ_PEERS, ST_WRITE_PEERS, ST_WRITE_HOST, ST_READ_HOST, ST_WRITE_PEER_HOSTS } stage_kind;
+
+static double stage_us(const cfg_system *s, int n, stage_kind k, double chunk, const char *label, model_terms *terms)
+{
+    model_flows f;
+    f.n = 0;
+    for (int i = 0; i < n; i++) {
+        if (k == ST_WRITE_HOST) {
+            model_flows_add(&f, i, MODEL_HOST(model_topo_socket(s, i)), chunk);
+            continue;
+        }
+        for (int j = 0; j < n; j++) {
+            if (i == j)
+                continue;
+            switch (k) {
+            case ST_READ_PEERS: model_flows_add(&f, j, i, chunk); break;   /* i loads j's buffer */
+            case ST_WRITE_PEERS: model_flows_add(&f, i, j, chunk); break;  /* i stores into j's buffer */
+            case ST_READ_HOST: model_flows_add(&f, MODEL_HOST(model_topo_socket(s, j)), i, chunk); break;
+            case ST_WRITE_PEER_HOSTS: model_flows_add(&f, i, MODEL_HOST(model_topo_socket(s, j)), chunk); break;
+            default: break;
+            }
+        }
+    }
+    const bool reads = k == ST_READ_PEERS || k == ST_READ_HOST;
+    model_flow_time ft;
+    model_flows_time(s, &f, reads, &ft);
+    const double t = ft.lat_us + ft.bw_us;
+    model_term_add(terms, label, t, "us", "%s %.2f + %.0f B on %s at %.1f GB/s = %.2f", reads ? "round trip" : "latency",
+                   ft.lat_us, ft.bottleneck_bytes, ft.bottleneck, ft.bottleneck_gbs, ft.bw_us);
+    return t;
+}
+
+/* One-shot (vLLM/SGLang cross_device_reduce_1stage): barrier, every rank loads the whole payload from
+ * every peer and reduces, barrier. Two-shot (2stage): barrier, reduce-scatter (load 1/n from each peer),
+ * barrier, all-gather (load the reduced 1/n from each peer), barrier. Push: every rank stores its payload
+ * into every peer (flag in each line, so no barrier), then reduces locally. All-gathers: the gather half. */
+static double ipc_us(const cfg_system *s, cfg_backend be, plan_op_kind kind, double S, int n, model_terms *terms)
+{
+    const bool sysmem = s->topology.p2p == CFG_P2P_SYSMEM;
+    const bool gather = kind == PLAN_OP_ALLGATHER;
+    const double barrier = barrier_us(s, n, sysmem, NULL);
+    double t = 0.0;
+    if (be == CFG_BACKEND_PUSH) {
+        const double wire = S * s->custom.push_expansion;
+        model_term_add(terms, "wire_bytes", wire, "B", "payload %.0f x push_expansion %.2f per peer", S,
+                       s->custom.push_expansion);
+        if (!sysmem)
+            return stage_us(s, n, ST_WRITE_PEERS, wire, "push_stores", terms);
+        t = stage_us(s, n, ST_WRITE_PEER_HOSTS, wire, "stores_to_host", terms);
+        return t + stage_us(s, n, ST_READ_HOST, wire, "loads_from_host", terms);
+    }
+    model_term_add(terms, "barrier", barrier, "us", "fence_us %.2f + slowest flag write%s", s->links.fence_us,
+                   sysmem ? " to host + polling round trip" : "");
+    if (be == CFG_BACKEND_ONESHOT || gather) {
+        if (sysmem)
+            t += stage_us(s, n, ST_WRITE_HOST, S, "stage_to_host", terms);
+        t += 2.0 * barrier;
+        t += stage_us(s, n, sysmem ? ST_READ_HOST : ST_READ_PEERS, S, sysmem ? "loads_from_host" : "peer_loads",
+                      terms);
+        model_term_add(terms, "barriers", 2.0, "", "one before the loads, one after (buffer reuse)");
+        return t;
+    }
+    /* Two-shot. */
+    const double chunk = S / n;
+    if (sysmem)
+        t += stage_us(s, n, ST_WRITE_HOST, S, "stage_to_host", terms);
+    t += 3.0 * barrier;
+    t += stage_us(s, n, sysmem ? ST_READ_HOST : ST_READ_PEERS, chunk, "reduce_scatter", terms);
+    if (sysmem)
+        t += stage_us(s, n, ST_WRITE_HOST, chunk, "reduced_to_host", terms);
+    t += stage_us(s, n, sysmem ? ST_READ_HOST : ST_READ_PEERS, chunk, "all_gather", terms);
+    model_term_add(terms, "barriers", 3.0, "", "start, between the halves, end");
+    return t;
+}
+
+/* Host staged: copy down, MPI on the host (recursive doubling: ceil(log2 n) steps), copy up. */
+static double mpi_us(const cfg_system *s, plan_op_kind kind, double S, int n, model_terms *terms)
+{
+    const double pcie = s->links.pcie_gbs * s->links.pcie_efficiency * 1e3;
+    const int steps = (int)ceil(log2((double)n));
+    const bool gather = kind == PLAN_OP_ALLGATHER;
+    const double d2h = s->host.memcpy_lat_us + S / pcie;
+    const double h2d = s->host.memcpy_lat_us + (gather ? S * n : S) / pcie;
+    /* All-gather moves (n-1) contributions in total; allreduce moves the payload each step. */
+    const double step_bytes = gather ? S * (n - 1) / steps : S;
+    const double host = steps * (s->host.mpi_lat_us + step_bytes / (s->host.mpi_bw_gbs * 1e3));
+    model_term_add(terms, "d2h_copy", d2h, "us", "memcpy_lat_us %.1f + bytes / PCIe", s->host.memcpy_lat_us);
+    model_term_add(terms, "host_mpi", host, "us", "%d steps x (mpi_lat_us %.2f + %.0f B / mpi_bw %.1f GB/s)", steps,
+                   s->host.mpi_lat_us, step_bytes, s->host.mpi_bw_gbs);
+    model_term_add(terms, "h2d_copy", h2d, "us", "memcpy_lat_us %.1f + bytes / PCIe", s->host.memcpy_lat_us);
+    return d2h + host + h2d;
+}
+
+/* NCCL symmetric-memory kernels (NCCL 2.27+): one-shot loads across the NVLink domain. */
+static double nccl_symm_us(const cfg_system *s, plan_op_kind kind, double S, int n, model_terms *terms)
+{
+    model_term_add(terms, "symm_base", s->nccl.symm_base_us, "us", "nccl.symm_base_us");
+    return s->nccl.symm_base_us + ipc_us(s, CFG_BACKEND_ONESHOT, kind, S, n, terms);
+}
+
+/* ---------------- dispatch ---------------- */
+
+bool model_backend_available(const cfg_system *s, cfg_backend be, int ranks, char *reason, size_t len)
+{
+    if (be == CFG_BACKEND_NONE)
+        return true;
+    if (be == CFG_BACKEND_MODEL) {
+        snprintf(reason, len, "replay-only: `vpsim run --backend model` replaces collectives with delays from "
+                              "this model; in model mode it is the other backends");
+        return false;
+    }
+    if (ranks > s->gpus) {
+        snprintf(reason, len, "TP=%d needs %d GPUs; system %s has %d (use --backend none to model one rank's compute)",
+                 ranks, ranks, s->name ? s->name : "?", s->gpus);
+        return false;
+    }
+    if (ranks > MODEL_MAX_RANKS) {
+        snprintf(reason, len, "model mode handles at most %d ranks", MODEL_MAX_RANKS);
+        return false;
+    }
+    if (ranks < 2)
+        return true; /* no collectives at all */
+    if (be == CFG_BACKEND_NCCL_SYMM && s->topology.interconnect != CFG_IC_NVLINK) {
+        snprintf(reason, len, "NCCL symmetric-memory kernels need every rank in one NVLink domain; %s is PCIe-only",
+                 s->name ? s->name : "this system");
+        return false;
+    }
+    if ((be == CFG_BACKEND_ONESHOT || be == CFG_BACKEND_TWOSHOT || be == CFG_BACKEND_PUSH) &&
+        s->topology.p2p == CFG_P2P_OFF) {
+        snprintf(reason, len, "%s needs GPU peer loads/stores; system.topology.p2p=off (try "
+                              "--set system.topology.p2p=sysmem to stage through host memory)",
+                 cfg_backend_names[be]);
+        return false;
+    }
+    return true;
+}
+
+typedef struct formula_ctx {
+    const cfg_system *s;
+    cfg_backend be;
+    plan_op_kind kind;
+    int n;
+} formula_ctx;
+
+static double backend_formula(const cfg_system *s, cfg_backend be, plan_op_kind kind, double S, int n,
+                              model_terms *terms, char *method, size_t mlen)
+{
+    switch (be) {
+    case CFG_BACKEND_NCCL: {
+        const int shm = nccl_shm_pairs(s, n);
+        char ap[16];
+        double t = model_nccl_formula_us(s, kind, S, n, terms, ap);
+        const int nsteps = kind == PLAN_OP_ALLREDUCE ? 2 * (n - 1) : n - 1;
+        const double shm_steps = (double)nsteps * shm / n;
+        if (shm > 0) {
+            t += shm_steps * s->nccl.shm_step_us;
+            model_term_add(terms, "shm_transport", shm_steps * s->nccl.shm_step_us, "us",
+                           "%d of %d ring links through host memory: %.1f steps x nccl.shm_step_us %.2f", shm, n,
+                           shm_steps, s->nccl.shm_step_us);
+        }
+        snprintf(method, mlen, "formula: NCCL tuning model, %s over %s", ap,
+                 shm == 0 ? (s->topology.interconnect == CFG_IC_NVLINK ? "NVLink" : "P2P")
+                          : (shm == n ? "SHM (host memory)" : "P2P + SHM"));
+        return t;
+    }
+    case CFG_BACKEND_NCCL_SYMM:
+        snprintf(method, mlen, "formula: symmetric one-shot over NVLink");
+        return nccl_symm_us(s, kind, S, n, terms);
+    case CFG_BACKEND_ONESHOT:
+    case CFG_BACKEND_TWOSHOT:
+    case CFG_BACKEND_PUSH:
+        snprintf(method, mlen, "formula: %s over %s", cfg_backend_names[be],
+                 s->topology.p2p == CFG_P2P_SYSMEM ? "host memory (p2p=sysmem)"
+                 : s->topology.interconnect == CFG_IC_NVLINK ? "NVLink"
+                                                              : "direct PCIe P2P");
+        return ipc_us(s, be, kind, S, n, terms);
+    case CFG_BACKEND_MPI:
+        snprintf(method, mlen, "formula: host-staged MPI");
+        return mpi_us(s, kind, S, n, terms);
+    default: snprintf(method, mlen, "no communication"); return 0.0;
+    }
+}
+
+static double formula_cb(void *vctx, double bytes)
+{
+    const formula_ctx *c = vctx;
+    char m[96];
+    return backend_formula(c->s, c->be, c->kind, bytes, c->n, NULL, m, sizeof(m));
+}
+
+/* The measured table for this collective, if one applies: same group size and p2p setting as measured. */
+static const cfg_sys_table *measured_table(const cfg_system *s, cfg_backend be, plan_op_kind kind, int n,
+                                           model_terms *terms)
+{
+    const cfg_sys_table *t = NULL;
+    if (kind == PLAN_OP_ALLGATHER)
+        t = be == CFG_BACKEND_NCCL ? &s->measured.allgather_nccl : NULL;
+    else if (be >= CFG_BACKEND_NCCL && be <= CFG_BACKEND_MPI)
+        t = &s->measured.allreduce[be - CFG_BACKEND_NCCL];
+    if (!t || t->n_bytes == 0 || t->n_bytes != t->n_us)
+        return NULL;
+    const char *skip = NULL;
+    if (!s->measured.use)
+        skip = "measured.use is false";
+    else if (t->ranks != 0 && t->ranks != n)
+        skip = "measured at another group size";
+    else if (t->p2p != 0 && t->p2p - 1 != s->topology.p2p)
+        skip = "measured under another topology.p2p";
+    if (skip) {
+        model_term_add(terms, "measured_skip", t->n_bytes, "points", "a measured table exists but is not used: %s "
+                       "(ranks %d, p2p %s)", skip, t->ranks, cfg_table_p2p_names[t->p2p]);
+        return NULL;
+    }
+    return t;
+}
+
+void model_collective(const cfg_system *s, cfg_backend be, plan_op_kind kind, double bytes, int ranks,
+                      model_terms *terms, model_coll *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!model_backend_available(s, be, ranks, out->reason, sizeof(out->reason)))
+        return;
+    out->available = true;
+    if (be == CFG_BACKEND_NONE || ranks < 2) {
+        snprintf(out->method, sizeof(out->method), ranks < 2 ? "one rank: no communication" : "no communication");
+        return;
+    }
+    model_term_add(terms, "payload", bytes, "B", "%s per rank, %d ranks", plan_op_kind_names[kind], ranks);
+    const double f = backend_formula(s, be, kind, bytes, ranks, terms, out->method, sizeof(out->method));
+    const cfg_sys_table *t = measured_table(s, be, kind, ranks, terms);
+    if (!t) {
+        out->us = f;
+        return;
+    }
+    formula_ctx c = {s, be, kind, ranks};
+    out->us = model_table_eval(t, bytes, formula_cb, &c);
+    model_term_add(terms, "measured", out->us, "us", "measured table (%d point%s, %s) overrides the formula %.2f us",
+                   t->n_bytes, t->n_bytes == 1 ? "" : "s", t->source && t->source[0] ? t->source : "no source",
+                   f);
+    snprintf(out->method, sizeof(out->method), "measured table (%d point%s; formula would give %.1f us)", t->n_bytes,
+             t->n_bytes == 1 ? "" : "s", f);
+}

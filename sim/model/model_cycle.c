@@ -1,0 +1,312 @@
+/* The cycle: per-op costs precomputed once, then one walk of the plan per backend with launch costs
+ * (eager host run-ahead, or CUDA graphs), side-stream overlap and host-staged collectives. Formulas in
+ * docs/model.md ("The cycle"). */
+#include "model_internal.h"
+#include "model_topo.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const cfg_scenario *model_ctx_scenario(const model_ctx *ctx) { return ctx->sc; }
+const plan *model_ctx_plan(const model_ctx *ctx) { return ctx->p; }
+bool model_ctx_in_l2(const model_ctx *ctx) { return ctx->in_l2; }
+
+void model_tokens_formula(const cfg_scenario *sc, char *buf, size_t len)
+{
+    size_t off = (size_t)snprintf(buf, len, "1");
+    if (sc->speculative.algorithm != CFG_SPEC_NONE && sc->speculative.n_acceptance > 0) {
+        for (int i = 0; i < sc->speculative.steps && off < len; i++) {
+            off += (size_t)snprintf(buf + off, len - off, " + ");
+            for (int k = 0; k <= i && off < len; k++) {
+                int idx = k < sc->speculative.n_acceptance ? k : sc->speculative.n_acceptance - 1;
+                off += (size_t)snprintf(buf + off, len - off, "%s%g", k ? "x" : "", sc->speculative.acceptance[idx]);
+            }
+        }
+    }
+    if (off < len)
+        snprintf(buf + off, len - off, " = %.3f", cfg_expected_tokens(sc));
+}
+
+static const char *check_tables(const cfg_system *s, char *buf, size_t len)
+{
+    static const char *const ar[] = {"nccl", "nccl_symm", "oneshot", "twoshot", "push", "mpi"};
+    static const char *const ops[] = {"gemm", "grouped_gemm", "attention", "norm", "elementwise", "embedding"};
+    const char *why;
+    for (int i = 0; i < CFG_SYS_AR_COUNT; i++)
+        if (*(why = model_table_check(&s->measured.allreduce[i]))) {
+            snprintf(buf, len, "system.measured.allreduce.%s: %s", ar[i], why);
+            return buf;
+        }
+    if (*(why = model_table_check(&s->measured.allgather_nccl))) {
+        snprintf(buf, len, "system.measured.allgather_nccl: %s", why);
+        return buf;
+    }
+    for (int i = 0; i < CFG_SYS_OPS_COUNT; i++)
+        if (*(why = model_table_check(&s->measured.ops[i]))) {
+            snprintf(buf, len, "system.measured.ops.%s: %s", ops[i], why);
+            return buf;
+        }
+    if (*(why = model_topo_check(s))) {
+        snprintf(buf, len, "%s", why);
+        return buf;
+    }
+    return NULL;
+}
+
+static int coll_slot(model_ctx *ctx, const plan_op *op)
+{
+    for (int i = 0; i < ctx->n_colls; i++)
+        if (ctx->colls[i].kind == op->kind && ctx->colls[i].bytes == op->payload_bytes &&
+            ctx->colls[i].ranks == op->ranks)
+            return i;
+    if (ctx->n_colls == MODEL_MAX_COLLS)
+        return -1;
+    ctx->colls[ctx->n_colls] = (model_coll_key){op->kind, op->payload_bytes, op->ranks};
+    return ctx->n_colls++;
+}
+
+/* A region starts at a side-stream op and runs to the op before the next collective (or the phase end). */
+static void build_region(model_ctx *ctx, int first, int end, double gap)
+{
+    model_region *r = &ctx->regions[ctx->n_regions];
+    memset(r, 0, sizeof(*r));
+    r->first = first;
+    int i = first;
+    while (i < end && ctx->ops[i].coll < 0)
+        i++;
+    r->last = i - 1;
+    r->n_ops = r->last - r->first + 1;
+    double side_total = 0.0, side_class[PLAN_CLASS_COUNT] = {0};
+    for (int k = r->first; k <= r->last; k++) {
+        const model_op *o = &ctx->ops[k];
+        const double t = o->us + gap;
+        r->t_mem += o->mem_us;
+        if (o->stream == PLAN_STREAM_SIDE) {
+            r->t_side += t;
+            side_class[o->cls] += t;
+            side_total += t;
+        } else {
+            r->t_main += t;
+            r->main_class_us[o->cls] += t;
+        }
+    }
+    for (int c = 0; c < PLAN_CLASS_COUNT; c++)
+        r->side_class_w[c] = side_total > 0 ? side_class[c] / side_total : 0.0;
+    r->t = fmax(r->t_main, fmax(r->t_side, r->t_mem));
+    r->last_us = ctx->ops[r->last].us;
+    ctx->ops[first].region = ctx->n_regions++;
+}
+
+model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_t why_len)
+{
+    const cfg_system *s = &sc->system;
+    if (check_tables(s, why, why_len))
+        return NULL;
+    model_ctx *ctx = util_xcalloc(1, sizeof(*ctx));
+    ctx->sc = sc;
+    ctx->p = p;
+    ctx->graph = sc->run.graph;
+    ctx->tokens_per_cycle = cfg_expected_tokens(sc);
+    int n = 0;
+    for (int ph = 0; ph < p->n_phases; ph++) {
+        n += p->phases[ph].n_ops;
+        for (int i = 0; i < p->phases[ph].n_ops; i++) {
+            const plan_op *op = &p->phases[ph].ops[i];
+            /* Weights and KV cache are what a replayed cycle re-reads; activations are small. */
+            ctx->working_set_bytes += op->weight_bytes + (op->kind == PLAN_OP_ATTENTION ? op->bytes_read : 0.0);
+        }
+    }
+    ctx->in_l2 = ctx->working_set_bytes < s->gpu.l2_mb * 1048576.0;
+    ctx->n_ops = n;
+    /* A region starts at most at every side-stream op that follows a main-stream one. */
+    int max_regions = 0;
+    for (int ph = 0; ph < p->n_phases; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++)
+            max_regions += p->phases[ph].ops[i].stream == PLAN_STREAM_SIDE &&
+                           (i == 0 || p->phases[ph].ops[i - 1].stream != PLAN_STREAM_SIDE);
+    ctx->ops = util_xmalloc(((size_t)n + 1) * sizeof(model_op));
+    ctx->regions = util_xmalloc(((size_t)max_regions + 1) * sizeof(model_region));
+    ctx->phases = util_xcalloc((size_t)p->n_phases + 1, sizeof(model_phase_span));
+    const double gap = ctx->graph ? s->launch.graph_node_us : s->launch.eager_gap_us;
+    ctx->verify_ar_slot = -1;
+    int k = 0;
+    for (int ph = 0; ph < p->n_phases; ph++) {
+        const plan_phase *phase = &p->phases[ph];
+        ctx->phases[ph].first = k;
+        ctx->phases[ph].n = phase->n_ops;
+        for (int i = 0; i < phase->n_ops; i++, k++) {
+            const plan_op *op = &phase->ops[i];
+            model_op *o = &ctx->ops[k];
+            o->kind = (unsigned char)op->kind;
+            o->cls = (unsigned char)plan_op_class(op->kind);
+            o->stream = (unsigned char)op->stream;
+            o->region = -1;
+            o->coll = -1;
+            if (op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLGATHER) {
+                o->coll = coll_slot(ctx, op);
+                if (o->coll < 0) {
+                    snprintf(why, why_len, "plan has more than %d distinct collectives", MODEL_MAX_COLLS);
+                    model_free(ctx);
+                    return NULL;
+                }
+                if (ctx->verify_ar_slot < 0 && op->kind == PLAN_OP_ALLREDUCE &&
+                    (phase->kind == PLAN_PHASE_VERIFY || phase->kind == PLAN_PHASE_DECODE))
+                    ctx->verify_ar_slot = o->coll;
+            } else {
+                o->us = model_op_us(s, op, ctx->in_l2, NULL, NULL);
+                o->mem_us = model_op_mem_us(s, op, ctx->in_l2);
+            }
+        }
+        const int end = ctx->phases[ph].first + phase->n_ops;
+        for (int i = ctx->phases[ph].first; i < end; i++) {
+            if (ctx->ops[i].stream == PLAN_STREAM_SIDE) {
+                build_region(ctx, i, end, gap);
+                i = ctx->regions[ctx->n_regions - 1].last;
+            }
+        }
+    }
+    return ctx;
+}
+
+void model_free(model_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    free(ctx->ops);
+    free(ctx->regions);
+    free(ctx->phases);
+    free(ctx);
+}
+
+/* Host-staged collectives cannot live in a CUDA graph or run ahead of the GPU: the host waits for the
+ * GPU, runs the collective, and (in graph mode) launches the next piece of the graph. */
+static bool host_staged(cfg_backend be) { return be == CFG_BACKEND_MPI; }
+
+typedef struct launch_costs {
+    double eager, eager_coll, eager_gap, graph_node, graph_launch;
+} launch_costs;
+
+void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, report_result *r)
+{
+    const cfg_scenario *sc = ctx->sc;
+    const cfg_system *s = &sc->system;
+    memset(r, 0, sizeof(*r));
+    snprintf(r->backend, sizeof(r->backend), "%s", cfg_backend_names[be]);
+    r->tokens_per_cycle = ctx->tokens_per_cycle;
+    if (!model_backend_available(s, be, ctx->p->ranks, r->reason, sizeof(r->reason)))
+        return;
+
+    double cost[MODEL_MAX_COLLS];
+    for (int i = 0; i < ctx->n_colls; i++) {
+        model_coll c;
+        model_collective(s, be, ctx->colls[i].kind, (double)ctx->colls[i].bytes, ctx->colls[i].ranks, NULL, &c);
+        if (!c.available) {
+            snprintf(r->reason, sizeof(r->reason), "%s", c.reason);
+            return;
+        }
+        cost[i] = c.us;
+        if (i == ctx->verify_ar_slot)
+            snprintf(r->allreduce_method, sizeof(r->allreduce_method), "%s", c.method);
+    }
+    r->available = true;
+    if (with_ops) {
+        r->op_us = util_xcalloc((size_t)ctx->n_ops + 1, sizeof(double));
+        r->n_op_us = ctx->n_ops;
+    }
+    const bool graph = ctx->graph, staged = host_staged(be);
+    const launch_costs L = {s->launch.eager_us, s->launch.eager_collective_us, s->launch.eager_gap_us,
+                                s->launch.graph_node_us, s->launch.graph_launch_us};
+    double verify_ar_sum = 0.0, verify_ag_sum = 0.0;
+    int verify_ar = 0, verify_ag = 0;
+    r->n_phases = ctx->p->n_phases < REPORT_MAX_PHASES ? ctx->p->n_phases : REPORT_MAX_PHASES;
+    for (int ph = 0; ph < r->n_phases; ph++) {
+        const plan_phase *phase = &ctx->p->phases[ph];
+        report_phase_result *out = &r->phases[ph];
+        snprintf(out->name, sizeof(out->name), "%s", phase->name);
+        out->kind = phase->kind;
+        const bool is_verify = phase->kind == PLAN_PHASE_VERIFY || phase->kind == PLAN_PHASE_DECODE;
+        double host = 0.0, gpu = 0.0, ar_sum = 0.0;
+        int ar_n = 0;
+        if (graph) {
+            host = L.graph_launch;
+            gpu = host;
+            out->class_ms[PLAN_CLASS_OTHER] += host;
+        }
+        const int first = ctx->phases[ph].first, end = first + ctx->phases[ph].n;
+        for (int i = first; i < end; i++) {
+            const model_op *o = &ctx->ops[i];
+            if (o->region >= 0) {
+                const model_region *g = &ctx->regions[o->region];
+                double start = gpu, stop;
+                if (graph) {
+                    stop = start + g->t;
+                } else {
+                    const double first_launch = host + L.eager;
+                    host += g->n_ops * L.eager;
+                    start = fmax(gpu + L.eager_gap, first_launch);
+                    stop = fmax(start + g->t, host + g->last_us);
+                }
+                const double delta = stop - gpu;
+                for (int c = 0; c < PLAN_CLASS_COUNT; c++)
+                    out->class_ms[c] += g->main_class_us[c] + (delta - g->t_main) * g->side_class_w[c];
+                if (with_ops)
+                    for (int k = g->first; k <= g->last; k++)
+                        r->op_us[k] = ctx->ops[k].us;
+                gpu = stop;
+                i = g->last;
+                continue;
+            }
+            const bool coll = o->coll >= 0;
+            const double t = coll ? cost[o->coll] : o->us;
+            if (coll && t <= 0.0)
+                continue; /* backend none: the collective is not launched at all */
+            double next;
+            if (coll && staged && t > 0) {
+                host = fmax(host, gpu) + t;
+                if (graph)
+                    host += L.graph_launch;
+                next = host;
+            } else if (graph) {
+                next = gpu + L.graph_node + t;
+            } else {
+                host += coll ? L.eager_coll : L.eager;
+                next = fmax(gpu + L.eager_gap, host) + t;
+            }
+            out->class_ms[o->cls] += next - gpu;
+            gpu = next;
+            if (with_ops)
+                r->op_us[i] = t;
+            if (coll && o->kind == PLAN_OP_ALLREDUCE) {
+                ar_sum += t;
+                ar_n++;
+            }
+            if (coll && is_verify) {
+                if (o->kind == PLAN_OP_ALLREDUCE) {
+                    verify_ar_sum += t;
+                    verify_ar++;
+                } else {
+                    verify_ag_sum += t;
+                    verify_ag++;
+                }
+            }
+        }
+        if (host > gpu) {
+            out->class_ms[PLAN_CLASS_OTHER] += host - gpu;
+            gpu = host;
+        }
+        double total = 0.0;
+        for (int c = 0; c < PLAN_CLASS_COUNT; c++) {
+            out->class_ms[c] /= 1000.0;
+            total += out->class_ms[c];
+        }
+        out->ms = total;
+        out->collectives = ar_n;
+        out->collective_us_mean = ar_n ? ar_sum / ar_n : 0.0;
+    }
+    r->allreduce_us = verify_ar ? verify_ar_sum / verify_ar : 0.0;
+    r->allgather_us = verify_ag ? verify_ag_sum / verify_ag : 0.0;
+    r->host_ms = s->host.cycle_overhead_us / 1000.0;
+    report_result_finish(r);
+}

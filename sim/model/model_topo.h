@@ -1,0 +1,49 @@
+/* model_topo: where each rank's GPU sits (socket, PCIe switch), the path between two endpoints (GPU or a
+ * socket's host memory), and the time a set of flows takes when they share links. Internal to sim/model. */
+#ifndef VPSIM_MODEL_TOPO_H
+#define VPSIM_MODEL_TOPO_H
+
+#include "../config/cfg.h"
+#include "model.h"
+
+#include <stdbool.h>
+
+#define MODEL_MAX_RANKS 16
+/* An endpoint: a GPU index >= 0, or the host memory of socket s as MODEL_HOST(s). */
+#define MODEL_HOST(s) (-1 - (s))
+
+/* NCCL's path types (src/graph/topo.h), in increasing distance. */
+typedef enum { MODEL_PATH_NVL, MODEL_PATH_PIX, MODEL_PATH_PHB, MODEL_PATH_SYS } model_path_type;
+extern const char *const model_path_type_names[];
+
+int model_topo_socket(const cfg_system *s, int gpu);
+int model_topo_switch(const cfg_system *s, int gpu); /* -1: direct attach */
+model_path_type model_topo_path_type(const cfg_system *s, int a, int b);
+/* One-way latency of a posted write from endpoint a to endpoint b. */
+double model_topo_latency(const cfg_system *s, int a, int b);
+
+typedef struct model_flows {
+    int n;
+    int src[MODEL_MAX_RANKS * MODEL_MAX_RANKS * 2];
+    int dst[MODEL_MAX_RANKS * MODEL_MAX_RANKS * 2];
+    double bytes[MODEL_MAX_RANKS * MODEL_MAX_RANKS * 2];
+} model_flows;
+
+typedef struct model_flow_time {
+    double bw_us;        /* the busiest resource's bytes over its capacity */
+    double lat_us;       /* slowest flow's latency: one way (writes) or round trip (reads) */
+    char bottleneck[48]; /* the busiest resource */
+    double bottleneck_bytes;
+    double bottleneck_gbs;
+} model_flow_time;
+
+void model_flows_add(model_flows *f, int src, int dst, double bytes);
+/* Time for all flows at once. `reads`: the destination pulls (non-posted loads, round-trip latency, read
+ * efficiency on the GPU's link); otherwise posted writes (many-writer efficiency when several write into
+ * one GPU). */
+void model_flows_time(const cfg_system *s, const model_flows *f, bool reads, model_flow_time *out);
+
+/* Topology checks that need more than one field (called by model_prepare): "" when consistent. */
+const char *model_topo_check(const cfg_system *s);
+
+#endif

@@ -1,0 +1,254 @@
+/* Results per backend as a table, JSON ("vpsim.results/1") and CSV. */
+#include "report_results.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void report_result_free(report_result *r)
+{
+    free(r->op_us);
+    r->op_us = NULL;
+    r->n_op_us = 0;
+}
+
+void report_result_finish(report_result *r)
+{
+    r->verify_ms = r->draft_steps_ms = r->draft_extend_ms = 0.0;
+    memset(r->verify_class_ms, 0, sizeof(r->verify_class_ms));
+    double phases_ms = 0.0;
+    for (int i = 0; i < r->n_phases; i++) {
+        const report_phase_result *ph = &r->phases[i];
+        phases_ms += ph->ms;
+        switch (ph->kind) {
+        case PLAN_PHASE_VERIFY:
+        case PLAN_PHASE_DECODE:
+            r->verify_ms += ph->ms;
+            for (int c = 0; c < PLAN_CLASS_COUNT; c++)
+                r->verify_class_ms[c] += ph->class_ms[c];
+            break;
+        case PLAN_PHASE_DRAFT: r->draft_steps_ms += ph->ms; break;
+        case PLAN_PHASE_DRAFT_EXTEND: r->draft_extend_ms += ph->ms; break;
+        }
+    }
+    r->draft_ms = r->draft_steps_ms + r->draft_extend_ms;
+    r->cycle_ms = phases_ms + r->host_ms;
+    r->tok_per_s = r->cycle_ms > 0 ? r->tokens_per_cycle / (r->cycle_ms / 1000.0) : 0.0;
+}
+
+/* A number with six significant digits: enough for any figure here, and no binary noise
+ * ("2.2000000000000002") in a document people read and diff. util_json_num prints 17 digits, so write a
+ * null through the writer (which places commas) and replace its text. */
+static void json_num6(util_json *j, double v)
+{
+    util_json_null(j);
+    if (!isfinite(v))
+        return;
+    j->out.len -= 4;
+    j->out.s[j->out.len] = '\0';
+    util_buf_printf(&j->out, "%.6g", v);
+}
+
+static void knum6(util_json *j, const char *key, double v, bool present)
+{
+    util_json_key(j, key);
+    if (present)
+        json_num6(j, v);
+    else
+        util_json_null(j);
+}
+
+static void kstr_or_null(util_json *j, const char *key, const char *s)
+{
+    util_json_key(j, key);
+    if (s)
+        util_json_str(j, s);
+    else
+        util_json_null(j);
+}
+
+static const char *const class_keys[PLAN_CLASS_COUNT] = {"gemm_ms", "attention_ms", "comm_ms", "other_ms"};
+static const char *const verify_class_keys[PLAN_CLASS_COUNT] = {"verify_gemm_ms", "verify_attention_ms",
+                                                                "verify_comm_ms", "verify_other_ms"};
+
+static void json_ops(util_json *j, const report_result *r, const plan *p)
+{
+    util_json_key(j, "ops");
+    util_json_arr_begin(j);
+    int idx = 0;
+    for (int ph = 0; p && ph < p->n_phases; ph++) {
+        for (int o = 0; o < p->phases[ph].n_ops && idx < r->n_op_us; o++, idx++) {
+            const plan_op *op = &p->phases[ph].ops[o];
+            util_json_obj_begin(j);
+            util_json_kstr(j, "phase", p->phases[ph].name);
+            util_json_kint(j, "index", o);
+            util_json_kstr(j, "name", op->name);
+            util_json_kstr(j, "kind", plan_op_kind_names[op->kind]);
+            util_json_kint(j, "layer", op->layer);
+            knum6(j, "us", r->op_us[idx], true);
+            util_json_obj_end(j);
+        }
+    }
+    util_json_arr_end(j);
+}
+
+static void json_backend(util_json *j, const report_result *r, const plan *p)
+{
+    const bool ok = r->available;
+    util_json_obj_begin(j);
+    util_json_kstr(j, "backend", r->backend);
+    util_json_kbool(j, "available", ok);
+    kstr_or_null(j, "reason", ok ? NULL : r->reason);
+    knum6(j, "allreduce_us", r->allreduce_us, ok);
+    kstr_or_null(j, "allreduce_method", ok ? r->allreduce_method : NULL);
+    knum6(j, "allgather_us", r->allgather_us, ok);
+    knum6(j, "verify_ms", r->verify_ms, ok);
+    for (int c = 0; c < PLAN_CLASS_COUNT; c++)
+        knum6(j, verify_class_keys[c], r->verify_class_ms[c], ok);
+    knum6(j, "draft_ms", r->draft_ms, ok);
+    knum6(j, "draft_steps_ms", r->draft_steps_ms, ok);
+    knum6(j, "draft_extend_ms", r->draft_extend_ms, ok);
+    knum6(j, "host_ms", r->host_ms, ok);
+    knum6(j, "cycle_ms", r->cycle_ms, ok);
+    knum6(j, "tokens_per_cycle", r->tokens_per_cycle, true);
+    knum6(j, "tok_per_s", r->tok_per_s, ok);
+    util_json_key(j, "phases");
+    util_json_arr_begin(j);
+    for (int i = 0; ok && i < r->n_phases; i++) {
+        const report_phase_result *ph = &r->phases[i];
+        util_json_obj_begin(j);
+        util_json_kstr(j, "name", ph->name);
+        util_json_kstr(j, "kind", plan_phase_kind_names[ph->kind]);
+        knum6(j, "ms", ph->ms, true);
+        for (int c = 0; c < PLAN_CLASS_COUNT; c++)
+            knum6(j, class_keys[c], ph->class_ms[c], true);
+        util_json_kint(j, "collectives", ph->collectives);
+        knum6(j, "allreduce_us", ph->collective_us_mean, true);
+        util_json_obj_end(j);
+    }
+    util_json_arr_end(j);
+    if (ok && r->op_us)
+        json_ops(j, r, p);
+    util_json_obj_end(j);
+}
+
+void report_results_json(util_json *j, const report_results_meta *m, const report_result *rs, int n,
+                         const plan *p)
+{
+    util_json_obj_begin(j);
+    util_json_kstr(j, "schema", REPORT_RESULTS_SCHEMA);
+    kstr_or_null(j, "mode", m->mode);
+    kstr_or_null(j, "scenario", m->scenario);
+    kstr_or_null(j, "scenario_path", m->scenario_path);
+    kstr_or_null(j, "system", m->system);
+    kstr_or_null(j, "model", m->model);
+    util_json_kint(j, "tp", m->tp);
+    util_json_kint(j, "batch", m->batch);
+    util_json_kint(j, "context", m->context);
+    util_json_kbool(j, "graph", m->graph);
+    knum6(j, "expected_tokens", m->expected_tokens, true);
+    kstr_or_null(j, "tokens_formula", m->tokens_formula);
+    kstr_or_null(j, "tok_per_s_formula", "tok_per_s = tokens_per_cycle / (cycle_ms / 1000)");
+    kstr_or_null(j, "provenance", m->provenance);
+    util_json_key(j, "backends");
+    util_json_arr_begin(j);
+    for (int i = 0; i < n; i++)
+        json_backend(j, &rs[i], p);
+    util_json_arr_end(j);
+    util_json_obj_end(j);
+    if (j->pretty)
+        util_buf_printf(&j->out, "\n");
+}
+
+void report_results_table(util_buf *out, const report_results_meta *m, const report_result *rs, int n)
+{
+    util_buf_printf(out, "%s: scenario %s on %s (%s), TP=%d, batch %d, context %d, %s\n",
+                    m->mode ? m->mode : "results", m->scenario ? m->scenario : "?", m->system ? m->system : "?",
+                    m->model ? m->model : "?", m->tp, m->batch, m->context, m->graph ? "CUDA graph" : "eager");
+    if (m->tokens_formula)
+        util_buf_printf(out, "tokens per cycle: %s\n", m->tokens_formula);
+    util_buf_printf(out, "tok/s = tokens per cycle / cycle time; cycle = draft steps + verify + draft-extend + host\n\n");
+    util_buf_printf(out, "%-10s %9s %9s %8s %8s %8s %8s %8s %8s %8s %7s %8s\n", "backend", "allred_us", "verify_ms",
+                    "comm", "gemm", "attn", "other", "draft_ms", "host_ms", "cycle_ms", "tok/cyc", "tok/s");
+    for (int i = 0; i < n; i++) {
+        const report_result *r = &rs[i];
+        if (!r->available) {
+            util_buf_printf(out, "%-10s %9s   (unavailable: see below)\n", r->backend, "-");
+            continue;
+        }
+        util_buf_printf(out, "%-10s %9.1f %9.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %7.3f %8.1f\n", r->backend,
+                        r->allreduce_us, r->verify_ms, r->verify_class_ms[PLAN_CLASS_COMM],
+                        r->verify_class_ms[PLAN_CLASS_GEMM], r->verify_class_ms[PLAN_CLASS_ATTENTION],
+                        r->verify_class_ms[PLAN_CLASS_OTHER], r->draft_ms, r->host_ms, r->cycle_ms,
+                        r->tokens_per_cycle, r->tok_per_s);
+    }
+    bool any_method = false;
+    for (int i = 0; i < n; i++) {
+        if (rs[i].available && rs[i].allreduce_method[0]) {
+            if (!any_method)
+                util_buf_printf(out, "\nallreduce cost from:\n");
+            any_method = true;
+            util_buf_printf(out, "  %-10s %s\n", rs[i].backend, rs[i].allreduce_method);
+        }
+    }
+    bool any_missing = false;
+    for (int i = 0; i < n; i++) {
+        if (!rs[i].available) {
+            if (!any_missing)
+                util_buf_printf(out, "\nunavailable:\n");
+            any_missing = true;
+            util_buf_printf(out, "  %-10s %s\n", rs[i].backend, rs[i].reason);
+        }
+    }
+}
+
+void report_csv_field(util_buf *out, const char *s)
+{
+    if (!s)
+        return;
+    if (!strpbrk(s, ",\"\n\r")) {
+        util_buf_printf(out, "%s", s);
+        return;
+    }
+    util_buf_printf(out, "\"");
+    for (const char *c = s; *c; c++)
+        util_buf_printf(out, *c == '"' ? "\"\"" : "%c", *c);
+    util_buf_printf(out, "\"");
+}
+
+static const char *const csv_cols[] = {"backend",         "available",      "reason",        "allreduce_us",
+                                       "allreduce_method", "verify_ms",     "verify_comm_ms", "verify_gemm_ms",
+                                       "verify_attention_ms", "verify_other_ms", "draft_ms",   "draft_extend_ms",
+                                       "host_ms",          "cycle_ms",      "tokens_per_cycle", "tok_per_s"};
+
+void report_results_csv_header(util_buf *out, const char *const *extra_keys, int n_extra)
+{
+    for (int i = 0; i < n_extra; i++) {
+        report_csv_field(out, extra_keys[i]);
+        util_buf_printf(out, ",");
+    }
+    for (size_t i = 0; i < sizeof(csv_cols) / sizeof(csv_cols[0]); i++)
+        util_buf_printf(out, "%s%s", i ? "," : "", csv_cols[i]);
+    util_buf_printf(out, "\n");
+}
+
+void report_results_csv_row(util_buf *out, const char *const *extra_vals, int n_extra, const report_result *r)
+{
+    for (int i = 0; i < n_extra; i++) {
+        report_csv_field(out, extra_vals[i]);
+        util_buf_printf(out, ",");
+    }
+    report_csv_field(out, r->backend);
+    util_buf_printf(out, ",%s,", r->available ? "true" : "false");
+    report_csv_field(out, r->available ? "" : r->reason);
+    if (!r->available) {
+        util_buf_printf(out, ",,,,,,,,,,,,%.6g,\n", r->tokens_per_cycle);
+        return;
+    }
+    util_buf_printf(out, ",%.6g,", r->allreduce_us);
+    report_csv_field(out, r->allreduce_method);
+    util_buf_printf(out, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", r->verify_ms,
+                    r->verify_class_ms[PLAN_CLASS_COMM], r->verify_class_ms[PLAN_CLASS_GEMM],
+                    r->verify_class_ms[PLAN_CLASS_ATTENTION], r->verify_class_ms[PLAN_CLASS_OTHER], r->draft_ms,
+                    r->draft_extend_ms, r->host_ms, r->cycle_ms, r->tokens_per_cycle, r->tok_per_s);
+}

@@ -1,0 +1,268 @@
+/* model: whole cycles of the shipped scenarios and systems (the must-show checks). */
+#include "../../sim/model/model.h"
+#include "test_helpers.h"
+
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct loaded {
+    cfg_scenario sc;
+    plan p;
+    model_ctx *ctx;
+} loaded;
+
+static void load(loaded *l, const char *scenario, const char *system, const char *const *sets, int n_sets)
+{
+    cfg_error err;
+    int rc = cfg_scenario_load(th_path(scenario), sets, n_sets, system ? th_path(system) : NULL, &l->sc, &err);
+    cr_assert_eq(rc, 0, "%s", err.msg);
+    char why[256];
+    cr_assert_eq(plan_build(&l->sc, &l->p, why, sizeof(why)), 0, "%s", why);
+    l->ctx = model_prepare(&l->sc, &l->p, why, sizeof(why));
+    cr_assert_not_null(l->ctx, "%s", why);
+}
+
+static void unload(loaded *l)
+{
+    model_free(l->ctx);
+    plan_free(&l->p);
+    cfg_scenario_free(&l->sc);
+}
+
+static double within(double got, double want)
+{
+    return fabs(got - want) / want;
+}
+
+Test(model_cycle, target_box_with_measured_nccl_reproduces_30ms_verify_24ms_comm)
+{
+    loaded l;
+    load(&l, "configs/default.yaml", NULL, NULL, 0);
+    report_result r;
+    model_eval(l.ctx, CFG_BACKEND_NCCL, false, &r);
+    cr_assert(r.available);
+    cr_assert_float_eq(r.allreduce_us, 200.0, 1e-9, "the measured table sets each verify allreduce");
+    cr_assert(strstr(r.allreduce_method, "measured"), "%s", r.allreduce_method);
+    cr_assert(within(r.verify_ms, 30.0) <= 0.15, "verify %.2f ms, want 30 +- 15%%", r.verify_ms);
+    cr_assert(within(r.verify_class_ms[PLAN_CLASS_COMM], 24.0) <= 0.15, "comm %.2f ms, want 24 +- 15%%",
+              r.verify_class_ms[PLAN_CLASS_COMM]);
+    const double compute = r.verify_ms - r.verify_class_ms[PLAN_CLASS_COMM];
+    cr_assert(compute > 4.5 && compute < 8.0, "verify compute %.2f ms, want near 6", compute);
+    unload(&l);
+}
+
+Test(model_cycle, without_the_measured_table_nccl_comes_from_its_formula)
+{
+    const char *sets[] = {"system.measured.use=false"};
+    loaded l;
+    load(&l, "configs/default.yaml", NULL, sets, 1);
+    report_result r;
+    model_eval(l.ctx, CFG_BACKEND_NCCL, false, &r);
+    /* Dual socket, AMD: ring/LL over P2P = 25.304 us (test_model_formula.c works it out). */
+    cr_assert_float_eq(r.allreduce_us, 25.304, 1e-3, "got %f", r.allreduce_us);
+    cr_assert(strstr(r.allreduce_method, "formula: NCCL tuning model, ring/LL over P2P"), "%s", r.allreduce_method);
+    util_buf out = {0};
+    cfg_backend be = CFG_BACKEND_NCCL;
+    model_explain(&out, l.ctx, &be, 1);
+    cr_assert(strstr(out.s, "ring/LL") && strstr(out.s, "nccl_formula") && strstr(out.s, "busBw"), "%s", out.s);
+    util_buf_free(&out);
+    unload(&l);
+}
+
+Test(model_cycle, totals_add_up_and_tok_per_s_follows_its_formula)
+{
+    loaded l;
+    load(&l, "configs/default.yaml", NULL, NULL, 0);
+    for (int b = 0; b < CFG_BACKEND_COUNT; b++) {
+        report_result r;
+        model_eval(l.ctx, (cfg_backend)b, false, &r);
+        if (!r.available)
+            continue;
+        /* 1 + 0.75 + 0.75 x 0.6 */
+        cr_assert_float_eq(r.tokens_per_cycle, 2.2, 1e-12);
+        double phases = 0.0;
+        for (int i = 0; i < r.n_phases; i++) {
+            double cls = 0.0;
+            for (int c = 0; c < PLAN_CLASS_COUNT; c++)
+                cls += r.phases[i].class_ms[c];
+            cr_assert_float_eq(cls, r.phases[i].ms, 1e-9, "%s %s: classes sum to the phase", r.backend,
+                               r.phases[i].name);
+            phases += r.phases[i].ms;
+        }
+        cr_assert_float_eq(r.cycle_ms, phases + r.host_ms, 1e-9);
+        cr_assert_float_eq(r.host_ms, 0.8, 1e-12, "host.cycle_overhead_us 800 of the target system");
+        cr_assert_float_eq(r.draft_ms, r.draft_steps_ms + r.draft_extend_ms, 1e-12);
+        cr_assert_float_eq(r.tok_per_s, 2.2 / (r.cycle_ms / 1000.0), 1e-9);
+    }
+    unload(&l);
+}
+
+Test(model_cycle, no_communication_is_the_floor_and_costs_no_launches)
+{
+    loaded l;
+    load(&l, "configs/default.yaml", NULL, NULL, 0);
+    report_result none, nccl;
+    model_eval(l.ctx, CFG_BACKEND_NONE, false, &none);
+    model_eval(l.ctx, CFG_BACKEND_NCCL, false, &nccl);
+    cr_assert_float_eq(none.verify_class_ms[PLAN_CLASS_COMM], 0.0, 1e-12);
+    cr_assert_float_eq(none.verify_class_ms[PLAN_CLASS_GEMM], nccl.verify_class_ms[PLAN_CLASS_GEMM], 1e-9);
+    cr_assert(none.cycle_ms < nccl.cycle_ms);
+    unload(&l);
+}
+
+Test(model_cycle, per_op_durations_line_up_with_the_plan)
+{
+    loaded l;
+    load(&l, "configs/default.yaml", NULL, NULL, 0);
+    report_result r;
+    model_eval(l.ctx, CFG_BACKEND_NCCL, true, &r);
+    int total = 0, verify_first = 0;
+    for (int i = 0; i < l.p.n_phases; i++) {
+        if (!strcmp(l.p.phases[i].name, "verify"))
+            verify_first = total;
+        total += l.p.phases[i].n_ops;
+    }
+    cr_assert_eq(r.n_op_us, total);
+    const plan_phase *v = plan_find_phase(&l.p, "verify");
+    double sum = 0.0, side = 0.0;
+    for (int i = 0; i < v->n_ops; i++) {
+        const double us = r.op_us[verify_first + i];
+        if (v->ops[i].kind == PLAN_OP_ALLREDUCE)
+            cr_assert_float_eq(us, 200.0, 1e-9, "op %d %s", i, v->ops[i].name);
+        cr_assert(us > 0.0, "op %d %s", i, v->ops[i].name);
+        sum += us + l.sc.system.launch.graph_node_us;
+        if (v->ops[i].stream == PLAN_STREAM_SIDE)
+            side += us + l.sc.system.launch.graph_node_us;
+    }
+    /* CUDA graph: one launch, then every kernel and its gap, less what the side stream hides. */
+    const double serial_ms = (l.sc.system.launch.graph_launch_us + sum) / 1000.0;
+    cr_assert(r.verify_ms < serial_ms, "overlap saves time: %f vs %f", r.verify_ms, serial_ms);
+    cr_assert(r.verify_ms >= serial_ms - side / 1000.0 - 1e-9, "it cannot hide more than the side stream");
+    report_result_free(&r);
+    unload(&l);
+}
+
+Test(model_cycle, eager_launches_cost_more_than_a_graph)
+{
+    const char *eager[] = {"run.graph=false"};
+    loaded g, e;
+    load(&g, "configs/default.yaml", NULL, NULL, 0);
+    load(&e, "configs/default.yaml", NULL, eager, 1);
+    report_result rg, re;
+    model_eval(g.ctx, CFG_BACKEND_NONE, false, &rg);
+    model_eval(e.ctx, CFG_BACKEND_NONE, false, &re);
+    cr_assert(re.verify_ms > rg.verify_ms, "eager %f, graph %f", re.verify_ms, rg.verify_ms);
+    unload(&g);
+    unload(&e);
+}
+
+Test(model_cycle, host_staged_mpi_relaunches_the_graph_after_each_collective)
+{
+    loaded l;
+    load(&l, "configs/default.yaml", NULL, NULL, 0);
+    report_result r;
+    model_eval(l.ctx, CFG_BACKEND_MPI, false, &r);
+    const double per = r.allreduce_us + l.sc.system.launch.graph_launch_us;
+    cr_assert(r.verify_class_ms[PLAN_CLASS_COMM] * 1000.0 >= 123 * per - 1e-6, "comm %f ms for 123 x %f us",
+              r.verify_class_ms[PLAN_CLASS_COMM], per);
+    unload(&l);
+}
+
+Test(model_cycle, a_tiny_cycle_fits_in_l2_and_the_default_does_not)
+{
+    loaded t, d;
+    load(&t, "configs/tiny.yaml", "configs/systems/rtx-pro-6000-4x-pcie.yaml", NULL, 0);
+    load(&d, "configs/default.yaml", NULL, NULL, 0);
+    cr_assert(model_ctx_in_l2(t.ctx));
+    cr_assert_not(model_ctx_in_l2(d.ctx));
+    unload(&t);
+    unload(&d);
+}
+
+/* Every backend on every shipped system: a number, or a reason. */
+Test(model_cycle, every_backend_on_every_shipped_system_gives_a_number_or_a_reason)
+{
+    DIR *dir = opendir(th_path("configs/systems"));
+    cr_assert_not_null(dir);
+    struct dirent *e;
+    int systems = 0;
+    while ((e = readdir(dir))) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml"))
+            continue;
+        char rel[512];
+        snprintf(rel, sizeof(rel), "configs/systems/%s", e->d_name);
+        for (int pass = 0; pass < 2; pass++) {
+            /* Pass 0 at the scenario's TP=8, pass 1 at a TP the system can host. */
+            char tp[64];
+            loaded probe;
+            load(&probe, "configs/default.yaml", rel, NULL, 0);
+            int gpus = probe.sc.system.gpus;
+            unload(&probe);
+            snprintf(tp, sizeof(tp), "parallel.tp=%d", pass == 0 ? 8 : (gpus >= 8 ? 8 : gpus));
+            const char *sets[] = {tp};
+            loaded l;
+            load(&l, "configs/default.yaml", rel, sets, 1);
+            for (int b = 0; b < CFG_BACKEND_COUNT; b++) {
+                report_result r;
+                model_eval(l.ctx, (cfg_backend)b, false, &r);
+                if (r.available) {
+                    cr_assert(isfinite(r.cycle_ms) && r.cycle_ms > 0 && r.tok_per_s > 0, "%s on %s", r.backend, rel);
+                } else {
+                    cr_assert(strlen(r.reason) > 10, "%s on %s: no reason", r.backend, rel);
+                }
+                if (b == CFG_BACKEND_NONE)
+                    cr_assert(r.available, "none always runs (%s)", rel);
+                if (pass == 1 && b == CFG_BACKEND_NCCL)
+                    cr_assert(r.available, "nccl at a TP the system hosts (%s): %s", rel, r.reason);
+            }
+            unload(&l);
+        }
+        systems++;
+    }
+    closedir(dir);
+    cr_assert_geq(systems, 5, "the five shipped systems");
+}
+
+/* Every number in a shipped system file says where it comes from. */
+Test(model_systems, every_figure_carries_its_provenance)
+{
+    static const char *const tags[] = {"# spec", "# measured", "# assumed", "# calibrated", "# nccl", "# unused"};
+    DIR *dir = opendir(th_path("configs/systems"));
+    cr_assert_not_null(dir);
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".yaml"))
+            continue;
+        char rel[512];
+        snprintf(rel, sizeof(rel), "configs/systems/%s", e->d_name);
+        FILE *f = fopen(th_path(rel), "r");
+        cr_assert_not_null(f);
+        char line[1024];
+        int no = 0;
+        while (fgets(line, sizeof(line), f)) {
+            no++;
+            if (!strncmp(line, "measured:", 9))
+                break; /* measured tables carry a `source` string instead */
+            char *colon = strchr(line, ':');
+            if (line[0] == '#' || !colon)
+                continue;
+            const char *v = colon + 1;
+            while (*v == ' ')
+                v++;
+            if (!*v || *v == '\n' || *v == '#' || !strncmp(line, "name:", 5) || !strncmp(line, "description:", 12) ||
+                strstr(line, "  name:"))
+                continue;
+            bool tagged = false;
+            for (size_t t = 0; t < sizeof(tags) / sizeof(tags[0]); t++)
+                tagged |= strstr(line, tags[t]) != NULL;
+            cr_assert(tagged, "%s:%d has no provenance tag: %s", rel, no, line);
+        }
+        fclose(f);
+    }
+    closedir(dir);
+}

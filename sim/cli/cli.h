@@ -61,6 +61,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Subcommands. */
 int cmd_plan(int argc, char **argv);
 int cmd_config_reference(int argc, char **argv);
+int cmd_model(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
 /* run_report.c: what `vpsim run` reports. */

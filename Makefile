@@ -69,7 +69,7 @@ WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototyp
 CFLAGS_BASE := -std=c11 $(OPT) $(WARN) -MMD -MP -D_GNU_SOURCE
 MPI_CFLAGS := $(if $(MPICC),$(shell $(MPICC) --showme:compile),)
 MPI_LIBS := $(if $(MPICC),$(shell $(MPICC) --showme:link),)
-CFLAGS := $(CFLAGS_BASE) $(MPI_CFLAGS) -DVPSIM_HAVE_CUDA=$(CUDA)
+CFLAGS := $(CFLAGS_BASE) $(MPI_CFLAGS) -DVPSIM_HAVE_CUDA=$(CUDA) $(if $(filter 1,$(CUDA)),-isystem $(CUDA_HOME)/include,)
 LDFLAGS := $(filter -fsanitize=%,$(OPT))
 # libyaml is linked statically: the GPU machine has no libyaml.
 LIBS := $(if $(YAML_A),$(YAML_A),-lyaml) $(MPI_LIBS) -lm -lpthread -ldl
@@ -85,7 +85,12 @@ ifeq ($(CUDA),1)
 endif
 
 # ---------------------------------------------------------------- sources
+# Host C files that call CUDA, cuBLAS or NCCL; left out of CUDA=0 builds (exec_registry.c decides).
+CUDA_HOST_SRCS := sim/exec/dev_cuda.c sim/exec/comm_nccl.c
 HOST_SRCS := $(sort $(wildcard sim/*/*.c))
+ifneq ($(CUDA),1)
+  HOST_SRCS := $(filter-out $(CUDA_HOST_SRCS),$(HOST_SRCS))
+endif
 MAIN_SRC := sim/cli/main.c
 LIB_SRCS := $(filter-out $(MAIN_SRC),$(HOST_SRCS))
 CU_SRCS := $(if $(filter 1,$(CUDA)),$(sort $(wildcard kernels/*.cu)),)
@@ -148,11 +153,22 @@ TEST_ENV := VPSIM_BIN=$(abspath $(BIN)) VPSIM_ROOT=$(CURDIR)
 test: all $(TEST_BIN)
 	$(TEST_ENV) $(TEST_BIN) --jobs 2 $(TEST_ARGS)
 
-test-gpu: all
-	VPSIM=$(BIN) bash tests/gpu/run_gpu_tests.sh
+# Kernel tests and benchmarks (tests/gpu/*.c against libvpsim.a); built here, run on a GPU machine.
+KTEST_SRCS := $(sort $(wildcard tests/gpu/*.c))
+KTEST_OBJS := $(KTEST_SRCS:%.c=$(OBJ)/%.o)
+KTEST_BIN := $(OUT)/vpsim-kernel-tests
+$(KTEST_OBJS): CFLAGS += -isystem $(CUDA_HOME)/include
+
+$(KTEST_BIN): $(KTEST_OBJS) $(LIBVPSIM)
+	@$(if $(filter 1,$(CUDA)),,echo "vpsim: the kernel tests need CUDA (build without CUDA=0)" >&2; exit 1)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)gcc $(LDFLAGS) $^ -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++ -lm -o $@
+
+test-gpu: all $(KTEST_BIN)
+	VPSIM=$(BIN) VPSIM_KERNEL_TESTS=$(KTEST_BIN) bash tests/gpu/run_gpu_tests.sh
 
 run: all
-	$(BIN) plan configs/default.yaml
+	VPSIM=$(BIN) bash scripts/run_default.sh
 
 bench: all
 	VPSIM=$(BIN) bash bench/run_bench.sh

@@ -1,4 +1,4 @@
-/* C interface of the compute kernels in kernels/*.cu (everything but the allreduce backends).
+/* C interface of the compute kernels in the kernels/ .cu files (everything but the allreduce backends).
  *
  * All tensors are bf16 unless named otherwise, row-major, device pointers. `stream` is a
  * cudaStream_t passed as void* so that host C files need no CUDA headers. Every launcher returns a
@@ -36,6 +36,22 @@ typedef struct vp_attn_args {
 } vp_attn_args;
 size_t vp_attention_workspace_bytes(const vp_attn_args *a);
 int vp_attention_decode(const vp_attn_args *a, void *stream);
+/* Additions (kernels/vp_attention.cu):
+ * Call vp_attention_workspace_bytes() before capturing a graph: it also opts the kernel in to the
+ * shared memory it needs (a non-stream call). It returns 0 for invalid arguments and when no workspace
+ * is needed (a single KV split); vp_attention_decode() then returns cudaErrorInvalidValue resp. ignores
+ * the workspace. Limits: the tiles must fit shared memory: qk_dim up to ~1000 with v_in_k (~800 with a
+ * separate V as wide) in sm_120's 99 KB per block, about twice that on an H200; batch * kv_heads <= 65535.
+ * kv_len = 0 gives a zero output.
+ * vp_attention_set_smem_budget: cap the dynamic shared memory per block below the device's limit
+ * (0 = the device's limit), e.g. 101376 to run the sm_120 configuration on an H200. Process-wide;
+ * size workspaces after changing it.
+ * vp_attention_set_tuning: force the pipeline depth (2..4 tiles in flight) and/or the number of KV
+ * splits (1..1024); 0 = automatic. For benchmarking; process-wide; size workspaces after changing it.
+ * vp_attention_describe: the launch configuration chosen for `a`, as "key=value,..." text. */
+void vp_attention_set_smem_budget(size_t bytes);
+int vp_attention_set_tuning(int stages, int splits);
+int vp_attention_describe(const vp_attn_args *a, char *buf, size_t len);
 
 /* out[r][c] = in[r][c] * rsqrt(mean_c(in[r][c]^2) + eps) * weight[c]; rows x cols. */
 int vp_rmsnorm(void *out, const void *in, const void *weight, int rows, int cols, float eps, void *stream);
@@ -44,7 +60,7 @@ int vp_rmsnorm(void *out, const void *in, const void *weight, int rows, int cols
 int vp_silu_mul(void *out, const void *x, int rows, int cols, void *stream);
 
 /* A memory-bound stand-in for small fused element-wise ops (rope, top-k, combine, sampling):
- * out[i] = in[i] * alpha + out[i] * beta over n elements. */
+ * out[i] = in[i] * alpha + out[i] * beta over n elements (beta == 0: out is not read, BLAS-style). */
 int vp_axpby(void *out, const void *in, long long n, float alpha, float beta, void *stream);
 
 /* Vocab-parallel embedding: out[r] = table[ids[r] - vocab_lo] if vocab_lo <= ids[r] < vocab_lo + rows_in_shard,

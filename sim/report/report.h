@@ -11,4 +11,7 @@ void report_plan_table(util_buf *out, const plan *p, const cfg_scenario *sc);
 /* One row per op with every shape field and derived cost. */
 void report_plan_csv(util_buf *out, const plan *p);
 
+/* Chrome trace of one pass: start/dur are [ranks][n_ops] in flat plan order (us). */
+void report_trace_json(util_buf *out, const plan *p, int ranks, const double *start_us, const double *dur_us);
+
 #endif

@@ -1,0 +1,96 @@
+// PTX wrappers for tensor-core tiles and asynchronous copies (sm_80 and newer: sm_90, sm_120).
+//
+// mma.sync / ldmatrix rather than WMMA: the register layout of mma.sync fragments is documented (PTX
+// ISA, "Matrix fragments for mma.m16n8k16 with floating point type"), and flash attention has to
+// rescale rows of the accumulator in place, which WMMA's opaque fragments do not allow.
+// With g = lane / 4 and t = lane % 4 (each register holds two consecutive bf16, lower index low):
+//   A 16x16 row-major: a0 (row g, k 2t..2t+1), a1 (g+8, 2t..), a2 (g, 2t+8..), a3 (g+8, 2t+8..)
+//   B 16x8 "col":      b0 (k 2t..2t+1, n g), b1 (k 2t+8.., n g)      i.e. B stored n-major (as K rows are)
+//   C 16x8 fp32:       c0, c1 (row g, n 2t, 2t+1), c2, c3 (row g+8, n 2t, 2t+1)
+// ldmatrix.x4 loads four 8x8 bf16 matrices; lanes 8i..8i+7 give the row addresses of matrix i, and
+// lane l receives row l / 4, elements 2(l % 4) and +1 of each (transposed with .trans).
+#pragma once
+
+#include "vp_cuda.cuh"
+
+__device__ __forceinline__ uint32_t vp_smem_addr(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void vp_ldmatrix_x4(uint32_t r[4], const bf16 *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(vp_smem_addr(p))
+                 : "memory");
+}
+
+__device__ __forceinline__ void vp_ldmatrix_x2(uint32_t r[2], const bf16 *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(vp_smem_addr(p))
+                 : "memory");
+}
+
+__device__ __forceinline__ void vp_ldmatrix_x4_trans(uint32_t r[4], const bf16 *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(vp_smem_addr(p))
+                 : "memory");
+}
+
+// c += a * b for one 16x8x16 tile: bf16 inputs, fp32 accumulation.
+__device__ __forceinline__ void vp_mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// 16-byte copy global -> shared that does not block the thread; src_bytes = 0 writes 16 zero bytes
+// (the source is then not read, but must still be a valid address).
+__device__ __forceinline__ void vp_cp_async16(bf16 *dst, const bf16 *src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(vp_smem_addr(dst)), "l"(src),
+                 "r"(src_bytes)
+                 : "memory");
+}
+
+__device__ __forceinline__ void vp_cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+// Wait until at most N of this thread's committed groups are still in flight.
+template <int N>
+__device__ __forceinline__ void vp_cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// Block-wide (NT threads) copy of `nrows` rows of `ncols` bf16, global row stride `gstride`, into
+// shared rows of stride `sstride`: asynchronous 16-byte copies when `vec` (ncols % 8 == 0, aligned),
+// plain loads otherwise. Rows >= `valid` become zeros: a padded key must contribute 0, and 0 * stale
+// data could be NaN. Columns >= ncols are not touched.
+template <int NT>
+__device__ __forceinline__ void vp_load_rows(bf16 *dst, int sstride, const bf16 *src, long long gstride, int nrows,
+                                             int valid, int ncols, bool vec)
+{
+    if (vec) {
+        const int cpr = ncols / 8;
+        for (int i = threadIdx.x; i < nrows * cpr; i += NT) {
+            const int r = i / cpr, c = (i % cpr) * 8;
+            const bool ok = r < valid;
+            vp_cp_async16(dst + r * sstride + c, ok ? src + r * gstride + c : src, ok ? 16 : 0);
+        }
+    } else {
+        for (int i = threadIdx.x; i < nrows * ncols; i += NT) {
+            const int r = i / ncols, c = i % ncols;
+            dst[r * sstride + c] = r < valid ? src[r * gstride + c] : __float2bfloat16(0.0f);
+        }
+    }
+}

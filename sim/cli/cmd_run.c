@@ -1,0 +1,293 @@
+/* vpsim run: replay one decode cycle per rank under MPI and report the measured breakdown. */
+#include "cli.h"
+
+#include "../exec/exec.h"
+#include "../report/report.h"
+#include "../report/report_results.h"
+#include "../util/util.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void run_help(void)
+{
+    printf("usage: mpirun -np N vpsim run [SCENARIO] [--backend B] [--device cuda|cpu] [--eager] [--check]\n"
+           "                            [--iters N] [--warmup N] [--instrumented N] [--target-system FILE]\n"
+           "                            [--trace FILE] [--out FILE] [--format table|json|csv] [--set K=V]...\n"
+           "\n"
+           "Replay one decode cycle (draft steps, verify, draft-extend) with real GEMMs at the per-rank shapes\n"
+           "and real collectives, one MPI rank per GPU, and report the measured breakdown and projected\n"
+           "tok/s. N must be the scenario's parallel.tp, or 1 for one rank's compute. SCENARIO defaults to\n"
+           "configs/default.yaml.\n"
+           "\n"
+           "options (defaults from the scenario's run: section):\n"
+           "  --backend B          nccl, mpi, none (compute only) or model (collectives replaced by GPU delays\n"
+           "                       of their modelled duration on --target-system)\n"
+           "  --device D           cuda (cuBLAS + vpsim kernels) or cpu (CBLAS, plain C; for CI and laptops)\n"
+           "  --eager              time eager launches instead of one CUDA graph per cycle\n"
+           "  --graph              time the cycle as a CUDA graph (the default on cuda)\n"
+           "  --check              poison every collective's output, compare with a reference; exit 1 on a\n"
+           "                       mismatch, naming the op, rank and first bad index\n"
+           "  --iters N            timed cycles (median, p10, p90 reported)\n"
+           "  --warmup N           untimed cycles first\n"
+           "  --instrumented N     eager passes with events around every op, for the breakdown (default 3)\n"
+           "  --target-system FILE system whose collectives backend `model` replays\n"
+           "  --model-backend B    the backend whose modelled collectives `model` replays (default nccl)\n"
+           "  --trace FILE         Chrome trace (chrome://tracing, Perfetto): a track per rank and stream\n"
+           "  --out FILE           results JSON (vpsim.results/1 with the environment), written atomically\n"
+           "  --max-host-memory GIB  CPU device: refuse plans needing more per rank (default 4)\n"
+           "  --debug-corrupt-rank R with --check: rank R corrupts each result (to test the check itself)\n"
+           "  --plan FILE, --set K=V, --system FILE, --format F: as in `vpsim plan`\n"
+           "\n"
+           "examples:\n"
+           "  mpirun -np 8 vpsim run configs/default.yaml --backend nccl --out results.json\n"
+           "  vpsim run configs/default.yaml --backend none --set parallel.tp=8        # one rank's compute\n"
+           "  vpsim run configs/default.yaml --backend model \\\n"
+           "        --target-system configs/systems/rtx-pro-6000-8x-pcie.yaml\n"
+           "  mpirun -np 4 --oversubscribe vpsim run configs/tiny.yaml --device cpu --backend mpi --check\n");
+}
+
+enum {
+    OPT_BACKEND = CLI_OPT_FIRST_PRIVATE,
+    OPT_DEVICE,
+    OPT_EAGER,
+    OPT_GRAPH,
+    OPT_CHECK,
+    OPT_ITERS,
+    OPT_WARMUP,
+    OPT_INSTRUMENTED,
+    OPT_TARGET,
+    OPT_TRACE,
+    OPT_MAX_HOST,
+    OPT_MODEL_BACKEND,
+    OPT_DEBUG_CORRUPT,
+};
+
+typedef struct run_args {
+    cli_common c;
+    int backend, device, iters, warmup, instrumented, model_backend, corrupt_rank;
+    int graph; /* -1: scenario default */
+    bool check;
+    double max_host_gib;
+    const char *target_system;
+    const char *trace;
+} run_args;
+
+static int parse_int_arg(const char *opt, const char *arg, int lo, int hi, int *out)
+{
+    char *end = NULL;
+    long v = strtol(arg, &end, 10);
+    if (!*arg || *end || v < lo || v > hi) {
+        cli_usage_error("run", "%s '%s': expected an integer in [%d, %d]", opt, arg, lo, hi);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_enum_arg(const char *opt, const char *arg, const char *const *choices, int *out)
+{
+    int v = cfg_enum_index(choices, arg);
+    if (v < 0) {
+        char list[256];
+        cli_usage_error("run", "%s '%s': valid choices: %s", opt, arg, cfg_enum_list(choices, list, sizeof(list)));
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_run_args(int argc, char **argv, run_args *a)
+{
+    static const struct option longopts[] = {
+        CLI_COMMON_LONGOPTS,
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"device", required_argument, NULL, OPT_DEVICE},
+        {"eager", no_argument, NULL, OPT_EAGER},
+        {"graph", no_argument, NULL, OPT_GRAPH},
+        {"check", no_argument, NULL, OPT_CHECK},
+        {"iters", required_argument, NULL, OPT_ITERS},
+        {"warmup", required_argument, NULL, OPT_WARMUP},
+        {"instrumented", required_argument, NULL, OPT_INSTRUMENTED},
+        {"target-system", required_argument, NULL, OPT_TARGET},
+        {"trace", required_argument, NULL, OPT_TRACE},
+        {"max-host-memory", required_argument, NULL, OPT_MAX_HOST},
+        {"model-backend", required_argument, NULL, OPT_MODEL_BACKEND},
+        {"debug-corrupt-rank", required_argument, NULL, OPT_DEBUG_CORRUPT},
+        {0, 0, 0, 0},
+    };
+    memset(a, 0, sizeof(*a));
+    a->backend = a->device = a->iters = a->warmup = a->graph = -1;
+    a->instrumented = 3;
+    a->model_backend = CFG_BACKEND_NCCL;
+    a->corrupt_rank = -1;
+    a->max_host_gib = 4.0;
+    optind = 1;
+    opterr = 0;
+    int opt, v;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        int r = cli_common_option(&a->c, opt, optarg);
+        if (r < 0)
+            return VP_EXIT_USAGE;
+        if (r > 0)
+            continue;
+        switch (opt) {
+        case 'h': run_help(); return -1;
+        case OPT_BACKEND:
+            if (parse_enum_arg("--backend", optarg, cfg_backend_names, &a->backend))
+                return VP_EXIT_USAGE;
+            break;
+        case OPT_DEVICE:
+            if (parse_enum_arg("--device", optarg, cfg_device_names, &a->device))
+                return VP_EXIT_USAGE;
+            break;
+        case OPT_EAGER: a->graph = 0; break;
+        case OPT_GRAPH: a->graph = 1; break;
+        case OPT_CHECK: a->check = true; break;
+        case OPT_ITERS:
+            if (parse_int_arg("--iters", optarg, 1, 1000000, &a->iters))
+                return VP_EXIT_USAGE;
+            break;
+        case OPT_WARMUP:
+            if (parse_int_arg("--warmup", optarg, 0, 1000000, &a->warmup))
+                return VP_EXIT_USAGE;
+            break;
+        case OPT_INSTRUMENTED:
+            if (parse_int_arg("--instrumented", optarg, 1, 1000, &a->instrumented))
+                return VP_EXIT_USAGE;
+            break;
+        case OPT_TARGET: a->target_system = optarg; break;
+        case OPT_DEBUG_CORRUPT:
+            if (parse_int_arg("--debug-corrupt-rank", optarg, 0, 1 << 20, &a->corrupt_rank))
+                return VP_EXIT_USAGE;
+            break;
+        case OPT_MODEL_BACKEND:
+            if (parse_enum_arg("--model-backend", optarg, cfg_backend_names, &a->model_backend))
+                return VP_EXIT_USAGE;
+            break;
+        case OPT_TRACE: a->trace = optarg; break;
+        case OPT_MAX_HOST:
+            if (parse_int_arg("--max-host-memory", optarg, 1, 1 << 20, &v))
+                return VP_EXIT_USAGE;
+            a->max_host_gib = v;
+            break;
+        default:
+            return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (cli_positional(&a->c, argc, argv, optind, "run"))
+        return VP_EXIT_USAGE;
+    return VP_EXIT_OK;
+}
+
+static void write_text(const char *path, const util_buf *b, int *rc)
+{
+    char err[512];
+    if (util_write_file_atomic(path, b->s ? b->s : "", b->len, err, sizeof(err))) {
+        fprintf(stderr, "vpsim run: %s\n", err);
+        *rc = VP_EXIT_FAIL;
+    }
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_args a;
+    int rc = parse_run_args(argc, argv, &a);
+    if (rc < 0)
+        return VP_EXIT_OK; /* --help */
+    if (rc)
+        return rc;
+
+    exec_dist d;
+    exec_dist_init(&d, &argc, &argv);
+    a.c.quiet = d.rank != 0;
+    cfg_scenario sc;
+    bool have_sc = false;
+    plan p;
+    rc = cli_load(&a.c, &sc, &have_sc, &p);
+    if (rc == 0 && have_sc && d.size > 1 && sc.parallel.tp != d.size && !a.c.plan_path) {
+        /* A job of N > 1 ranks replays the scenario at TP = N (-np 1 replays one rank's compute). */
+        if (a.c.n_sets >= CFG_MAX_SETS) {
+            rc = VP_EXIT_USAGE;
+        } else {
+            static char tp_set[32];
+            snprintf(tp_set, sizeof(tp_set), "parallel.tp=%d", d.size);
+            if (d.rank == 0)
+                fprintf(stderr, "vpsim run: note: the job has %d ranks: replaying with %s (the scenario says %d)\n",
+                        d.size, tp_set, sc.parallel.tp);
+            a.c.sets[a.c.n_sets++] = tp_set;
+            plan_free(&p);
+            cfg_scenario_free(&sc);
+            rc = cli_load(&a.c, &sc, &have_sc, &p);
+        }
+    }
+    if (rc) {
+        exec_dist_finalize(&d);
+        return rc;
+    }
+
+    exec_options opt = {
+        .device = a.device >= 0 ? a.device : (have_sc ? sc.run.device : CFG_DEVICE_CUDA),
+        .backend = a.backend >= 0 ? a.backend : (have_sc ? sc.run.backend : CFG_BACKEND_NCCL),
+        .graph = a.graph >= 0 ? a.graph == 1 : (have_sc ? sc.run.graph : true),
+        .iters = a.iters >= 0 ? a.iters : (have_sc ? sc.run.iters : 20),
+        .warmup = a.warmup >= 0 ? a.warmup : (have_sc ? sc.run.warmup : 3),
+        .instrumented_iters = a.instrumented,
+        .check = a.check,
+        .debug_corrupt_rank = a.corrupt_rank,
+        .seed = have_sc ? sc.run.seed : 1234,
+        .progress = d.rank == 0 && isatty(2),
+        .max_host_bytes = (size_t)(a.max_host_gib * 1073741824.0),
+    };
+    double *modelled = NULL;
+    if (opt.backend == CFG_BACKEND_MODEL) {
+        rc = cli_model_collective_us(&a.c, have_sc ? &sc : NULL, &p, a.target_system, a.model_backend, &modelled);
+        if (rc) {
+            plan_free(&p);
+            if (have_sc)
+                cfg_scenario_free(&sc);
+            exec_dist_finalize(&d);
+            return rc;
+        }
+        opt.collective_us = modelled;
+    }
+
+    exec_result res;
+    rc = exec_run(&d, &opt, &p, &res);
+    if (rc == 0 || rc == 1) {
+        if (d.rank == 0) {
+            report_result rr;
+            cli_fill_measured(&rr, &p, &res, cfg_backend_names[opt.backend]);
+            report_results_meta meta = cli_results_meta(&a.c, have_sc ? &sc : NULL, &p, "run", res.graph);
+            util_buf out = {0};
+            report_results_table(&out, &meta, &rr, 1);
+            cli_run_summary(&out, &p, &res, &rr);
+            fputs(out.s ? out.s : "", stdout);
+            fflush(stdout);
+            util_buf_free(&out);
+            if (a.c.out_path) {
+                util_json j;
+                util_json_init(&j, true);
+                cli_run_json(&j, &meta, &rr, &p, &res, argc, argv);
+                write_text(a.c.out_path, &j.out, &rc);
+                util_buf_free(&j.out);
+            }
+            if (a.trace) {
+                util_buf t = {0};
+                report_trace_json(&t, &p, res.ranks, res.op_start_us, res.op_dur_us);
+                write_text(a.trace, &t, &rc);
+                util_buf_free(&t);
+            }
+            report_result_free(&rr);
+        }
+        exec_result_free(&res);
+    }
+    free(modelled);
+    plan_free(&p);
+    if (have_sc)
+        cfg_scenario_free(&sc);
+    exec_dist_finalize(&d);
+    return rc;
+}

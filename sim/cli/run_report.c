@@ -1,0 +1,197 @@
+/* What `vpsim run` reports: the measured breakdown in the results schema shared with model mode, the
+ * timing summary, and the modelled collective durations that backend `model` replays. */
+#include "cli.h"
+
+#include "../exec/exec.h"
+#include "../model/model.h"
+#include "../report/report_results.h"
+#include "../util/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int cli_model_collective_us(const cli_common *c, const cfg_scenario *sc, const plan *p, const char *target,
+                            int model_backend, double **out)
+{
+    *out = NULL;
+    if (!target) {
+        if (!c->quiet)
+            fprintf(stderr, "vpsim run: backend model needs --target-system FILE (the system whose collectives "
+                            "are replayed as delays), e.g. configs/systems/rtx-pro-6000-8x-pcie.yaml\n");
+        return VP_EXIT_USAGE;
+    }
+    if (!sc) {
+        if (!c->quiet)
+            fprintf(stderr, "vpsim run: backend model needs a scenario file (not only --plan)\n");
+        return VP_EXIT_USAGE;
+    }
+    /* The target system goes through the same strict loading as any system file. */
+    cfg_scenario tsc;
+    cfg_error err;
+    if (cfg_scenario_load(c->scenario_path ? c->scenario_path : sc->name, c->sets, c->n_sets, target, &tsc, &err)) {
+        if (!c->quiet)
+            fprintf(stderr, "%s\n", err.msg);
+        return VP_EXIT_USAGE;
+    }
+    int n_ops = 0;
+    for (int ph = 0; ph < p->n_phases; ph++)
+        n_ops += p->phases[ph].n_ops;
+    double *us = util_xcalloc((size_t)n_ops + 1, sizeof(double));
+    int flat = 0, rc = VP_EXIT_OK;
+    for (int ph = 0; ph < p->n_phases && rc == VP_EXIT_OK; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++, flat++) {
+            const plan_op *op = &p->phases[ph].ops[i];
+            if (op->kind != PLAN_OP_ALLREDUCE && op->kind != PLAN_OP_ALLGATHER)
+                continue;
+            model_coll mc;
+            model_collective(&tsc.system, (cfg_backend)model_backend, op->kind, (double)op->payload_bytes, op->ranks,
+                             NULL, &mc);
+            if (!mc.available) {
+                if (!c->quiet)
+                    fprintf(stderr, "vpsim run: backend %s cannot be modelled on %s: %s\n",
+                            cfg_backend_names[model_backend], tsc.system.name, mc.reason);
+                rc = VP_EXIT_USAGE;
+                break;
+            }
+            us[flat] = mc.us;
+        }
+    cfg_scenario_free(&tsc);
+    if (rc) {
+        free(us);
+        return rc;
+    }
+    *out = us;
+    return VP_EXIT_OK;
+}
+
+void cli_fill_measured(report_result *r, const plan *p, const exec_result *res, const char *backend)
+{
+    memset(r, 0, sizeof(*r));
+    snprintf(r->backend, sizeof(r->backend), "%s", backend);
+    r->available = true;
+    snprintf(r->allreduce_method, sizeof(r->allreduce_method), "measured: median of %d instrumented eager passes",
+             3);
+    r->tokens_per_cycle = p->expected_tokens;
+    r->op_us = util_xmalloc((size_t)res->n_ops * sizeof(double));
+    memcpy(r->op_us, res->op_us, (size_t)res->n_ops * sizeof(double));
+    r->n_op_us = res->n_ops;
+    int flat = 0;
+    double ar_sum = 0, ag_sum = 0;
+    int ar_n = 0, ag_n = 0;
+    for (int ph = 0; ph < p->n_phases && ph < REPORT_MAX_PHASES; ph++) {
+        const plan_phase *pp = &p->phases[ph];
+        report_phase_result *out = &r->phases[r->n_phases++];
+        snprintf(out->name, sizeof(out->name), "%s", pp->name);
+        out->kind = pp->kind;
+        double coll_sum = 0;
+        int coll_n = 0;
+        bool target_pass = pp->kind == PLAN_PHASE_VERIFY || pp->kind == PLAN_PHASE_DECODE;
+        for (int i = 0; i < pp->n_ops; i++, flat++) {
+            const plan_op *op = &pp->ops[i];
+            double us = res->op_us[flat];
+            /* Side-stream ops overlap the main stream: the main stream is the critical path. */
+            if (op->stream != PLAN_STREAM_MAIN)
+                continue;
+            out->ms += us / 1e3;
+            out->class_ms[plan_op_class(op->kind)] += us / 1e3;
+            if (op->kind == PLAN_OP_ALLREDUCE) {
+                coll_sum += us;
+                coll_n++;
+                if (target_pass)
+                    ar_sum += us, ar_n++;
+            } else if (op->kind == PLAN_OP_ALLGATHER && target_pass) {
+                ag_sum += us;
+                ag_n++;
+            }
+        }
+        out->collectives = coll_n;
+        out->collective_us_mean = coll_n ? coll_sum / coll_n : 0.0;
+    }
+    r->allreduce_us = ar_n ? ar_sum / ar_n : 0.0;
+    r->allgather_us = ag_n ? ag_sum / ag_n : 0.0;
+    report_result_finish(r);
+    /* The cycle is what the timed loop measured (a CUDA graph where possible), not the sum of ops. */
+    r->cycle_ms = res->cycle.median_us / 1e3;
+    r->host_ms = 0.0;
+    r->tok_per_s = r->cycle_ms > 0 ? r->tokens_per_cycle / (r->cycle_ms / 1e3) : 0.0;
+}
+
+report_results_meta cli_results_meta(const cli_common *c, const cfg_scenario *sc, const plan *p, const char *mode,
+                                     bool graph)
+{
+    report_results_meta m = {
+        .mode = mode,
+        .scenario = sc ? sc->name : p->scenario,
+        .scenario_path = c->scenario_path,
+        .system = sc ? sc->system.name : NULL,
+        .model = sc ? sc->target.name : NULL,
+        .tp = p->ranks,
+        .batch = p->batch,
+        .context = p->context,
+        .graph = graph,
+        .expected_tokens = p->expected_tokens,
+        .tokens_formula = "1 + sum_i prod_{j<=i} acceptance[j] over the draft steps",
+        .provenance = strcmp(mode, "run") == 0 ? "measured (vpsim run; see environment)" : "modelled",
+    };
+    return m;
+}
+
+void cli_run_summary(util_buf *out, const plan *p, const exec_result *res, const report_result *r)
+{
+    double sum_ms = 0;
+    for (int i = 0; i < r->n_phases; i++)
+        sum_ms += r->phases[i].ms;
+    util_buf_printf(out, "\nmeasured on %d rank(s), %d timed cycles %s:\n", res->ranks, res->iters,
+                    res->graph ? "(one CUDA graph per cycle)" : "(eager launches)");
+    util_buf_printf(out, "  cycle              median %9.3f ms   p10 %9.3f   p90 %9.3f   min %9.3f   max %9.3f\n",
+                    res->cycle.median_us / 1e3, res->cycle.p10_us / 1e3, res->cycle.p90_us / 1e3,
+                    res->cycle.min_us / 1e3, res->cycle.max_us / 1e3);
+    util_buf_printf(out, "  instrumented pass  median %9.3f ms   (eager, an event pair around each of %d ops)\n",
+                    res->eager_cycle.median_us / 1e3, res->n_ops);
+    util_buf_printf(out, "  sum of per-op times (main stream) %.3f ms; replay overhead (cycle - sum) %+.3f ms\n", sum_ms,
+                    res->cycle.median_us / 1e3 - sum_ms);
+    for (int i = 0; i < res->n_env; i++)
+        util_buf_printf(out, "  %-24s %s\n", res->env[i].key, res->env[i].value);
+    if (res->check_failures)
+        util_buf_printf(out, "CHECK FAILED: %lld collective(s) wrong on some rank (see stderr)\n", res->check_failures);
+    (void)p;
+}
+
+void cli_run_json(util_json *j, const report_results_meta *m, const report_result *r, const plan *p,
+                  const exec_result *res, int argc, char **argv)
+{
+    util_json doc;
+    util_json_init(&doc, true);
+    report_results_json(&doc, m, r, 1, p);
+    /* Extend the shared document with what only a measurement has: timing spread, environment,
+     * command line. The writer ends the object with "}\n"; reopen it. */
+    while (doc.out.len && (doc.out.s[doc.out.len - 1] == '\n' || doc.out.s[doc.out.len - 1] == '}'))
+        if (doc.out.s[--doc.out.len] == '}')
+            break;
+    doc.out.s[doc.out.len] = '\0';
+    *j = doc;
+    j->depth = 1;
+    j->need_comma[1] = true;
+    util_json_key(j, "measured");
+    util_json_obj_begin(j);
+    util_json_kint(j, "ranks", res->ranks);
+    util_json_kint(j, "iters", res->iters);
+    util_json_kbool(j, "graph", res->graph);
+    util_json_knum(j, "cycle_median_ms", res->cycle.median_us / 1e3);
+    util_json_knum(j, "cycle_p10_ms", res->cycle.p10_us / 1e3);
+    util_json_knum(j, "cycle_p90_ms", res->cycle.p90_us / 1e3);
+    util_json_knum(j, "instrumented_pass_median_ms", res->eager_cycle.median_us / 1e3);
+    util_json_kint(j, "check_failures", res->check_failures);
+    util_json_obj_end(j);
+    util_json_key(j, "environment");
+    util_json_obj_begin(j);
+    for (int i = 0; i < res->n_env; i++)
+        util_json_kstr(j, res->env[i].key, res->env[i].value);
+    util_json_obj_end(j);
+    util_json_key(j, "command_line");
+    util_json_arr_begin(j);
+    for (int i = 0; i < argc; i++)
+        util_json_str(j, argv[i]);
+    util_json_arr_end(j);
+    util_json_obj_end(j);
+}

@@ -1,0 +1,75 @@
+/* Backends `none` (compute only: collectives are skipped) and `model` (each collective replaced by a
+ * GPU delay of the duration model mode predicts for a target system, so one GPU can answer "this
+ * compute, that interconnect"). */
+#include "exec.h"
+
+#include <stdio.h>
+
+static int always_supported(exec_ctx *x, char *why, size_t len)
+{
+    (void)x;
+    (void)why;
+    (void)len;
+    return 0;
+}
+
+static void nothing(exec_ctx *x) { (void)x; }
+
+static void skip_collective(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
+                            long long count)
+{
+    (void)x;
+    (void)op;
+    (void)flat;
+    (void)send;
+    (void)recv;
+    (void)count;
+}
+
+static void none_describe(exec_ctx *x) { exec_env_set(x, "comm", "none: collectives skipped (compute only)"); }
+
+const comm_backend comm_backend_none = {
+    .name = "none",
+    .graph_safe = true,
+    .supported = always_supported,
+    .init = nothing,
+    .fini = nothing,
+    .allreduce = skip_collective,
+    .allgather = skip_collective,
+    .describe = none_describe,
+};
+
+static int model_supported(exec_ctx *x, char *why, size_t len)
+{
+    if (!x->opt->collective_us) {
+        snprintf(why, len, "needs modelled collective durations (give --target-system FILE)");
+        return -1;
+    }
+    return 0;
+}
+
+static void model_collective(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
+                             long long count)
+{
+    (void)op;
+    (void)send;
+    (void)recv;
+    (void)count;
+    x->dev->delay(x, 1e3 * x->opt->collective_us[flat]);
+}
+
+static void model_describe(exec_ctx *x)
+{
+    exec_env_set(x, "comm", "model: each collective is a GPU delay of its modelled duration on the target system");
+}
+
+const comm_backend comm_backend_model = {
+    .name = "model",
+    .graph_safe = true,
+    .supported = model_supported,
+    .init = nothing,
+    .fini = nothing,
+    .allreduce = model_collective,
+    .allgather = model_collective,
+    .describe = model_describe,
+};

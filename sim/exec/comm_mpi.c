@@ -1,0 +1,114 @@
+/* Backend `mpi`: MPI_Allreduce / MPI_Allgather. On the CPU device the buffers are host fp32 and go to
+ * MPI directly. On CUDA the data is staged through the host: device-to-host copy, MPI on fp32, copy
+ * back — MPI has no bf16 sum, so even a CUDA-aware MPI would need a conversion; whether the MPI is
+ * CUDA-aware is detected and reported, not assumed. */
+#include "exec.h"
+
+#include "../util/util.h"
+
+#include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI
+#include <mpi-ext.h>
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct mpi_state {
+    float *host_send, *host_recv;
+    bool staged;
+} mpi_state;
+
+static int mpi_supported(exec_ctx *x, char *why, size_t len)
+{
+    (void)x;
+    (void)why;
+    (void)len;
+    return 0;
+}
+
+static void mpi_init(exec_ctx *x)
+{
+    mpi_state *s = util_xcalloc(1, sizeof(*s));
+    x->comm_state = s;
+    s->staged = x->dev->elem_bytes != sizeof(float) || strcmp(x->dev->name, "cpu") != 0;
+    if (s->staged) {
+        size_t n = x->max_comm_elems > 0 ? (size_t)x->max_comm_elems : 1;
+        s->host_send = util_xmalloc(n * sizeof(float));
+        s->host_recv = util_xmalloc(n * sizeof(float));
+    }
+}
+
+static void mpi_fini(exec_ctx *x)
+{
+    mpi_state *s = x->comm_state;
+    if (!s)
+        return;
+    free(s->host_send);
+    free(s->host_recv);
+    free(s);
+    x->comm_state = NULL;
+}
+
+static void mpi_allreduce(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+{
+    (void)op;
+    (void)flat;
+    mpi_state *s = x->comm_state;
+    if (!s->staged) {
+        VP_MPI(MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+        return;
+    }
+    x->dev->to_host_float(x, s->host_send, send, count);
+    VP_MPI(MPI_Allreduce(s->host_send, s->host_recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+    x->dev->from_host_float(x, recv, s->host_recv, count);
+}
+
+static void mpi_allgather(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+{
+    (void)op;
+    (void)flat;
+    mpi_state *s = x->comm_state;
+    if (!s->staged) {
+        VP_MPI(MPI_Allgather(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, MPI_COMM_WORLD));
+        return;
+    }
+    x->dev->to_host_float(x, s->host_send, send, count);
+    VP_MPI(MPI_Allgather(s->host_send, (int)count, MPI_FLOAT, s->host_recv, (int)count, MPI_FLOAT, MPI_COMM_WORLD));
+    x->dev->from_host_float(x, recv, s->host_recv, count * x->dist.size);
+}
+
+static void mpi_describe(exec_ctx *x)
+{
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    if (MPI_Get_library_version(lib, &len) == MPI_SUCCESS) {
+        char *nl = strchr(lib, '\n');
+        if (nl)
+            *nl = '\0';
+        char *comma = strchr(lib, ',');
+        if (comma)
+            *comma = '\0';
+        exec_env_set(x, "mpi", "%s", lib);
+    }
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+    exec_env_set(x, "mpi_cuda_aware", "%s", MPIX_Query_cuda_support() ? "yes (runtime)" : "no (runtime)");
+#elif defined(MPIX_CUDA_AWARE_SUPPORT)
+    exec_env_set(x, "mpi_cuda_aware", "no (this MPI was built without CUDA support)");
+#else
+    exec_env_set(x, "mpi_cuda_aware", "unknown (this MPI does not say)");
+#endif
+    mpi_state *s = x->comm_state;
+    if (s && s->staged)
+        exec_env_set(x, "mpi_path", "host staged: device->host copy, MPI fp32, host->device copy");
+}
+
+const comm_backend comm_backend_mpi = {
+    .name = "mpi",
+    .graph_safe = false,
+    .supported = mpi_supported,
+    .init = mpi_init,
+    .fini = mpi_fini,
+    .allreduce = mpi_allreduce,
+    .allgather = mpi_allgather,
+    .describe = mpi_describe,
+};

@@ -1,0 +1,93 @@
+/* Backend `nccl`: ncclAllReduce (bf16 sum) and ncclAllGather on the main stream. The communicator
+ * comes from ncclGetUniqueId on rank 0, broadcast over MPI. NCCL calls are graph-capturable. */
+#include "exec.h"
+
+#include "../util/util.h"
+
+#include <nccl.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern char **environ;
+
+#define VP_NCCL(call)                                                                                                   \
+    do {                                                                                                                \
+        ncclResult_t vp_r_ = (call);                                                                                    \
+        if (vp_r_ != ncclSuccess)                                                                                       \
+            exec_dist_fail(__FILE__, __LINE__, #call, ncclGetErrorString(vp_r_));                                       \
+    } while (0)
+
+typedef struct nccl_state {
+    ncclComm_t comm;
+} nccl_state;
+
+static int nccl_supported(exec_ctx *x, char *why, size_t len)
+{
+    if (strcmp(x->dev->name, "cuda") != 0) {
+        snprintf(why, len, "nccl needs the cuda device (use --backend mpi with --device cpu)");
+        return -1;
+    }
+    return 0;
+}
+
+static void nccl_init(exec_ctx *x)
+{
+    nccl_state *s = util_xcalloc(1, sizeof(*s));
+    x->comm_state = s;
+    ncclUniqueId id;
+    if (x->dist.rank == 0)
+        VP_NCCL(ncclGetUniqueId(&id));
+    exec_dist_bcast(&id, sizeof(id), 0);
+    VP_NCCL(ncclCommInitRank(&s->comm, x->dist.size, id, x->dist.rank));
+}
+
+static void nccl_fini(exec_ctx *x)
+{
+    nccl_state *s = x->comm_state;
+    if (!s)
+        return;
+    ncclCommDestroy(s->comm);
+    free(s);
+    x->comm_state = NULL;
+}
+
+static void nccl_allreduce(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+{
+    (void)op;
+    (void)flat;
+    nccl_state *s = x->comm_state;
+    VP_NCCL(ncclAllReduce(send, recv, (size_t)count, ncclBfloat16, ncclSum, s->comm, x->dev->stream(x, 0)));
+}
+
+static void nccl_allgather(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+{
+    (void)op;
+    (void)flat;
+    nccl_state *s = x->comm_state;
+    VP_NCCL(ncclAllGather(send, recv, (size_t)count, ncclBfloat16, s->comm, x->dev->stream(x, 0)));
+}
+
+static void nccl_describe(exec_ctx *x)
+{
+    int v = 0;
+    ncclGetVersion(&v);
+    exec_env_set(x, "nccl", "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
+    /* The NCCL_* variables decide protocol, algorithm and transport: record them. */
+    util_buf vars = {0};
+    for (char **e = environ; *e; e++)
+        if (strncmp(*e, "NCCL_", 5) == 0)
+            util_buf_printf(&vars, "%s%s", vars.len ? " " : "", *e);
+    exec_env_set(x, "nccl_env", "%s", vars.s ? vars.s : "(none set)");
+    util_buf_free(&vars);
+}
+
+const comm_backend comm_backend_nccl = {
+    .name = "nccl",
+    .graph_safe = true,
+    .supported = nccl_supported,
+    .init = nccl_init,
+    .fini = nccl_fini,
+    .allreduce = nccl_allreduce,
+    .allgather = nccl_allgather,
+    .describe = nccl_describe,
+};

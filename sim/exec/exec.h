@@ -1,0 +1,149 @@
+/* exec: replaying a plan on a device, one MPI rank per device, with a communication backend.
+ *
+ * The executor core (exec_core.c) walks the plan and drives two tables of function pointers: a device
+ * (CUDA or CPU: buffers, compute ops, streams, timers, graphs) and a comm backend (NCCL, MPI, none,
+ * model: allreduce and all-gather on device buffers). Which devices and backends exist in this build
+ * is decided in exec_registry.c alone, so no CUDA or MPI conditional leaks into the logic. */
+#ifndef VPSIM_EXEC_H
+#define VPSIM_EXEC_H
+
+#include "../config/cfg.h"
+#include "../plan/plan.h"
+#include "exec_dist.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct exec_options {
+    int device;  /* cfg_device */
+    int backend; /* cfg_backend */
+    bool graph;  /* capture the cycle as a CUDA graph */
+    int iters, warmup;
+    int instrumented_iters; /* eager passes with a timer around every op */
+    bool check;
+    int debug_corrupt_rank; /* test hook: this rank corrupts element 0 of each checked result (-1: none) */
+    int seed;
+    bool progress;           /* progress line on stderr (rank 0, terminal only) */
+    size_t max_host_bytes;   /* CPU device: refuse plans needing more memory per rank */
+    /* Backend model: modelled duration of every op in flat plan order (only collectives are read). */
+    const double *collective_us;
+} exec_options;
+
+typedef struct exec_ctx exec_ctx;
+
+typedef enum { EXEC_TIMER_OP_START, EXEC_TIMER_OP_END } exec_timer_kind;
+
+/* A device: owns memory, streams, timers. Every function aborts the job through exec_dist_fail on
+ * an API error, so callers need no error paths for device faults. */
+typedef struct exec_device {
+    const char *name;
+    size_t elem_bytes; /* activation element size on this device (bf16 = 2, CPU fp32 = 4) */
+    bool has_graphs;
+    void (*init)(exec_ctx *x);
+    /* Allocate what every op of the plan needs; returns -1 with x->why set when it cannot. */
+    int (*prepare)(exec_ctx *x);
+    void (*fini)(exec_ctx *x);
+    /* Enqueue one compute op (not a collective) on its stream. */
+    void (*compute)(exec_ctx *x, const plan_op *op, int op_index);
+    /* The side stream waits for the main stream / the main stream waits for the side stream. */
+    void (*fork)(exec_ctx *x);
+    void (*join)(exec_ctx *x);
+    void (*sync)(exec_ctx *x);
+    /* Timers: a flat array of n slots, recorded on a stream (0 main, 1 side), read after sync. */
+    void (*timers_alloc)(exec_ctx *x, int n);
+    void (*timer_record)(exec_ctx *x, int slot, int stream);
+    double (*timer_elapsed_us)(exec_ctx *x, int from_slot, int to_slot);
+    /* Graphs (has_graphs only). */
+    void (*capture_begin)(exec_ctx *x);
+    void (*capture_end)(exec_ctx *x);
+    void (*graph_launch)(exec_ctx *x);
+    /* Collective buffers: send (op output) and receive, sized for the largest collective. */
+    void *(*comm_send)(exec_ctx *x);
+    void *(*comm_recv)(exec_ctx *x);
+    void *(*stream)(exec_ctx *x, int which);
+    /* Host staging for host-based backends: copy device<->host (synchronous on the main stream). */
+    void (*to_host_float)(exec_ctx *x, float *dst, const void *src, long long n);
+    void (*from_host_float)(exec_ctx *x, void *dst, const float *src, long long n);
+    /* Checks: fill, poison and compare a buffer of n elements (see kernels/vp_pattern.h). */
+    void (*fill_pattern)(exec_ctx *x, void *buf, long long n, int salt);
+    void (*poison)(exec_ctx *x, void *buf, long long n);
+    /* Returns the first bad index or -1 (synchronises). */
+    long long (*check)(exec_ctx *x, const void *buf, long long n, int salt, bool gather);
+    /* Spin on the main stream for `ns` nanoseconds (backend model). */
+    void (*delay)(exec_ctx *x, double ns);
+    /* Fill in environment facts (GPU name, driver, clocks, ...) as "key": value pairs. */
+    void (*describe)(exec_ctx *x, bool after);
+} exec_device;
+
+/* A comm backend. allreduce: sum of `count` elements of x->dev->elem_bytes, send -> recv.
+ * allgather: `count` elements per rank, send -> recv (count * ranks). */
+typedef struct comm_backend {
+    const char *name;
+    bool graph_safe; /* can be captured in a CUDA graph */
+    /* 0 when usable on this device and job; else -1 with a reason in why. */
+    int (*supported)(exec_ctx *x, char *why, size_t len);
+    void (*init)(exec_ctx *x);
+    void (*fini)(exec_ctx *x);
+    void (*allreduce)(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count);
+    void (*allgather)(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count);
+    /* Versions and settings for the results' environment block. */
+    void (*describe)(exec_ctx *x);
+} comm_backend;
+
+#define EXEC_ENV_MAX 48
+typedef struct exec_env_item {
+    char key[48];
+    char value[160];
+} exec_env_item;
+
+struct exec_ctx {
+    const exec_options *opt;
+    const plan *plan;
+    exec_dist dist;
+    const exec_device *dev;
+    const comm_backend *comm;
+    void *dev_state;  /* the device's private state */
+    void *comm_state; /* the backend's private state */
+    long long max_comm_elems; /* largest collective (all-gather counted whole) */
+    char why[512];
+    exec_env_item env[EXEC_ENV_MAX];
+    int n_env;
+};
+
+/* Record an environment fact (later ones with the same key replace earlier ones). */
+void exec_env_set(exec_ctx *x, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Registry (exec_registry.c). NULL with a reason when not available in this build. */
+const exec_device *exec_find_device(int cfg_device, char *why, size_t len);
+const comm_backend *exec_find_backend(int cfg_backend, char *why, size_t len);
+
+/* Measured results of a replay, identical on every rank after exec_run. */
+typedef struct exec_stats {
+    double median_us, p10_us, p90_us, min_us, max_us;
+} exec_stats;
+
+typedef struct exec_result {
+    int ranks, iters;
+    bool graph;          /* cycle timed as a CUDA graph */
+    exec_stats cycle;    /* timed loop, max over ranks per iteration */
+    exec_stats eager_cycle; /* instrumented eager passes: wall time of a whole pass */
+    int n_ops;           /* ops over all phases, in plan order */
+    double *op_us;       /* per op: median over instrumented passes, max over ranks */
+    double *op_start_us; /* per rank per op (rank-major, ranks x n_ops): start offset in the last
+                            instrumented pass, for traces */
+    double *op_dur_us;   /* per rank per op, same pass */
+    long long check_failures;
+    char check_message[512];
+    exec_env_item env[EXEC_ENV_MAX];
+    int n_env;
+} exec_result;
+
+/* Replay the plan. Collective: every rank calls it. Returns 0, 1 on wrong results (check), 2 when
+ * the request cannot run here (message on stderr from rank 0). */
+int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *out);
+void exec_result_free(exec_result *r);
+
+/* Index of (phase, op) in the flattened op order. */
+int exec_flat_index(const plan *p, int phase, int op);
+
+#endif

@@ -1,0 +1,325 @@
+/* The executor core: validate the collectives (--check), measure every op in instrumented eager
+ * passes, then time whole cycles (as a CUDA graph where the device and backend allow it). */
+#include "exec.h"
+
+#include "../util/util.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void exec_env_set(exec_ctx *x, const char *key, const char *fmt, ...)
+{
+    int slot = 0;
+    while (slot < x->n_env && strcmp(x->env[slot].key, key) != 0)
+        slot++;
+    if (slot == x->n_env) {
+        if (x->n_env == EXEC_ENV_MAX)
+            return;
+        x->n_env++;
+    }
+    snprintf(x->env[slot].key, sizeof(x->env[slot].key), "%s", key);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(x->env[slot].value, sizeof(x->env[slot].value), fmt, ap);
+    va_end(ap);
+}
+
+int exec_flat_index(const plan *p, int phase, int op)
+{
+    int idx = 0;
+    for (int i = 0; i < phase; i++)
+        idx += p->phases[i].n_ops;
+    return idx + op;
+}
+
+static bool is_collective(const plan_op *op)
+{
+    return op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLGATHER;
+}
+
+static void run_collective(exec_ctx *x, const plan_op *op, int flat, void *send, void *recv)
+{
+    if (op->kind == PLAN_OP_ALLREDUCE)
+        x->comm->allreduce(x, op, flat, send, recv, op->count);
+    else
+        x->comm->allgather(x, op, flat, send, recv, op->count);
+}
+
+/* Enqueue one cycle. With timers, slot 2*i / 2*i+1 bracket flat op i on the op's stream. */
+static void enqueue_cycle(exec_ctx *x, bool timers)
+{
+    const plan *p = x->plan;
+    int flat = 0;
+    for (int ph = 0; ph < p->n_phases; ph++) {
+        bool forked = false;
+        for (int i = 0; i < p->phases[ph].n_ops; i++, flat++) {
+            const plan_op *op = &p->phases[ph].ops[i];
+            /* The side stream forks at its first op and joins before the next collective: the
+             * shared expert overlaps the routed experts and is summed before the allreduce. */
+            if (op->stream == PLAN_STREAM_SIDE && !forked) {
+                x->dev->fork(x);
+                forked = true;
+            }
+            if (is_collective(op) && forked) {
+                x->dev->join(x);
+                forked = false;
+            }
+            int s = op->stream == PLAN_STREAM_SIDE ? 1 : 0;
+            if (timers)
+                x->dev->timer_record(x, 2 * flat, s);
+            if (is_collective(op))
+                run_collective(x, op, flat, x->dev->comm_send(x), x->dev->comm_recv(x));
+            else
+                x->dev->compute(x, op, flat);
+            if (timers)
+                x->dev->timer_record(x, 2 * flat + 1, s);
+        }
+        if (forked)
+            x->dev->join(x);
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Percentile by linear interpolation over a sorted copy. */
+static double percentile(const double *v, int n, double q)
+{
+    double *s = util_xmalloc((size_t)n * sizeof(double));
+    memcpy(s, v, (size_t)n * sizeof(double));
+    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    double pos = q * (n - 1);
+    int lo = (int)floor(pos), hi = (int)ceil(pos);
+    double r = s[lo] + (s[hi] - s[lo]) * (pos - lo);
+    free(s);
+    return r;
+}
+
+static exec_stats stats_of(const double *v, int n)
+{
+    exec_stats s = {0};
+    if (n <= 0)
+        return s;
+    s.median_us = percentile(v, n, 0.5);
+    s.p10_us = percentile(v, n, 0.1);
+    s.p90_us = percentile(v, n, 0.9);
+    s.min_us = percentile(v, n, 0.0);
+    s.max_us = percentile(v, n, 1.0);
+    return s;
+}
+
+static void progress(const exec_ctx *x, const char *what, int i, int n)
+{
+    if (!x->opt->progress || x->dist.rank != 0)
+        return;
+    fprintf(stderr, "\rvpsim run: %s %d/%d   ", what, i, n);
+    if (i == n)
+        fprintf(stderr, "\n");
+    fflush(stderr);
+}
+
+/* --check: every collective of the plan, poisoned output, pattern input, compared with the
+ * reference. Returns the number of ranks x ops that failed (same on every rank). */
+static long long check_collectives(exec_ctx *x, char *msg, size_t msg_len)
+{
+    const plan *p = x->plan;
+    long long failures = 0;
+    for (int ph = 0; ph < p->n_phases; ph++) {
+        for (int i = 0; i < p->phases[ph].n_ops; i++) {
+            const plan_op *op = &p->phases[ph].ops[i];
+            if (!is_collective(op))
+                continue;
+            bool gather = op->kind == PLAN_OP_ALLGATHER;
+            long long out_n = gather ? op->count * x->dist.size : op->count;
+            int salt = exec_flat_index(p, ph, i);
+            void *send = x->dev->comm_send(x), *recv = x->dev->comm_recv(x);
+            x->dev->fill_pattern(x, send, op->count, salt);
+            x->dev->poison(x, recv, out_n);
+            run_collective(x, op, salt, send, recv);
+            if (x->opt->debug_corrupt_rank == x->dist.rank)
+                x->dev->poison(x, recv, 1); /* proves --check can fail (tests) */
+            long long bad = x->dev->check(x, recv, out_n, salt, gather);
+            double flag = bad >= 0 ? 1.0 : 0.0;
+            exec_dist_sum_doubles(&flag, 1);
+            if (bad >= 0 && failures == 0 && msg[0] == '\0')
+                snprintf(msg, msg_len, "%s '%s' (phase %s, op %d) wrong on rank %d: first bad index %lld of %lld",
+                         plan_op_kind_names[op->kind], op->name, p->phases[ph].name, i, x->dist.rank, bad, out_n);
+            failures += (long long)flag;
+        }
+    }
+    return failures;
+}
+
+static int agree_or_fail(exec_ctx *x, int rc)
+{
+    /* A rank that cannot go on must not leave the others waiting in a collective. */
+    if (!exec_dist_all(rc == 0)) {
+        if (rc != 0)
+            fprintf(stderr, "vpsim[rank %d@%s]: %s\n", x->dist.rank, x->dist.host, x->why);
+        return -1;
+    }
+    return 0;
+}
+
+int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    exec_ctx x = {.opt = opt, .plan = p, .dist = *d};
+    char why[512] = "";
+    x.dev = exec_find_device(opt->device, why, sizeof(why));
+    if (x.dev)
+        x.comm = exec_find_backend(opt->backend, why, sizeof(why));
+    if (!x.dev || !x.comm) {
+        if (d->rank == 0)
+            fprintf(stderr, "vpsim run: %s\n", why);
+        return 2;
+    }
+    if (p->ranks != d->size && d->size != 1) {
+        if (d->rank == 0)
+            fprintf(stderr,
+                    "vpsim run: the plan has %d tensor-parallel ranks but the job has %d MPI ranks; launch with "
+                    "mpirun -np %d, or -np 1 for one rank's compute only\n",
+                    p->ranks, d->size, p->ranks);
+        return 2;
+    }
+    if (x.comm->supported(&x, why, sizeof(why))) {
+        if (d->rank == 0)
+            fprintf(stderr, "vpsim run: backend %s: %s\n", x.comm->name, why);
+        return 2;
+    }
+    bool graph = opt->graph && x.dev->has_graphs && x.comm->graph_safe;
+    if (opt->graph && !graph && d->rank == 0)
+        fprintf(stderr, "vpsim run: note: %s; timing eager launches instead of a CUDA graph\n",
+                !x.dev->has_graphs ? "this device has no graphs" : "this backend cannot be captured in a CUDA graph");
+
+    for (int ph = 0; ph < p->n_phases; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++) {
+            const plan_op *op = &p->phases[ph].ops[i];
+            long long n = op->kind == PLAN_OP_ALLGATHER ? op->count * p->ranks : op->count;
+            if (is_collective(op) && n > x.max_comm_elems)
+                x.max_comm_elems = n;
+        }
+
+    x.dev->init(&x);
+    if (agree_or_fail(&x, x.dev->prepare(&x))) {
+        x.dev->fini(&x);
+        return 2;
+    }
+    x.comm->init(&x);
+    int n_ops = 0;
+    for (int ph = 0; ph < p->n_phases; ph++)
+        n_ops += p->phases[ph].n_ops;
+    const int slot_a = 2 * n_ops, slot_b = 2 * n_ops + 1;
+    x.dev->timers_alloc(&x, 2 * n_ops + 2);
+    x.dev->describe(&x, false);
+
+    out->ranks = d->size;
+    out->iters = opt->iters;
+    out->graph = graph;
+    out->n_ops = n_ops;
+
+    if (opt->check && d->size > 1) {
+        out->check_failures = check_collectives(&x, out->check_message, sizeof(out->check_message));
+        if (out->check_failures && out->check_message[0])
+            fprintf(stderr, "vpsim[rank %d@%s]: check failed: %s\n", d->rank, d->host, out->check_message);
+    }
+
+    /* Warm-up: NCCL connects lazily, cuBLAS picks kernels, pages fault in. */
+    for (int i = 0; i < (opt->warmup > 0 ? 1 : 0); i++) {
+        enqueue_cycle(&x, false);
+        x.dev->sync(&x);
+    }
+
+    /* Instrumented eager passes: a timer pair around every op. */
+    const int n_inst = opt->instrumented_iters > 0 ? opt->instrumented_iters : 1;
+    double *per_pass = util_xcalloc((size_t)n_inst * (size_t)n_ops, sizeof(double));
+    double *pass_wall = util_xcalloc((size_t)n_inst, sizeof(double));
+    double *start = util_xcalloc((size_t)n_ops, sizeof(double));
+    double *dur = util_xcalloc((size_t)n_ops, sizeof(double));
+    for (int it = 0; it < n_inst; it++) {
+        exec_dist_barrier();
+        x.dev->timer_record(&x, slot_a, 0);
+        enqueue_cycle(&x, true);
+        x.dev->timer_record(&x, slot_b, 0);
+        x.dev->sync(&x);
+        pass_wall[it] = x.dev->timer_elapsed_us(&x, slot_a, slot_b);
+        for (int i = 0; i < n_ops; i++) {
+            per_pass[(size_t)it * n_ops + i] = x.dev->timer_elapsed_us(&x, 2 * i, 2 * i + 1);
+            start[i] = x.dev->timer_elapsed_us(&x, slot_a, 2 * i);
+            dur[i] = per_pass[(size_t)it * n_ops + i];
+        }
+        progress(&x, "instrumented pass", it + 1, n_inst);
+    }
+    out->op_us = util_xcalloc((size_t)n_ops, sizeof(double));
+    double *col = util_xmalloc((size_t)n_inst * sizeof(double));
+    for (int i = 0; i < n_ops; i++) {
+        for (int it = 0; it < n_inst; it++)
+            col[it] = per_pass[(size_t)it * n_ops + i];
+        out->op_us[i] = percentile(col, n_inst, 0.5);
+    }
+    free(col);
+    exec_dist_max_doubles(out->op_us, n_ops);
+    exec_dist_max_doubles(pass_wall, n_inst);
+    out->eager_cycle = stats_of(pass_wall, n_inst);
+    out->op_start_us = util_xcalloc((size_t)d->size * n_ops, sizeof(double));
+    out->op_dur_us = util_xcalloc((size_t)d->size * n_ops, sizeof(double));
+    exec_dist_gather_doubles(start, n_ops, out->op_start_us);
+    exec_dist_gather_doubles(dur, n_ops, out->op_dur_us);
+    free(per_pass);
+    free(pass_wall);
+    free(start);
+    free(dur);
+
+    /* Timed cycles. */
+    if (graph) {
+        x.dev->capture_begin(&x);
+        enqueue_cycle(&x, false);
+        x.dev->capture_end(&x);
+    }
+    for (int i = 0; i < opt->warmup; i++) {
+        if (graph)
+            x.dev->graph_launch(&x);
+        else
+            enqueue_cycle(&x, false);
+    }
+    x.dev->sync(&x);
+    double *cycle = util_xcalloc((size_t)(opt->iters > 0 ? opt->iters : 1), sizeof(double));
+    for (int it = 0; it < opt->iters; it++) {
+        exec_dist_barrier();
+        x.dev->timer_record(&x, slot_a, 0);
+        if (graph)
+            x.dev->graph_launch(&x);
+        else
+            enqueue_cycle(&x, false);
+        x.dev->timer_record(&x, slot_b, 0);
+        x.dev->sync(&x);
+        cycle[it] = x.dev->timer_elapsed_us(&x, slot_a, slot_b);
+        progress(&x, "timed cycle", it + 1, opt->iters);
+    }
+    exec_dist_max_doubles(cycle, opt->iters);
+    out->cycle = stats_of(cycle, opt->iters);
+    free(cycle);
+
+    x.dev->describe(&x, true);
+    x.comm->describe(&x);
+    memcpy(out->env, x.env, sizeof(x.env));
+    out->n_env = x.n_env;
+    x.comm->fini(&x);
+    x.dev->fini(&x);
+    return out->check_failures ? 1 : 0;
+}
+
+void exec_result_free(exec_result *r)
+{
+    free(r->op_us);
+    free(r->op_start_us);
+    free(r->op_dur_us);
+    memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,151 @@
+/* vpsim-kernel-tests: command line and driver. Exit status: 0 all cases passed, 1 a validation failed,
+ * 2 a CUDA error or bad usage. */
+#include "kt.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const families[] = {"attention", "rmsnorm", "silu_mul", "axpby", "embedding", "fill", "check",
+                                       "delay", "all", NULL};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: vpsim-kernel-tests [options]\n"
+            "  --kernel NAME       attention | rmsnorm | silu_mul | axpby | embedding | fill | check | delay | all\n"
+            "                      (default all)\n"
+            "  --case SUBSTR       only cases whose name contains SUBSTR\n"
+            "  --iters N           timed runs per case (default 50)\n"
+            "  --warmup N          untimed runs before timing (default 3)\n"
+            "  --no-bench          validate only, print no timings\n"
+            "  --quick             skip the largest cases (MLA 128K context, 4096-row norms)\n"
+            "  --smem-budget BYTES cap attention's shared memory per block (101376 = sm_120's 99 KB)\n"
+            "  --attn-stages N     force attention's pipeline depth (2..4; default automatic)\n"
+            "  --attn-splits N     force attention's number of KV splits (1..1024; default automatic)\n"
+            "  --seed N            seed of the random inputs (default 1234)\n"
+            "  --device N          CUDA device (default 0)\n"
+            "  --help\n"
+            "One line per case: kernel= case= shape= ok= max_err= median_us= p10_us= p90_us= gbps= info=\n");
+}
+
+static long long parse_int(const char *opt, const char *s, long long lo)
+{
+    char *end;
+    const long long v = strtoll(s, &end, 0);
+    if (*s == '\0' || *end != '\0' || v < lo) {
+        fprintf(stderr, "vpsim-kernel-tests: %s wants an integer >= %lld, got '%s'\n", opt, lo, s);
+        exit(2);
+    }
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    kt_opts o = {.iters = 50, .warmup = 3, .bench = 1, .seed = 1234};
+    int device = 0, stages = 0, splits = 0;
+    enum { OPT_KERNEL = 256, OPT_CASE, OPT_ITERS, OPT_WARMUP, OPT_NO_BENCH, OPT_QUICK, OPT_SMEM, OPT_STAGES, OPT_SPLITS, OPT_SEED, OPT_DEVICE,
+           OPT_HELP };
+    static const struct option long_opts[] = {
+        {"kernel", required_argument, NULL, OPT_KERNEL},
+        {"case", required_argument, NULL, OPT_CASE},
+        {"iters", required_argument, NULL, OPT_ITERS},
+        {"warmup", required_argument, NULL, OPT_WARMUP},
+        {"no-bench", no_argument, NULL, OPT_NO_BENCH},
+        {"quick", no_argument, NULL, OPT_QUICK},
+        {"smem-budget", required_argument, NULL, OPT_SMEM},
+        {"attn-stages", required_argument, NULL, OPT_STAGES},
+        {"attn-splits", required_argument, NULL, OPT_SPLITS},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"device", required_argument, NULL, OPT_DEVICE},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "", long_opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_KERNEL:
+            o.kernel = optarg;
+            break;
+        case OPT_CASE:
+            o.filter = optarg;
+            break;
+        case OPT_ITERS:
+            o.iters = (int)parse_int("--iters", optarg, 1);
+            break;
+        case OPT_WARMUP:
+            o.warmup = (int)parse_int("--warmup", optarg, 0);
+            break;
+        case OPT_NO_BENCH:
+            o.bench = 0;
+            break;
+        case OPT_QUICK:
+            o.quick = 1;
+            break;
+        case OPT_SMEM:
+            vp_attention_set_smem_budget((size_t)parse_int("--smem-budget", optarg, 0));
+            break;
+        case OPT_STAGES:
+            stages = (int)parse_int("--attn-stages", optarg, 2);
+            break;
+        case OPT_SPLITS:
+            splits = (int)parse_int("--attn-splits", optarg, 1);
+            break;
+        case OPT_SEED:
+            o.seed = (unsigned long long)parse_int("--seed", optarg, 0);
+            break;
+        case OPT_DEVICE:
+            device = (int)parse_int("--device", optarg, 0);
+            break;
+        case OPT_HELP:
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "vpsim-kernel-tests: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (o.kernel) {
+        int known = 0;
+        for (int i = 0; families[i]; i++)
+            known |= strcmp(families[i], o.kernel) == 0;
+        if (!known) {
+            fprintf(stderr, "vpsim-kernel-tests: unknown --kernel '%s'\n", o.kernel);
+            usage(stderr);
+            return 2;
+        }
+    }
+
+    if (vp_attention_set_tuning(stages, splits) != 0) {
+        fprintf(stderr, "vpsim-kernel-tests: --attn-stages wants 2..4, --attn-splits 1..1024\n");
+        return 2;
+    }
+    CUDA_CHECK(cudaSetDevice(device));
+    struct cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    int runtime = 0, driver = 0;
+    CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    CUDA_CHECK(cudaDriverGetVersion(&driver));
+    printf("# device=%d name=\"%s\" sm=%d%d sms=%d l2_mb=%.0f smem_optin_kb=%zu runtime=%d driver=%d iters=%d\n", device,
+           prop.name, prop.major, prop.minor, prop.multiProcessorCount, prop.l2CacheSize / 1048576.0,
+           prop.sharedMemPerBlockOptin / 1024, runtime, driver, o.bench ? o.iters : 0);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&kt_stream, cudaStreamNonBlocking));
+
+    kt_run_attention(&o);
+    kt_run_ops(&o);
+    kt_run_fill(&o);
+
+    CUDA_CHECK(cudaStreamDestroy(kt_stream));
+    printf("# cases=%d failures=%d\n", kt_cases, kt_failures);
+    if (kt_cases == 0) {
+        fprintf(stderr, "vpsim-kernel-tests: no case matched --kernel / --case\n");
+        return 2;
+    }
+    return kt_failures ? 1 : 0;
+}

@@ -1,0 +1,178 @@
+/* vpsim run on the CPU device under mpirun: correctness checks of the collectives, results JSON and
+ * Chrome trace, error paths. These run in CI (no GPU). */
+#include "../../sim/config/cfg_tree.h"
+#include "test_helpers.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MPIRUN "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " \
+               "mpirun --allow-run-as-root --oversubscribe --bind-to none"
+
+static th_result mpirun_vpsim(int np, const char *args)
+{
+    const char *bin = getenv("VPSIM_BIN");
+    return th_sh(MPIRUN " -np %d '%s' run %s", np, bin ? bin : "build/vpsim", args);
+}
+
+static void check_ranks(int np)
+{
+    th_result r = mpirun_vpsim(np, "configs/tiny.yaml --device cpu --backend mpi --check --iters 3 --warmup 1");
+    cr_assert_eq(r.status, 0, "np=%d exit %d\nstdout:\n%s\nstderr:\n%s", np, r.status, r.out, r.err);
+    cr_assert(strstr(r.out, "CHECK FAILED") == NULL, "%s", r.out);
+    cr_assert(strstr(r.out, "cycle") != NULL, "no cycle line:\n%s", r.out);
+    th_free(&r);
+}
+
+Test(run_cpu, check_passes_on_1_rank, .timeout = 120) { check_ranks(1); }
+Test(run_cpu, check_passes_on_2_ranks, .timeout = 120) { check_ranks(2); }
+Test(run_cpu, check_passes_on_4_ranks, .timeout = 120) { check_ranks(4); }
+Test(run_cpu, check_passes_on_8_ranks, .timeout = 120) { check_ranks(8); }
+
+Test(run_cpu, corrupted_collective_fails_the_check_and_names_the_op, .timeout = 120)
+{
+    th_result r = mpirun_vpsim(2, "configs/tiny.yaml --device cpu --backend mpi --check --iters 1 --warmup 0 "
+                                  "--debug-corrupt-rank 1");
+    cr_assert_eq(r.status, 1, "exit %d\n%s\n%s", r.status, r.out, r.err);
+    cr_assert(strstr(r.err, "check failed") != NULL, "%s", r.err);
+    cr_assert(strstr(r.err, "rank 1") != NULL, "%s", r.err);
+    cr_assert(strstr(r.err, "first bad index 0") != NULL, "%s", r.err);
+    cr_assert(strstr(r.err, "allreduce.embedding") != NULL, "first collective should be named:\n%s", r.err);
+    th_free(&r);
+}
+
+static cfg_doc *load_json(const char *path)
+{
+    cfg_error err;
+    cfg_doc *d = cfg_doc_load_file(path, &err);
+    cr_assert_not_null(d, "%s", err.msg);
+    return d;
+}
+
+static double num_at(cfg_node *root, const char *dotted)
+{
+    cfg_node *n = cfg_node_at(root, dotted);
+    cr_assert_not_null(n, "missing %s", dotted);
+    cr_assert_eq(n->kind, CFG_NODE_SCALAR, "%s is not a scalar", dotted);
+    return strtod(n->scalar, NULL);
+}
+
+Test(run_cpu, results_json_and_trace_have_the_documented_shape, .timeout = 120)
+{
+    char dir[] = "/tmp/vpsim-run-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char args[512];
+    snprintf(args, sizeof(args),
+             "configs/tiny.yaml --device cpu --backend mpi --iters 4 --warmup 1 --out %s/res.json --trace %s/trace.json",
+             dir, dir);
+    th_result r = mpirun_vpsim(4, args);
+    cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
+    th_free(&r);
+
+    char path[600];
+    snprintf(path, sizeof(path), "%s/res.json", dir);
+    cfg_doc *d = load_json(path);
+    cfg_node *root = cfg_doc_root(d);
+    cr_assert_str_eq(cfg_node_at(root, "schema")->scalar, "vpsim.results/1");
+    cr_assert_str_eq(cfg_node_at(root, "mode")->scalar, "run");
+    cfg_node *bes = cfg_map_get(root, "backends");
+    cr_assert(bes && bes->kind == CFG_NODE_SEQ && bes->n == 1);
+    cfg_node *b = bes->items[0];
+    cr_assert_str_eq(cfg_map_get(b, "backend")->scalar, "mpi");
+    const char *keys[] = {"allreduce_us", "verify_ms", "verify_comm_ms", "draft_ms", "cycle_ms", "tokens_per_cycle",
+                          "tok_per_s"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        cfg_node *n = cfg_map_get(b, keys[i]);
+        cr_assert_not_null(n, "backend row lacks %s", keys[i]);
+        cr_assert(strtod(n->scalar, NULL) >= 0.0, "%s negative", keys[i]);
+    }
+    double cycle = strtod(cfg_map_get(b, "cycle_ms")->scalar, NULL);
+    double tps = strtod(cfg_map_get(b, "tok_per_s")->scalar, NULL);
+    double tpc = strtod(cfg_map_get(b, "tokens_per_cycle")->scalar, NULL);
+    cr_assert(cycle > 0.0);
+    cr_assert_float_eq(tps, tpc / (cycle / 1000.0), tps * 1e-3, "tok/s must be tokens per cycle / cycle time");
+    cr_assert_float_eq(tpc, 1.0 + 0.7 + 0.7 * 0.5, 1e-9, "tiny.yaml acceptance [0.7, 0.5]");
+    cr_assert_eq(num_at(root, "measured.ranks"), 4.0);
+    cr_assert_not_null(cfg_node_at(root, "environment.mpi"), "environment must name the MPI library");
+    cr_assert_not_null(cfg_map_get(root, "command_line"));
+    cfg_doc_free(d);
+
+    snprintf(path, sizeof(path), "%s/trace.json", dir);
+    d = load_json(path);
+    root = cfg_doc_root(d);
+    cfg_node *ev = cfg_map_get(root, "traceEvents");
+    cr_assert(ev && ev->kind == CFG_NODE_SEQ && ev->n > 0);
+    int seen_pid[4] = {0}, named[4] = {0};
+    for (size_t i = 0; i < ev->n; i++) {
+        cfg_node *e = ev->items[i];
+        int pid = atoi(cfg_map_get(e, "pid")->scalar);
+        cr_assert(pid >= 0 && pid < 4, "pid %d", pid);
+        const char *ph = cfg_map_get(e, "ph")->scalar;
+        if (!strcmp(ph, "X")) {
+            seen_pid[pid]++;
+            cr_assert(strtod(cfg_map_get(e, "dur")->scalar, NULL) >= 0.0);
+        } else if (!strcmp(ph, "M") && !strcmp(cfg_map_get(e, "name")->scalar, "process_name")) {
+            named[pid]++;
+        }
+    }
+    for (int r2 = 0; r2 < 4; r2++) {
+        cr_assert_gt(seen_pid[r2], 100, "rank %d has %d events", r2, seen_pid[r2]);
+        cr_assert_eq(named[r2], 1, "rank %d track named %d times", r2, named[r2]);
+    }
+    cfg_doc_free(d);
+    char cmd[700];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(run_cpu, world_size_sets_tp_with_a_note, .timeout = 120)
+{
+    th_result r = mpirun_vpsim(4, "configs/tiny.yaml --device cpu --backend none --iters 1 --warmup 0");
+    cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
+    cr_assert(strstr(r.err, "parallel.tp=4") != NULL, "expected a note about TP following the job:\n%s", r.err);
+    th_free(&r);
+}
+
+Test(run_cpu, bad_backend_lists_choices_and_exits_2)
+{
+    th_result r = th_run("run configs/tiny.yaml --device cpu --backend carrier-pigeon");
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "valid choices: nccl") != NULL, "%s", r.err);
+    th_free(&r);
+}
+
+Test(run_cpu, nccl_on_the_cpu_device_is_refused_clearly)
+{
+    th_result r = th_run("run configs/tiny.yaml --device cpu --backend nccl --iters 1");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strstr(r.err, "nccl needs the cuda device") != NULL || strstr(r.err, "no CUDA") != NULL, "%s", r.err);
+    th_free(&r);
+}
+
+Test(run_cpu, cpu_device_refuses_plans_over_the_memory_limit)
+{
+    th_result r = th_run("run configs/default.yaml --device cpu --backend none --iters 1 --max-host-memory 1");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strstr(r.err, "configs/tiny.yaml") != NULL, "%s", r.err);
+    th_free(&r);
+}
+
+Test(run_cpu, model_backend_without_target_system_says_so)
+{
+    th_result r = th_run("run configs/tiny.yaml --device cpu --backend model --iters 1");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strstr(r.err, "--target-system") != NULL, "%s", r.err);
+    th_free(&r);
+}
+
+Test(run_cpu, model_backend_replays_modelled_collectives_on_the_cpu, .timeout = 120)
+{
+    th_result r = th_run("run configs/tiny.yaml --device cpu --backend model --iters 2 --warmup 0 "
+                         "--target-system configs/systems/rtx-pro-6000-8x-pcie.yaml");
+    cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
+    cr_assert(strstr(r.out, "model") != NULL, "%s", r.out);
+    th_free(&r);
+}

@@ -64,6 +64,7 @@ int cmd_config_reference(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_bench_allreduce(int argc, char **argv);
 
 /* run_report.c: what `vpsim run` reports. */
 struct exec_result;
@@ -76,7 +77,17 @@ void cli_fill_measured(struct report_result *r, const plan *p, const struct exec
 struct report_results_meta cli_results_meta(const cli_common *c, const cfg_scenario *sc, const plan *p,
                                             const char *mode, bool graph);
 void cli_run_summary(util_buf *out, const plan *p, const struct exec_result *res, const struct report_result *r);
+/* Model (compute only, on the scenario's system) against the measured per-op times, per op class. */
+typedef struct cli_compare {
+    bool have;
+    char system[64];
+    char note[320];
+    double measured_ms[PLAN_CLASS_COUNT + 1], modelled_ms[PLAN_CLASS_COUNT + 1]; /* verify; [COUNT] = total */
+    double measured_cycle_ms[PLAN_CLASS_COUNT + 1], modelled_cycle_ms[PLAN_CLASS_COUNT + 1];
+} cli_compare;
+int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const struct exec_result *res);
+void cli_run_compare_table(util_buf *out, const cli_compare *cmp);
 void cli_run_json(struct util_json *j, const struct report_results_meta *m, const struct report_result *r,
-                  const plan *p, const struct exec_result *res, int argc, char **argv);
+                  const plan *p, const struct exec_result *res, const cli_compare *cmp, int argc, char **argv);
 
 #endif

@@ -261,16 +261,28 @@ int cmd_run(int argc, char **argv)
             report_result rr;
             cli_fill_measured(&rr, &p, &res, cfg_backend_names[opt.backend]);
             report_results_meta meta = cli_results_meta(&a.c, have_sc ? &sc : NULL, &p, "run", res.graph);
+            /* A measurement describes the machine it ran on, not the scenario's system file. */
+            char measured_on[200];
+            const char *gpu = NULL;
+            for (int i = 0; i < res.n_env; i++)
+                if (!strcmp(res.env[i].key, "gpu"))
+                    gpu = res.env[i].value;
+            snprintf(measured_on, sizeof(measured_on), "%s (measured here)", gpu ? gpu : "host CPU");
+            meta.system = measured_on;
             util_buf out = {0};
             report_results_table(&out, &meta, &rr, 1);
             cli_run_summary(&out, &p, &res, &rr);
+            cli_compare cmp = {0};
+            if (have_sc && opt.device == CFG_DEVICE_CUDA)
+                cli_run_compare(&cmp, &sc, &p, &res);
+            cli_run_compare_table(&out, &cmp);
             fputs(out.s ? out.s : "", stdout);
             fflush(stdout);
             util_buf_free(&out);
             if (a.c.out_path) {
                 util_json j;
                 util_json_init(&j, true);
-                cli_run_json(&j, &meta, &rr, &p, &res, argc, argv);
+                cli_run_json(&j, &meta, &rr, &p, &res, &cmp, argc, argv);
                 write_text(a.c.out_path, &j.out, &rc);
                 util_buf_free(&j.out);
             }

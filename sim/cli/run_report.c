@@ -69,8 +69,8 @@ void cli_fill_measured(report_result *r, const plan *p, const exec_result *res, 
     memset(r, 0, sizeof(*r));
     snprintf(r->backend, sizeof(r->backend), "%s", backend);
     r->available = true;
-    snprintf(r->allreduce_method, sizeof(r->allreduce_method), "measured: median of %d instrumented eager passes",
-             3);
+    snprintf(r->allreduce_method, sizeof(r->allreduce_method), "measured: median of %d instrumented %s passes",
+             res->n_inst, res->inst_graph ? "graph" : "eager");
     r->tokens_per_cycle = p->expected_tokens;
     r->op_us = util_xmalloc((size_t)res->n_ops * sizeof(double));
     memcpy(r->op_us, res->op_us, (size_t)res->n_ops * sizeof(double));
@@ -146,8 +146,8 @@ void cli_run_summary(util_buf *out, const plan *p, const exec_result *res, const
     util_buf_printf(out, "  cycle              median %9.3f ms   p10 %9.3f   p90 %9.3f   min %9.3f   max %9.3f\n",
                     res->cycle.median_us / 1e3, res->cycle.p10_us / 1e3, res->cycle.p90_us / 1e3,
                     res->cycle.min_us / 1e3, res->cycle.max_us / 1e3);
-    util_buf_printf(out, "  instrumented pass  median %9.3f ms   (eager, an event pair around each of %d ops)\n",
-                    res->eager_cycle.median_us / 1e3, res->n_ops);
+    util_buf_printf(out, "  instrumented pass  median %9.3f ms   (%s, a timer pair around each of %d ops)\n",
+                    res->inst_cycle.median_us / 1e3, res->inst_graph ? "CUDA graph" : "eager", res->n_ops);
     util_buf_printf(out, "  sum of per-op times (main stream) %.3f ms; replay overhead (cycle - sum) %+.3f ms\n", sum_ms,
                     res->cycle.median_us / 1e3 - sum_ms);
     for (int i = 0; i < res->n_env; i++)
@@ -157,8 +157,121 @@ void cli_run_summary(util_buf *out, const plan *p, const exec_result *res, const
     (void)p;
 }
 
+/* Main-stream time per op class over the phases of `kind` (-1: all phases), from per-op durations. */
+static void class_sums(const plan *p, const double *op_us, int kind, double out_ms[PLAN_CLASS_COUNT + 1])
+{
+    memset(out_ms, 0, sizeof(double) * (PLAN_CLASS_COUNT + 1));
+    int flat = 0;
+    for (int ph = 0; ph < p->n_phases; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++, flat++) {
+            const plan_op *op = &p->phases[ph].ops[i];
+            bool in = kind < 0 || (int)p->phases[ph].kind == kind;
+            if (!in || op->stream != PLAN_STREAM_MAIN)
+                continue;
+            out_ms[plan_op_class(op->kind)] += op_us[flat] / 1e3;
+            out_ms[PLAN_CLASS_COUNT] += op_us[flat] / 1e3;
+        }
+}
+
+int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res)
+{
+    memset(cmp, 0, sizeof(*cmp));
+    char why[256];
+    model_ctx *ctx = model_prepare(sc, p, why, sizeof(why));
+    if (!ctx) {
+        snprintf(cmp->note, sizeof(cmp->note), "no model comparison: %s", why);
+        return -1;
+    }
+    report_result r;
+    memset(&r, 0, sizeof(r));
+    /* Compute only: the collectives of the measurement are compared separately (allreduce_us). */
+    model_eval(ctx, CFG_BACKEND_NONE, true, &r);
+    if (!r.op_us || r.n_op_us != res->n_ops) {
+        snprintf(cmp->note, sizeof(cmp->note), "no model comparison: %s", r.available ? "no per-op model" : r.reason);
+        report_result_free(&r);
+        model_free(ctx);
+        return -1;
+    }
+    /* Collectives are left out on both sides so the comparison is compute against compute. */
+    double *measured = util_xmalloc((size_t)res->n_ops * sizeof(double));
+    int flat = 0;
+    for (int ph = 0; ph < p->n_phases; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++, flat++) {
+            bool coll = plan_op_class(p->phases[ph].ops[i].kind) == PLAN_CLASS_COMM;
+            measured[flat] = coll ? 0.0 : res->op_us[flat];
+            if (coll)
+                r.op_us[flat] = 0.0;
+        }
+    int target_kind = plan_find_phase(p, "verify") ? PLAN_PHASE_VERIFY : PLAN_PHASE_DECODE;
+    class_sums(p, measured, target_kind, cmp->measured_ms);
+    class_sums(p, r.op_us, target_kind, cmp->modelled_ms);
+    class_sums(p, measured, -1, cmp->measured_cycle_ms);
+    class_sums(p, r.op_us, -1, cmp->modelled_cycle_ms);
+    snprintf(cmp->system, sizeof(cmp->system), "%s", sc->system.name);
+    cmp->have = true;
+    free(measured);
+    report_result_free(&r);
+    model_free(ctx);
+    return 0;
+}
+
+static double err_pct(double model, double meas) { return meas > 0 ? 100.0 * (model - meas) / meas : 0.0; }
+
+void cli_run_compare_table(util_buf *out, const cli_compare *cmp)
+{
+    if (!cmp->have) {
+        if (cmp->note[0])
+            util_buf_printf(out, "\n%s\n", cmp->note);
+        return;
+    }
+    util_buf_printf(out, "\nmodel (system %s, compute only) against this measurement, main stream, per op class:\n",
+                    cmp->system);
+    util_buf_printf(out, "  %-10s %12s %12s %8s   %12s %12s %8s\n", "class", "verify meas", "verify model", "error",
+                    "cycle meas", "cycle model", "error");
+    for (int c = 0; c <= PLAN_CLASS_COUNT; c++) {
+        if (c == PLAN_CLASS_COMM)
+            continue;
+        const char *name = c == PLAN_CLASS_COUNT ? "total" : plan_class_names[c];
+        util_buf_printf(out, "  %-10s %9.3f ms %9.3f ms %+7.1f%%   %9.3f ms %9.3f ms %+7.1f%%\n", name,
+                        cmp->measured_ms[c], cmp->modelled_ms[c], err_pct(cmp->modelled_ms[c], cmp->measured_ms[c]),
+                        cmp->measured_cycle_ms[c], cmp->modelled_cycle_ms[c],
+                        err_pct(cmp->modelled_cycle_ms[c], cmp->measured_cycle_ms[c]));
+    }
+}
+
+static void compare_json(util_json *j, const cli_compare *cmp)
+{
+    util_json_key(j, "model_comparison");
+    if (!cmp || !cmp->have) {
+        util_json_null(j);
+        return;
+    }
+    util_json_obj_begin(j);
+    util_json_kstr(j, "system", cmp->system);
+    util_json_kstr(j, "what", "compute ops only, main stream, ms; error = (model - measured) / measured");
+    const char *scopes[] = {"verify", "cycle"};
+    for (int s = 0; s < 2; s++) {
+        const double *meas = s ? cmp->measured_cycle_ms : cmp->measured_ms;
+        const double *mod = s ? cmp->modelled_cycle_ms : cmp->modelled_ms;
+        util_json_key(j, scopes[s]);
+        util_json_obj_begin(j);
+        for (int c = 0; c <= PLAN_CLASS_COUNT; c++) {
+            if (c == PLAN_CLASS_COMM)
+                continue;
+            util_json_key(j, c == PLAN_CLASS_COUNT ? "total" : plan_class_names[c]);
+            util_json_obj_begin(j);
+            util_json_knum(j, "measured_ms", meas[c]);
+            util_json_knum(j, "modelled_ms", mod[c]);
+            util_json_knum(j, "error_pct", err_pct(mod[c], meas[c]));
+            util_json_obj_end(j);
+        }
+        util_json_obj_end(j);
+    }
+    util_json_obj_end(j);
+}
+
 void cli_run_json(util_json *j, const report_results_meta *m, const report_result *r, const plan *p,
-                  const exec_result *res, int argc, char **argv)
+                  const exec_result *res, const cli_compare *cmp, int argc, char **argv)
 {
     util_json doc;
     util_json_init(&doc, true);
@@ -180,7 +293,8 @@ void cli_run_json(util_json *j, const report_results_meta *m, const report_resul
     util_json_knum(j, "cycle_median_ms", res->cycle.median_us / 1e3);
     util_json_knum(j, "cycle_p10_ms", res->cycle.p10_us / 1e3);
     util_json_knum(j, "cycle_p90_ms", res->cycle.p90_us / 1e3);
-    util_json_knum(j, "instrumented_pass_median_ms", res->eager_cycle.median_us / 1e3);
+    util_json_knum(j, "instrumented_pass_median_ms", res->inst_cycle.median_us / 1e3);
+    util_json_kbool(j, "instrumented_as_graph", res->inst_graph);
     util_json_kint(j, "check_failures", res->check_failures);
     util_json_obj_end(j);
     util_json_key(j, "environment");
@@ -188,6 +302,7 @@ void cli_run_json(util_json *j, const report_results_meta *m, const report_resul
     for (int i = 0; i < res->n_env; i++)
         util_json_kstr(j, res->env[i].key, res->env[i].value);
     util_json_obj_end(j);
+    compare_json(j, cmp);
     util_json_key(j, "command_line");
     util_json_arr_begin(j);
     for (int i = 0; i < argc; i++)

@@ -65,8 +65,8 @@ typedef struct cuda_state {
     uint16_t *host_bf16;
     cudaEvent_t *timers;
     int n_timers;
-    cudaGraph_t graph;
-    cudaGraphExec_t graph_exec;
+    cudaGraph_t graph[EXEC_GRAPH_SLOTS];
+    cudaGraphExec_t graph_exec[EXEC_GRAPH_SLOTS];
     void *nvml;
     void *nvml_dev;
 } cuda_state;
@@ -287,10 +287,12 @@ static void cuda_fini(exec_ctx *x)
     if (!s)
         return;
     cudaDeviceSynchronize();
-    if (s->graph_exec)
-        cudaGraphExecDestroy(s->graph_exec);
-    if (s->graph)
-        cudaGraphDestroy(s->graph);
+    for (int g = 0; g < EXEC_GRAPH_SLOTS; g++) {
+        if (s->graph_exec[g])
+            cudaGraphExecDestroy(s->graph_exec[g]);
+        if (s->graph[g])
+            cudaGraphDestroy(s->graph[g]);
+    }
     for (int i = 0; i < s->n_timers; i++)
         cudaEventDestroy(s->timers[i]);
     free(s->timers);
@@ -411,7 +413,13 @@ static void cuda_timers_alloc(exec_ctx *x, int n)
 static void cuda_timer_record(exec_ctx *x, int slot, int stream)
 {
     cuda_state *s = st(x);
-    VP_CUDA(cudaEventRecord(s->timers[slot], s->s[stream]));
+    enum cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+    VP_CUDA(cudaStreamIsCapturing(s->s[stream], &cap));
+    /* Under capture an ordinary record only orders the graph; "external" makes it a timed node. */
+    if (cap == cudaStreamCaptureStatusActive)
+        VP_CUDA(cudaEventRecordWithFlags(s->timers[slot], s->s[stream], cudaEventRecordExternal));
+    else
+        VP_CUDA(cudaEventRecord(s->timers[slot], s->s[stream]));
 }
 
 static double cuda_timer_elapsed(exec_ctx *x, int a, int b)
@@ -427,17 +435,17 @@ static void cuda_capture_begin(exec_ctx *x)
     VP_CUDA(cudaStreamBeginCapture(st(x)->s[0], cudaStreamCaptureModeThreadLocal));
 }
 
-static void cuda_capture_end(exec_ctx *x)
+static void cuda_capture_end(exec_ctx *x, int slot)
 {
     cuda_state *s = st(x);
-    VP_CUDA(cudaStreamEndCapture(s->s[0], &s->graph));
-    VP_CUDA(cudaGraphInstantiate(&s->graph_exec, s->graph, 0));
+    VP_CUDA(cudaStreamEndCapture(s->s[0], &s->graph[slot]));
+    VP_CUDA(cudaGraphInstantiate(&s->graph_exec[slot], s->graph[slot], 0));
 }
 
-static void cuda_graph_launch(exec_ctx *x)
+static void cuda_graph_launch(exec_ctx *x, int slot)
 {
     cuda_state *s = st(x);
-    VP_CUDA(cudaGraphLaunch(s->graph_exec, s->s[0]));
+    VP_CUDA(cudaGraphLaunch(s->graph_exec[slot], s->s[0]));
 }
 
 static void *cuda_send(exec_ctx *x) { return st(x)->send; }

@@ -31,7 +31,7 @@ typedef struct exec_options {
 
 typedef struct exec_ctx exec_ctx;
 
-typedef enum { EXEC_TIMER_OP_START, EXEC_TIMER_OP_END } exec_timer_kind;
+enum { EXEC_GRAPH_TIMED, EXEC_GRAPH_INSTRUMENTED, EXEC_GRAPH_SLOTS };
 
 /* A device: owns memory, streams, timers. Every function aborts the job through exec_dist_fail on
  * an API error, so callers need no error paths for device faults. */
@@ -53,10 +53,11 @@ typedef struct exec_device {
     void (*timers_alloc)(exec_ctx *x, int n);
     void (*timer_record)(exec_ctx *x, int slot, int stream);
     double (*timer_elapsed_us)(exec_ctx *x, int from_slot, int to_slot);
-    /* Graphs (has_graphs only). */
+    /* Graphs (has_graphs only), in two slots: EXEC_GRAPH_TIMED (plain cycle) and EXEC_GRAPH_INSTRUMENTED
+     * (a timer pair around every op). Timers recorded during capture become graph nodes. */
     void (*capture_begin)(exec_ctx *x);
-    void (*capture_end)(exec_ctx *x);
-    void (*graph_launch)(exec_ctx *x);
+    void (*capture_end)(exec_ctx *x, int slot);
+    void (*graph_launch)(exec_ctx *x, int slot);
     /* Collective buffers: send (op output) and receive, sized for the largest collective. */
     void *(*comm_send)(exec_ctx *x);
     void *(*comm_recv)(exec_ctx *x);
@@ -124,9 +125,11 @@ typedef struct exec_stats {
 
 typedef struct exec_result {
     int ranks, iters;
+    int n_inst;          /* instrumented passes */
     bool graph;          /* cycle timed as a CUDA graph */
     exec_stats cycle;    /* timed loop, max over ranks per iteration */
-    exec_stats eager_cycle; /* instrumented eager passes: wall time of a whole pass */
+    exec_stats inst_cycle;  /* instrumented passes: wall time of a whole pass */
+    bool inst_graph;        /* instrumented passes ran as a CUDA graph (else eager) */
     int n_ops;           /* ops over all phases, in plan order */
     double *op_us;       /* per op: median over instrumented passes, max over ranks */
     double *op_start_us; /* per rank per op (rank-major, ranks x n_ops): start offset in the last

@@ -270,21 +270,18 @@ static void compare_json(util_json *j, const cli_compare *cmp)
     util_json_obj_end(j);
 }
 
-void cli_run_json(util_json *j, const report_results_meta *m, const report_result *r, const plan *p,
-                  const exec_result *res, const cli_compare *cmp, int argc, char **argv)
+typedef struct run_extra {
+    const exec_result *res;
+    const cli_compare *cmp;
+    int argc;
+    char **argv;
+} run_extra;
+
+/* What only a measurement has: timing spread, environment, model comparison, command line. */
+static void write_run_extra(util_json *j, const void *ctx)
 {
-    util_json doc;
-    util_json_init(&doc, true);
-    report_results_json(&doc, m, r, 1, p);
-    /* Extend the shared document with what only a measurement has: timing spread, environment,
-     * command line. The writer ends the object with "}\n"; reopen it. */
-    while (doc.out.len && (doc.out.s[doc.out.len - 1] == '\n' || doc.out.s[doc.out.len - 1] == '}'))
-        if (doc.out.s[--doc.out.len] == '}')
-            break;
-    doc.out.s[doc.out.len] = '\0';
-    *j = doc;
-    j->depth = 1;
-    j->need_comma[1] = true;
+    const run_extra *e = ctx;
+    const exec_result *res = e->res;
     util_json_key(j, "measured");
     util_json_obj_begin(j);
     util_json_kint(j, "ranks", res->ranks);
@@ -293,6 +290,9 @@ void cli_run_json(util_json *j, const report_results_meta *m, const report_resul
     util_json_knum(j, "cycle_median_ms", res->cycle.median_us / 1e3);
     util_json_knum(j, "cycle_p10_ms", res->cycle.p10_us / 1e3);
     util_json_knum(j, "cycle_p90_ms", res->cycle.p90_us / 1e3);
+    util_json_knum(j, "cycle_min_ms", res->cycle.min_us / 1e3);
+    util_json_knum(j, "cycle_max_ms", res->cycle.max_us / 1e3);
+    util_json_kint(j, "instrumented_passes", res->n_inst);
     util_json_knum(j, "instrumented_pass_median_ms", res->inst_cycle.median_us / 1e3);
     util_json_kbool(j, "instrumented_as_graph", res->inst_graph);
     util_json_kint(j, "check_failures", res->check_failures);
@@ -302,11 +302,20 @@ void cli_run_json(util_json *j, const report_results_meta *m, const report_resul
     for (int i = 0; i < res->n_env; i++)
         util_json_kstr(j, res->env[i].key, res->env[i].value);
     util_json_obj_end(j);
-    compare_json(j, cmp);
+    compare_json(j, e->cmp);
     util_json_key(j, "command_line");
     util_json_arr_begin(j);
-    for (int i = 0; i < argc; i++)
-        util_json_str(j, argv[i]);
+    for (int i = 0; i < e->argc; i++)
+        util_json_str(j, e->argv[i]);
     util_json_arr_end(j);
-    util_json_obj_end(j);
+}
+
+void cli_run_json(util_json *j, const report_results_meta *m, const report_result *r, const plan *p,
+                  const exec_result *res, const cli_compare *cmp, int argc, char **argv)
+{
+    run_extra e = {.res = res, .cmp = cmp, .argc = argc, .argv = argv};
+    report_results_meta meta = *m;
+    meta.write_extra = write_run_extra;
+    meta.extra_ctx = &e;
+    report_results_json(j, &meta, r, 1, p);
 }

@@ -155,9 +155,9 @@ void report_results_json(util_json *j, const report_results_meta *m, const repor
     for (int i = 0; i < n; i++)
         json_backend(j, &rs[i], p);
     util_json_arr_end(j);
-    util_json_obj_end(j);
-    if (j->pretty)
-        util_buf_printf(&j->out, "\n");
+    if (m->write_extra)
+        m->write_extra(j, m->extra_ctx);
+    util_json_obj_end(j); /* a pretty writer ends the document with a newline */
 }
 
 void report_results_table(util_buf *out, const report_results_meta *m, const report_result *rs, int n)

@@ -63,6 +63,10 @@ typedef struct report_results_meta {
     double expected_tokens;
     const char *tokens_formula;
     const char *provenance; /* e.g. "modelled (analytic, docs/model.md)" */
+    /* Optional: writes further "key": value pairs at the top level (a run adds its timing spread,
+     * environment and command line) before the document closes. */
+    void (*write_extra)(util_json *j, const void *ctx);
+    const void *extra_ctx;
 } report_results_meta;
 
 void report_result_free(report_result *r);

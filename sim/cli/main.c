@@ -21,6 +21,7 @@ static const command commands[] = {
     {"plan", cmd_plan, "print the schedule of one decode cycle (ops and collectives per rank)"},
     {"model", cmd_model, "model cycle time and tok/s per collective backend on a described system"},
     {"sweep", cmd_sweep, "model the cartesian product of --vary settings into a CSV"},
+    {"bench-allreduce", cmd_bench_allreduce, "time and check allreduce backends over a size sweep (nccl-tests style)"},
     {"config-reference", cmd_config_reference, "print the configuration reference (Markdown)"},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,354 @@
+/* vpsim bench-allreduce: every allreduce backend over a size sweep, as an nccl-tests-style table or
+ * JSON (sim/exec/comm_bench.c runs it). Works on the CPU device with the MPI backend, so CI tests the
+ * harness under mpirun. */
+#include "cli.h"
+
+#include "../config/cfg_schema.h"
+#include "../exec/comm_bench.h"
+#include "../exec/comm_policy.h"
+#include "../exec/exec.h"
+#include "../util/util.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void bench_help(void)
+{
+    printf("usage: mpirun -np N vpsim bench-allreduce [SCENARIO] [--backend LIST] [-b MIN] [-e MAX] [-f FACTOR]\n"
+           "                 [--sizes LIST] [-n|--iters N] [-w|--warmup N] [--graph] [--check]\n"
+           "                 [--device cuda|cpu] [--format table|json] [--out FILE] [--set K=V]...\n"
+           "\n"
+           "Time allreduce (bf16 sum on cuda, float on cpu) for each backend over a size sweep, like\n"
+           "nccl-tests: time per call (max over ranks), algbw = size / time, busbw = algbw x 2(n-1)/n,\n"
+           "#wrong. Every size's last timed result is checked against an exact pattern sum. Sizes\n"
+           "accept K/M/G suffixes (KiB/MiB/GiB). With SCENARIO, the payloads its verify pass reduces\n"
+           "are added to the sweep and marked.\n"
+           "\n"
+           "options:\n"
+           "  --backend LIST    comma-separated: nccl, nccl-symm, oneshot, twoshot, push, mpi, or all\n"
+           "                    (default: nccl,nccl-symm,oneshot,twoshot,push on cuda; mpi on cpu). A\n"
+           "                    backend that cannot run here gets an 'unsupported' row with the reason;\n"
+           "                    one named explicitly makes the exit status 1.\n"
+           "  -b, --minbytes S  smallest size (default 16)\n"
+           "  -e, --maxbytes S  largest size (default 8M)\n"
+           "  -f, --stepfactor F  multiply the size by F each step (default 2)\n"
+           "  --sizes LIST      explicit sizes instead of -b/-e/-f, e.g. 16,18,1000,43008,8M\n"
+           "  --policy SPEC     also run a per-size selection as a server would, e.g.\n"
+           "                    \"oneshot<=256K,twoshot<=8M,nccl\" (first rule whose bound covers the size)\n"
+           "  -n, --iters N     timed back-to-back calls per size (default 20)\n"
+           "  -w, --warmup N    untimed calls per size first (default 5)\n"
+           "  --graph           capture the N calls as one CUDA graph and time its launch (cuda)\n"
+           "  --check           also check random data (within bf16/fp32 tolerance of an fp64 reference\n"
+           "                    and bit-identical on every rank) and an in-place call, per size\n"
+           "  --device D        cuda or cpu (default cuda in CUDA builds)\n"
+           "  --format F        table (default) or json (schema vpsim.bench_allreduce/1)\n"
+           "  --out FILE        write the output there (atomically) instead of stdout\n"
+           "  --inject-fault MODE:RANK:CALL[:SECONDS]\n"
+           "                    testing: rank RANK kills itself (kill), exits (exit) or sleeps SECONDS\n"
+           "                    (stall, default 10) before its allreduce call number CALL\n"
+           "\n"
+           "environment: VPSIM_COMM_TIMEOUT_MS bounds every wait of the custom kernels (default 5000).\n"
+           "\n"
+           "examples:\n"
+           "  mpirun -np 8 vpsim bench-allreduce configs/default.yaml -b 1K -e 1M --graph --check\n"
+           "  mpirun -np 4 --oversubscribe vpsim bench-allreduce --device cpu --backend mpi --check\n");
+}
+
+enum {
+    OPT_BACKEND = CLI_OPT_FIRST_PRIVATE,
+    OPT_SIZES,
+    OPT_GRAPH,
+    OPT_CHECK,
+    OPT_DEVICE,
+    OPT_FAULT,
+    OPT_POLICY,
+};
+
+typedef struct bench_args {
+    cli_common c;
+    comm_bench_opts o;
+    bool explicit_backends;
+    long long min, max, factor;
+    const char *sizes;
+} bench_args;
+
+static int parse_size_arg(const char *opt, const char *arg, long long *out)
+{
+    if (comm_parse_bytes(arg, out) || *out < 1)
+        return cli_usage_error("bench-allreduce", "%s '%s': expected a size in bytes, optionally with K, M or G", opt,
+                               arg);
+    return 0;
+}
+
+static int parse_int_arg(const char *opt, const char *arg, int lo, int hi, int *out)
+{
+    char *end = NULL;
+    long v = strtol(arg, &end, 10);
+    if (!*arg || *end || v < lo || v > hi)
+        return cli_usage_error("bench-allreduce", "%s '%s': expected an integer in [%d, %d]", opt, arg, lo, hi);
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_backends(const char *arg, comm_bench_opts *o)
+{
+    char list[160] = "", buf[256];
+    for (int b = 0; b < CFG_BACKEND_COUNT; b++)
+        if (comm_policy_backend_ok(b))
+            snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s, ", cfg_backend_names[b]);
+    snprintf(buf, sizeof(buf), "%s", arg);
+    o->n_backends = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "all")) {
+            for (int b = 0; b < CFG_BACKEND_COUNT && o->n_backends < CFG_BACKEND_COUNT; b++)
+                if (comm_policy_backend_ok(b))
+                    o->backends[o->n_backends++] = b;
+            continue;
+        }
+        int b = cfg_enum_index(cfg_backend_names, t);
+        if (!comm_policy_backend_ok(b))
+            return cli_usage_error("bench-allreduce", "--backend '%s': valid choices: %sall", t, list);
+        bool dup = false;
+        for (int i = 0; i < o->n_backends; i++)
+            dup = dup || o->backends[i] == b;
+        if (!dup && o->n_backends < CFG_BACKEND_COUNT)
+            o->backends[o->n_backends++] = b;
+    }
+    if (o->n_backends == 0)
+        return cli_usage_error("bench-allreduce", "--backend '%s': no backend named; valid choices: %sall", arg, list);
+    return 0;
+}
+
+static int parse_sizes(const char *arg, size_t elem, comm_bench_opts *o)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf), "%s", arg);
+    o->n_sizes = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long long v;
+        if (parse_size_arg("--sizes", t, &v))
+            return VP_EXIT_USAGE;
+        v = v / (long long)elem * (long long)elem;
+        if (v < 1)
+            return cli_usage_error("bench-allreduce", "--sizes: %s is smaller than one %zu-byte element", t, elem);
+        o->n_sizes = comm_bench_add_size(o->sizes, o->n_sizes, COMM_BENCH_MAX_SIZES - 16, v);
+    }
+    if (!o->n_sizes)
+        return cli_usage_error("bench-allreduce", "--sizes '%s': no size given", arg);
+    return 0;
+}
+
+static int parse_fault(const char *arg, comm_bench_opts *o)
+{
+    char mode[16] = "";
+    int rank = -1, secs = 10;
+    long long n = 0;
+    int got = sscanf(arg, "%15[a-z]:%d:%lld:%d", mode, &rank, &n, &secs);
+    o->fault_mode = cfg_enum_index(comm_fault_names, mode);
+    if (got < 3 || o->fault_mode <= COMM_FAULT_NONE || rank < 0 || n < 1 || secs < 0)
+        return cli_usage_error("bench-allreduce",
+                               "--inject-fault '%s': expected MODE:RANK:CALL[:SECONDS] with MODE kill, exit or stall",
+                               arg);
+    o->fault_rank = rank;
+    o->fault_call = n;
+    o->fault_stall_s = secs;
+    return 0;
+}
+
+/* Returns 0, -1 after --help, or VP_EXIT_USAGE. */
+static int parse_args(int argc, char **argv, bench_args *a)
+{
+    static const struct option longopts[] = {
+        CLI_COMMON_LONGOPTS,
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"minbytes", required_argument, NULL, 'b'},
+        {"maxbytes", required_argument, NULL, 'e'},
+        {"stepfactor", required_argument, NULL, 'f'},
+        {"sizes", required_argument, NULL, OPT_SIZES},
+        {"iters", required_argument, NULL, 'n'},
+        {"warmup", required_argument, NULL, 'w'},
+        {"graph", no_argument, NULL, OPT_GRAPH},
+        {"check", no_argument, NULL, OPT_CHECK},
+        {"device", required_argument, NULL, OPT_DEVICE},
+        {"inject-fault", required_argument, NULL, OPT_FAULT},
+        {"policy", required_argument, NULL, OPT_POLICY},
+        {0, 0, 0, 0},
+    };
+    memset(a, 0, sizeof(*a));
+    a->o.device = VPSIM_HAVE_CUDA ? CFG_DEVICE_CUDA : CFG_DEVICE_CPU;
+    a->o.iters = 20;
+    a->o.warmup = 5;
+    a->o.seed = 1234;
+    a->min = 16;
+    a->max = 8LL << 20;
+    a->factor = 2;
+    const char *backends = NULL;
+    optind = 1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, "hb:e:f:n:w:", longopts, NULL)) != -1) {
+        int r = cli_common_option(&a->c, opt, optarg);
+        if (r < 0)
+            return VP_EXIT_USAGE;
+        if (r > 0)
+            continue;
+        switch (opt) {
+        case 'h': bench_help(); return -1;
+        case OPT_BACKEND: backends = optarg; break;
+        case 'b':
+            if (parse_size_arg("-b", optarg, &a->min))
+                return VP_EXIT_USAGE;
+            break;
+        case 'e':
+            if (parse_size_arg("-e", optarg, &a->max))
+                return VP_EXIT_USAGE;
+            break;
+        case 'f': {
+            int f;
+            if (parse_int_arg("-f", optarg, 2, 1 << 20, &f))
+                return VP_EXIT_USAGE;
+            a->factor = f;
+            break;
+        }
+        case OPT_SIZES: a->sizes = optarg; break;
+        case 'n':
+            if (parse_int_arg("--iters", optarg, 1, 1000000, &a->o.iters))
+                return VP_EXIT_USAGE;
+            break;
+        case 'w':
+            if (parse_int_arg("--warmup", optarg, 0, 1000000, &a->o.warmup))
+                return VP_EXIT_USAGE;
+            break;
+        case OPT_GRAPH: a->o.graph = true; break;
+        case OPT_CHECK: a->o.check = true; break;
+        case OPT_DEVICE: {
+            a->o.device = cfg_enum_index(cfg_device_names, optarg);
+            if (a->o.device < 0) {
+                char list[64];
+                return cli_usage_error("bench-allreduce", "--device '%s': valid choices: %s", optarg,
+                                       cfg_enum_list(cfg_device_names, list, sizeof(list)));
+            }
+            break;
+        }
+        case OPT_POLICY: {
+            char why[256];
+            if (comm_policy_parse(optarg, &a->o.policy, why, sizeof(why)))
+                return cli_usage_error("bench-allreduce", "--policy: %s", why);
+            a->o.with_policy = true;
+            break;
+        }
+        case OPT_FAULT:
+            if (parse_fault(optarg, &a->o))
+                return VP_EXIT_USAGE;
+            break;
+        default: return cli_usage_error("bench-allreduce", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (cli_positional(&a->c, argc, argv, optind, "bench-allreduce"))
+        return VP_EXIT_USAGE;
+    if (a->c.format == CLI_FMT_CSV)
+        return cli_usage_error("bench-allreduce", "--format csv: valid choices: table, json");
+    /* Element size of the device, for rounding sizes (the device itself starts after MPI). */
+    char why[256];
+    const exec_device *dev = exec_find_device(a->o.device, why, sizeof(why));
+    if (!dev)
+        return cli_usage_error("bench-allreduce", "%s", why);
+    /* With --policy alone, only the policy runs; a policy counts as explicitly requested. */
+    a->explicit_backends = backends != NULL || a->o.with_policy;
+    if (backends || !a->o.with_policy) {
+        if (parse_backends(backends ? backends
+                                    : (a->o.device == CFG_DEVICE_CUDA ? "nccl,nccl-symm,oneshot,twoshot,push" : "mpi"),
+                           &a->o))
+            return VP_EXIT_USAGE;
+    }
+    if (a->sizes)
+        return parse_sizes(a->sizes, dev->elem_bytes, &a->o);
+    int n = comm_bench_sizes(a->min, a->max, a->factor, dev->elem_bytes, a->o.sizes, COMM_BENCH_MAX_SIZES - 16, why,
+                             sizeof(why));
+    if (n < 0)
+        return cli_usage_error("bench-allreduce", "%s", why);
+    a->o.n_sizes = n;
+    return 0;
+}
+
+/* The verify pass's allreduce payloads (element counts; the decode phase without speculation). */
+static void verify_counts(const plan *p, comm_bench_opts *o, size_t elem)
+{
+    for (int ph = 0; ph < p->n_phases; ph++) {
+        if (p->phases[ph].kind != PLAN_PHASE_VERIFY && p->phases[ph].kind != PLAN_PHASE_DECODE)
+            continue;
+        for (int i = 0; i < p->phases[ph].n_ops; i++) {
+            const plan_op *op = &p->phases[ph].ops[i];
+            if (op->kind != PLAN_OP_ALLREDUCE)
+                continue;
+            bool dup = false;
+            for (int v = 0; v < o->n_verify; v++)
+                dup = dup || o->verify_counts[v] == op->count;
+            if (dup || o->n_verify == (int)(sizeof(o->verify_counts) / sizeof(o->verify_counts[0])))
+                continue;
+            o->verify_counts[o->n_verify++] = op->count;
+            o->n_sizes = comm_bench_add_size(o->sizes, o->n_sizes, COMM_BENCH_MAX_SIZES, op->count * (long long)elem);
+        }
+    }
+}
+
+int cmd_bench_allreduce(int argc, char **argv)
+{
+    bench_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc < 0)
+        return VP_EXIT_OK; /* --help */
+    if (rc)
+        return rc;
+    exec_dist d;
+    exec_dist_init(&d, &argc, &argv);
+    a.c.quiet = d.rank != 0;
+    if (a.c.scenario_path || a.c.plan_path) {
+        cfg_scenario sc;
+        bool have_sc = false;
+        plan p;
+        rc = cli_load(&a.c, &sc, &have_sc, &p);
+        if (rc) {
+            exec_dist_finalize(&d);
+            return rc;
+        }
+        char why[256];
+        verify_counts(&p, &a.o, exec_find_device(a.o.device, why, sizeof(why))->elem_bytes);
+        plan_free(&p);
+        if (have_sc)
+            cfg_scenario_free(&sc);
+    }
+    comm_bench_result res;
+    rc = comm_bench_run(&d, &a.o, &res);
+    if (rc == 0) {
+        int unsupported = 0;
+        for (int k = 0; k < res.n_backends; k++)
+            unsupported += !res.backends[k].ran;
+        if (d.rank == 0) {
+            util_buf text = {0};
+            util_json j;
+            if (a.c.format == CLI_FMT_JSON) {
+                util_json_init(&j, true);
+                comm_bench_json(&j, &res, argc, argv);
+                util_buf_printf(&j.out, "\n");
+                text = j.out;
+            } else {
+                comm_bench_table(&text, &res);
+            }
+            rc = cli_emit(&a.c, text.s ? text.s : "", text.len);
+            util_buf_free(&text);
+            if (res.wrong_total)
+                fprintf(stderr, "vpsim bench-allreduce: %lld wrong elements (see #wrong)\n", res.wrong_total);
+            if (unsupported && a.explicit_backends)
+                fprintf(stderr, "vpsim bench-allreduce: %d requested backend(s) could not run here (see the "
+                                "'unsupported' rows)\n",
+                        unsupported);
+        }
+        if (rc == 0 && (res.wrong_total || (unsupported && a.explicit_backends)))
+            rc = VP_EXIT_FAIL;
+        comm_bench_result_free(&res);
+    }
+    exec_dist_finalize(&d);
+    return rc;
+}

@@ -1,0 +1,325 @@
+/* The allreduce benchmark run (see comm_bench.h): one device, every requested backend in turn
+ * (init, sweep, describe, fini), every size timed like nccl-tests and checked.
+ *
+ * Per size: fill the send buffer with the exact test pattern, warm up, then time `iters` back-to-back
+ * calls (eager, or captured once as a CUDA graph and launched), and check the last result against
+ * the pattern's exact sum. With --check, two more calls per size:
+ *   - random data whose values are exact in bf16 but span 2^-27..2^1, so fp32 sums are order
+ *     sensitive: every element must be within bf16 (fp32 on cpu) tolerance of an fp64 reference AND
+ *     bit-identical to rank 0's result;
+ *   - the same pattern in place (send == recv), except for mpi, where MPI forbids aliased buffers.
+ * #wrong counts the elements that failed the random-data check plus 1 per failed pattern check,
+ * summed over ranks. */
+#include "comm_bench.h"
+#include "comm_select.h"
+
+#include "../../kernels/vp_pattern.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct bench {
+    exec_ctx x;
+    const comm_bench_opts *o;
+    long long calls; /* allreduce calls made by this rank (fault injection counts these) */
+    float *in, *out, *ref0;
+    plan_op op; /* a stand-in op: backends receive it but the ones benchmarked do not read it */
+    bool in_place; /* the backend under test accepts send == recv (MPI forbids aliased buffers) */
+} bench;
+
+static void fault(const bench *b)
+{
+    const comm_bench_opts *o = b->o;
+    fprintf(stderr, "vpsim[rank %d@%s]: --inject-fault %s: before allreduce call %lld\n", b->x.dist.rank,
+            b->x.dist.host, comm_fault_names[o->fault_mode], b->calls);
+    fflush(stderr);
+    switch (o->fault_mode) {
+    case COMM_FAULT_KILL: raise(SIGKILL); break;
+    case COMM_FAULT_EXIT: _exit(3);
+    case COMM_FAULT_STALL: sleep((unsigned)o->fault_stall_s); break;
+    default: break;
+    }
+}
+
+static void call(bench *b, const void *send, void *recv, long long count)
+{
+    b->calls++;
+    const comm_bench_opts *o = b->o;
+    if (o->fault_mode != COMM_FAULT_NONE && b->x.dist.rank == o->fault_rank && b->calls == o->fault_call)
+        fault(b);
+    b->op.count = count;
+    b->x.comm->allreduce(&b->x, &b->op, 0, send, recv, count);
+}
+
+/* splitmix64 (Steele, Lea, Flood 2014): value i of rank r depends only on (r, i, salt). */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* +-m x 2^(e-7), m in [1, 255], e in [-20, 0]: 8 significant bits, so exact in bf16 and fp32, while
+ * sums across ranks need more bits than fp32 has and so depend on the summation order. */
+static float random_value(int rank, long long i, int salt)
+{
+    uint64_t h = mix(((uint64_t)(unsigned)salt << 44) ^ ((uint64_t)(unsigned)rank << 36) ^ (uint64_t)i);
+    int m = (int)(h & 0xff) | 1;
+    int e = -(int)((h >> 8) % 21);
+    float v = ldexpf((float)m, e - 7);
+    return (h >> 40) & 1 ? -v : v;
+}
+
+static long long check_random(bench *b, void *send, void *recv, long long count, int salt)
+{
+    exec_ctx *x = &b->x;
+    const int ranks = x->dist.size;
+    for (long long i = 0; i < count; i++)
+        b->in[i] = random_value(x->dist.rank, i, salt);
+    x->dev->from_host_float(x, send, b->in, count);
+    x->dev->poison(x, recv, count);
+    call(b, send, recv, count);
+    x->dev->sync(x);
+    x->dev->to_host_float(x, b->out, recv, count);
+    /* Unit roundoff of the result type; partial sums may each be rounded (NCCL reduces in bf16). */
+    const double u = x->dev->elem_bytes == 2 ? 1.0 / 256 : 1.0 / 16777216;
+    if (x->dist.rank == 0)
+        memcpy(b->ref0, b->out, (size_t)count * sizeof(float));
+    VP_MPI(MPI_Bcast(b->ref0, (int)count, MPI_FLOAT, 0, MPI_COMM_WORLD));
+    long long wrong = 0;
+    for (long long i = 0; i < count; i++) {
+        double ref = 0, mag = 0;
+        for (int r = 0; r < ranks; r++) {
+            double v = random_value(r, i, salt);
+            ref += v;
+            mag += fabs(v);
+        }
+        const double tol = u * (fabs(ref) + (ranks - 1) * mag);
+        const bool near = fabs((double)b->out[i] - ref) <= tol; /* NaN (poison) fails */
+        const bool same = memcmp(&b->out[i], &b->ref0[i], sizeof(float)) == 0;
+        wrong += !near || !same;
+    }
+    return wrong;
+}
+
+static long long check_pattern(bench *b, const void *send, void *recv, long long count, int salt, bool fill)
+{
+    exec_ctx *x = &b->x;
+    if (fill) {
+        x->dev->fill_pattern(x, (void *)send, count, salt);
+        if (send != recv)
+            x->dev->poison(x, recv, count);
+        call(b, send, recv, count);
+    }
+    return x->dev->check(x, recv, count, salt, false) >= 0 ? 1 : 0;
+}
+
+static void time_size(bench *b, comm_bench_row *w, bool graph, int salt)
+{
+    exec_ctx *x = &b->x;
+    const comm_bench_opts *o = b->o;
+    void *send = x->dev->comm_send(x), *recv = x->dev->comm_recv(x);
+    const long long count = w->count;
+    x->dev->fill_pattern(x, send, count, salt);
+    x->dev->poison(x, recv, count);
+    for (int i = 0; i < o->warmup; i++)
+        call(b, send, recv, count);
+    x->dev->sync(x);
+    if (graph) {
+        x->dev->capture_begin(x);
+        for (int i = 0; i < o->iters; i++)
+            call(b, send, recv, count);
+        x->dev->capture_end(x, EXEC_GRAPH_TIMED);
+        x->dev->graph_launch(x, EXEC_GRAPH_TIMED); /* first launch uploads the graph: not timed */
+    }
+    /* Poisoned again, so that the check below sees what the timed calls wrote. */
+    x->dev->poison(x, recv, count);
+    x->dev->sync(x);
+    exec_dist_barrier();
+    x->dev->timer_record(x, 0, 0);
+    if (graph)
+        x->dev->graph_launch(x, EXEC_GRAPH_TIMED);
+    else
+        for (int i = 0; i < o->iters; i++)
+            call(b, send, recv, count);
+    x->dev->timer_record(x, 1, 0);
+    x->dev->sync(x);
+    double us = x->dev->timer_elapsed_us(x, 0, 1) / o->iters;
+    exec_dist_max_doubles(&us, 1);
+    w->time_us = us;
+    w->algbw = comm_algbw(w->bytes, us);
+    w->busbw = comm_busbw(w->algbw, x->dist.size);
+    /* The last of the back-to-back calls (or graph replays) must still be right. */
+    double wrong = (double)check_pattern(b, send, recv, count, salt, false);
+    if (o->check) {
+        wrong += (double)check_random(b, send, recv, count, salt + 1000);
+        if (b->in_place)
+            wrong += (double)check_pattern(b, send, send, count, salt + 2000, true);
+    }
+    exec_dist_sum_doubles(&wrong, 1);
+    w->wrong = (long long)wrong;
+}
+
+/* Agree on a verdict across ranks: the lowest failing rank's reason (every rank gets it). */
+static int agree_why(const exec_ctx *x, int rc, char *why, size_t len)
+{
+    int mine = rc ? x->dist.rank : x->dist.size, first = mine;
+    VP_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (first == x->dist.size)
+        return 0;
+    char msg[320];
+    snprintf(msg, sizeof(msg), "%s", why);
+    VP_MPI(MPI_Bcast(msg, (int)sizeof(msg), MPI_CHAR, first, MPI_COMM_WORLD));
+    snprintf(why, len, "%s", msg);
+    return -1;
+}
+
+static bool env_has(const exec_ctx *x, const char *key)
+{
+    for (int i = 0; i < x->n_env; i++)
+        if (strcmp(x->env[i].key, key) == 0)
+            return true;
+    return false;
+}
+
+/* backend: a cfg_backend, or -1 for the per-size policy (o->policy through comm_select). */
+static void run_backend(bench *b, int backend, bool virtual_ranks, comm_bench_backend *out)
+{
+    exec_ctx *x = &b->x;
+    const comm_bench_opts *o = b->o;
+    memset(out, 0, sizeof(*out));
+    out->backend = backend;
+    char why[320] = "";
+    const comm_backend *c;
+    bool uses_nccl = backend == CFG_BACKEND_NCCL, uses_mpi = backend == CFG_BACKEND_MPI;
+    if (backend >= 0) {
+        snprintf(out->name, sizeof(out->name), "%s", cfg_backend_names[backend]);
+        c = exec_find_backend(backend, why, sizeof(why));
+    } else {
+        char pol[80];
+        snprintf(out->name, sizeof(out->name), "policy(%s)", comm_policy_format(&o->policy, pol, sizeof(pol)));
+        c = comm_select_configure(&o->policy, -1);
+        for (int i = 0; i < o->policy.n; i++) {
+            uses_nccl = uses_nccl || o->policy.rule[i].backend == CFG_BACKEND_NCCL;
+            uses_mpi = uses_mpi || o->policy.rule[i].backend == CFG_BACKEND_MPI;
+        }
+    }
+    b->in_place = !uses_mpi;
+    int rc = c ? 0 : -1;
+    if (c) {
+        x->comm = c;
+        rc = c->supported(x, why, sizeof(why));
+        /* The plain nccl backend does not check this itself; NCCL would abort in ncclCommInitRank. */
+        if (!rc && uses_nccl && virtual_ranks) {
+            snprintf(why, sizeof(why), "NCCL needs one GPU per rank (it rejects duplicate GPUs); these ranks share "
+                                       "a GPU");
+            rc = -1;
+        }
+    }
+    if (agree_why(x, rc, why, sizeof(why))) {
+        snprintf(out->why, sizeof(out->why), "%s", why);
+        return;
+    }
+    out->ran = true;
+    out->graph = o->graph && x->dev->has_graphs && c->graph_safe;
+    c->init(x);
+    for (int i = 0; i < o->n_sizes; i++) {
+        comm_bench_row *w = &out->rows[out->n_rows++];
+        w->bytes = o->sizes[i];
+        w->count = o->sizes[i] / (long long)x->dev->elem_bytes;
+        for (int v = 0; v < o->n_verify; v++)
+            w->verify_size = w->verify_size || o->verify_counts[v] == w->count;
+        time_size(b, w, out->graph, i + 1);
+    }
+    x->n_env = 0;
+    c->describe(x);
+    memcpy(out->env, x->env, sizeof(x->env));
+    out->n_env = x->n_env;
+    c->fini(x);
+    x->comm = NULL;
+}
+
+int comm_bench_run(exec_dist *d, const comm_bench_opts *o, comm_bench_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    exec_options eo = {.device = o->device, .backend = CFG_BACKEND_NONE, .graph = o->graph, .iters = o->iters,
+                       .warmup = o->warmup, .check = o->check, .seed = o->seed, .debug_corrupt_rank = -1};
+    plan p;
+    memset(&p, 0, sizeof(p));
+    p.ranks = d->size;
+    snprintf(p.scenario, sizeof(p.scenario), "bench-allreduce");
+    bench b;
+    memset(&b, 0, sizeof(b));
+    b.o = o;
+    b.x.opt = &eo;
+    b.x.plan = &p;
+    b.x.dist = *d;
+    b.op.kind = PLAN_OP_ALLREDUCE;
+    b.op.ranks = d->size;
+    snprintf(b.op.name, sizeof(b.op.name), "bench");
+    exec_ctx *x = &b.x;
+    char why[320] = "";
+    x->dev = exec_find_device(o->device, why, sizeof(why));
+    if (!x->dev) {
+        if (d->rank == 0)
+            fprintf(stderr, "vpsim bench-allreduce: %s\n", why);
+        return 2;
+    }
+    long long max_count = 1;
+    for (int i = 0; i < o->n_sizes; i++)
+        if (o->sizes[i] / (long long)x->dev->elem_bytes > max_count)
+            max_count = o->sizes[i] / (long long)x->dev->elem_bytes;
+    x->max_comm_elems = max_count;
+    x->dev->init(x);
+    int rc = x->dev->prepare(x);
+    if (agree_why(x, rc, x->why, sizeof(x->why))) {
+        if (d->rank == 0)
+            fprintf(stderr, "vpsim bench-allreduce: %s\n", x->why);
+        x->dev->fini(x);
+        return 2;
+    }
+    x->dev->timers_alloc(x, 2);
+    const bool virtual_ranks = env_has(x, "virtual_ranks");
+    x->dev->describe(x, false);
+    memcpy(out->env, x->env, sizeof(x->env));
+    out->n_env = x->n_env;
+
+    out->ranks = d->size;
+    snprintf(out->device, sizeof(out->device), "%s", x->dev->name);
+    snprintf(out->type, sizeof(out->type), "%s", x->dev->elem_bytes == 2 ? "bf16" : "float");
+    out->elem_bytes = x->dev->elem_bytes;
+    out->iters = o->iters;
+    out->warmup = o->warmup;
+    out->graph_requested = o->graph;
+    out->check = o->check;
+    out->virtual_ranks = virtual_ranks;
+    if (o->check) {
+        b.in = util_xmalloc((size_t)max_count * sizeof(float));
+        b.out = util_xmalloc((size_t)max_count * sizeof(float));
+        b.ref0 = util_xmalloc((size_t)max_count * sizeof(float));
+    }
+    out->backends = util_xcalloc((size_t)o->n_backends + 1, sizeof(*out->backends));
+    out->n_backends = o->n_backends + (o->with_policy ? 1 : 0);
+    for (int k = 0; k < out->n_backends; k++) {
+        run_backend(&b, k < o->n_backends ? o->backends[k] : -1, virtual_ranks, &out->backends[k]);
+        for (int i = 0; i < out->backends[k].n_rows; i++)
+            out->wrong_total += out->backends[k].rows[i].wrong;
+    }
+    free(b.in);
+    free(b.out);
+    free(b.ref0);
+    x->dev->fini(x);
+    return 0;
+}
+
+void comm_bench_result_free(comm_bench_result *r)
+{
+    free(r->backends);
+    memset(r, 0, sizeof(*r));
+}

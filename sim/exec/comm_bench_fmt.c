@@ -1,0 +1,191 @@
+/* The plain parts of the allreduce benchmark: size sweeps, bandwidths, the nccl-tests-style table and
+ * the JSON document (see comm_bench.h). No MPI, no CUDA: unit-tested directly. */
+#include "comm_bench.h"
+
+#include "comm_custom.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *const comm_fault_names[] = {"none", "kill", "exit", "stall", NULL};
+
+double comm_busbw(double algbw_gbps, int ranks)
+{
+    return ranks > 0 ? algbw_gbps * 2.0 * (ranks - 1) / ranks : 0.0;
+}
+
+double comm_algbw(long long bytes, double us) { return us > 0 ? (double)bytes / (us * 1e3) : 0.0; }
+
+int comm_bench_add_size(long long *sizes, int n, int cap, long long bytes)
+{
+    int i = 0;
+    while (i < n && sizes[i] < bytes)
+        i++;
+    if ((i < n && sizes[i] == bytes) || n >= cap)
+        return n;
+    memmove(sizes + i + 1, sizes + i, (size_t)(n - i) * sizeof(*sizes));
+    sizes[i] = bytes;
+    return n + 1;
+}
+
+int comm_bench_sizes(long long min, long long max, long long factor, size_t elem_bytes, long long *out, int cap,
+                     char *why, size_t why_len)
+{
+    if (min < 1 || max < min) {
+        snprintf(why, why_len, "sizes: need 1 <= -b MIN <= -e MAX (got %lld, %lld)", min, max);
+        return -1;
+    }
+    if (factor < 2 && max > min) {
+        snprintf(why, why_len, "sizes: -f FACTOR must be at least 2 (got %lld)", factor);
+        return -1;
+    }
+    int n = 0;
+    for (long long s = min; s <= max; s = s > max / factor ? max + 1 : s * factor) {
+        long long b = s / (long long)elem_bytes * (long long)elem_bytes;
+        if (b <= 0)
+            continue;
+        if (n == cap) {
+            snprintf(why, why_len, "sizes: the sweep %lld..%lld x%lld has more than %d sizes", min, max, factor, cap);
+            return -1;
+        }
+        n = comm_bench_add_size(out, n, cap, b);
+        if (factor < 2)
+            break;
+    }
+    if (n == 0) {
+        snprintf(why, why_len, "sizes: no size in %lld..%lld holds one %zu-byte element", min, max, elem_bytes);
+        return -1;
+    }
+    return n;
+}
+
+static double avg_busbw(const comm_bench_backend *b)
+{
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < b->n_rows; i++) {
+        sum += b->rows[i].busbw;
+        n++;
+    }
+    return n ? sum / n : 0.0;
+}
+
+static void fmt_time(char *buf, size_t len, double us)
+{
+    if (us >= 1e5)
+        snprintf(buf, len, "%.0f", us);
+    else
+        snprintf(buf, len, "%.2f", us);
+}
+
+void comm_bench_table(util_buf *o, const comm_bench_result *r)
+{
+    util_buf_printf(o, "# vpsim bench-allreduce: %d rank%s, device %s, type %s, op sum, %d iters, %d warm-up%s%s\n",
+                    r->ranks, r->ranks == 1 ? "" : "s", r->device, r->type, r->iters, r->warmup,
+                    r->graph_requested ? ", CUDA graphs" : ", eager", r->check ? ", --check" : "");
+    util_buf_printf(o, "# time: per call, max over ranks; algbw = size / time; busbw = algbw x 2(n-1)/n\n");
+    if (r->virtual_ranks)
+        util_buf_printf(o, "# NOTE: %s\n", COMM_VIRTUAL_NOTE);
+    for (int k = 0; k < r->n_backends; k++) {
+        const comm_bench_backend *b = &r->backends[k];
+        util_buf_printf(o, "#\n");
+        if (!b->ran) {
+            util_buf_printf(o, "# backend %s: unsupported: %s\n", b->name, b->why);
+            continue;
+        }
+        util_buf_printf(o, "# backend %s (%s)\n", b->name, b->graph ? "timed as CUDA graphs" : "timed eager");
+        util_buf_printf(o, "# %12s %13s %6s %6s %9s %8s %8s %7s\n", "size", "count", "type", "redop", "time", "algbw",
+                        "busbw", "#wrong");
+        util_buf_printf(o, "# %12s %13s %6s %6s %9s %8s %8s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)",
+                        "(GB/s)");
+        for (int i = 0; i < b->n_rows; i++) {
+            const comm_bench_row *w = &b->rows[i];
+            char t[32], wrong[24];
+            fmt_time(t, sizeof(t), w->time_us);
+            if (w->wrong < 0)
+                snprintf(wrong, sizeof(wrong), "N/A");
+            else
+                snprintf(wrong, sizeof(wrong), "%lld", w->wrong);
+            util_buf_printf(o, "  %12lld %13lld %6s %6s %9s %8.2f %8.2f %7s%s\n", w->bytes, w->count, r->type, "sum", t,
+                            w->algbw, w->busbw, wrong, w->verify_size ? "  <- verify pass" : "");
+        }
+        util_buf_printf(o, "# avg bus bandwidth (%s): %.3f GB/s\n", b->name, avg_busbw(b));
+    }
+    util_buf_printf(o, "#\n# #wrong total: %lld (%s)\n", r->wrong_total, r->wrong_total ? "FAILED" : "OK");
+}
+
+static void env_object(util_json *j, const exec_env_item *env, int n)
+{
+    util_json_obj_begin(j);
+    for (int i = 0; i < n; i++)
+        util_json_kstr(j, env[i].key, env[i].value);
+    util_json_obj_end(j);
+}
+
+void comm_bench_json(util_json *j, const comm_bench_result *r, int argc, char **argv)
+{
+    util_json_obj_begin(j);
+    util_json_kstr(j, "schema", "vpsim.bench_allreduce/1");
+    util_buf cmd = {0};
+    for (int i = 0; i < argc; i++)
+        util_buf_printf(&cmd, "%s%s", i ? " " : "", argv[i]);
+    util_json_kstr(j, "command", cmd.s ? cmd.s : "");
+    util_buf_free(&cmd);
+    util_json_kint(j, "ranks", r->ranks);
+    util_json_kstr(j, "device", r->device);
+    util_json_kstr(j, "type", r->type);
+    util_json_kint(j, "elem_bytes", (long long)r->elem_bytes);
+    util_json_kstr(j, "op", "sum");
+    util_json_kint(j, "iters", r->iters);
+    util_json_kint(j, "warmup", r->warmup);
+    util_json_kbool(j, "graph_requested", r->graph_requested);
+    util_json_kbool(j, "check", r->check);
+    util_json_kbool(j, "virtual_ranks", r->virtual_ranks);
+    if (r->virtual_ranks)
+        util_json_kstr(j, "note", COMM_VIRTUAL_NOTE);
+    util_json_kstr(j, "time_definition", "microseconds per call, max over ranks");
+    util_json_kstr(j, "busbw_definition", "algbw x 2(n-1)/n (nccl-tests)");
+    util_json_key(j, "environment");
+    env_object(j, r->env, r->n_env);
+    util_json_key(j, "backends");
+    util_json_arr_begin(j);
+    for (int k = 0; k < r->n_backends; k++) {
+        const comm_bench_backend *b = &r->backends[k];
+        util_json_obj_begin(j);
+        util_json_kstr(j, "name", b->name);
+        util_json_kbool(j, "supported", b->ran);
+        util_json_key(j, "reason");
+        if (b->ran)
+            util_json_null(j);
+        else
+            util_json_str(j, b->why);
+        util_json_kbool(j, "graph", b->graph);
+        util_json_key(j, "environment");
+        env_object(j, b->env, b->n_env);
+        util_json_key(j, "rows");
+        util_json_arr_begin(j);
+        for (int i = 0; i < b->n_rows; i++) {
+            const comm_bench_row *w = &b->rows[i];
+            util_json_obj_begin(j);
+            util_json_kint(j, "bytes", w->bytes);
+            util_json_kint(j, "count", w->count);
+            util_json_knum(j, "time_us", w->time_us);
+            util_json_knum(j, "algbw_gbps", w->algbw);
+            util_json_knum(j, "busbw_gbps", w->busbw);
+            util_json_key(j, "wrong");
+            if (w->wrong < 0)
+                util_json_null(j);
+            else
+                util_json_int(j, w->wrong);
+            util_json_kbool(j, "verify_pass", w->verify_size);
+            util_json_obj_end(j);
+        }
+        util_json_arr_end(j);
+        if (b->ran)
+            util_json_knum(j, "avg_busbw_gbps", avg_busbw(b));
+        util_json_obj_end(j);
+    }
+    util_json_arr_end(j);
+    util_json_kint(j, "wrong_total", r->wrong_total);
+    util_json_obj_end(j);
+}

@@ -1,0 +1,577 @@
+/* Backends `oneshot`, `twoshot`, `push`: the custom allreduce kernels of kernels/vp_allreduce.cu over
+ * buffers registered once per rank and mapped into every peer with CUDA IPC.
+ *
+ * init (collective): allocate the signal block, scratch and stage buffers; take IPC handles of those
+ * and of the device's fixed collective buffers (send, recv); MPI_Allgather the packed registration
+ * records (comm_reg.c); open every peer's handles; then a P2P check that really writes and reads
+ * through every mapping (not only cudaDeviceCanAccessPeer). Calls on the registered send/recv buffers
+ * pass them straight to the kernels, so they can be captured in CUDA graphs; any other input pointer
+ * (or one-shot in place) is first copied into the registered stage buffer. All ranks must call with
+ * the same buffer roles, as the executor and `vpsim bench-allreduce` do.
+ *
+ * Nothing is gated silently: supported() refuses only what cannot work (no CUDA device, ranks on
+ * several hosts, more than 8 ranks, GPUs without P2P access), and describe() reports the topology,
+ * the P2P check, and what vLLM/SGLang would have done here. Virtual ranks (several processes on one
+ * GPU) work and are reported as such: their timings say nothing about an interconnect. */
+#include "comm_custom.h"
+#include "comm_policy.h"
+#include "exec.h"
+
+#include "../../kernels/vp_allreduce.h"
+#include "../util/util.h"
+
+#include <cuda.h> /* CUdeviceptr, CUresult: types only; the driver function comes from the runtime */
+#include <cuda_runtime_api.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+_Static_assert(COMM_MAX_RANKS == VP_AR_MAX_RANKS, "comm_custom.h and vp_allreduce.h disagree on the rank limit");
+_Static_assert(sizeof(cudaIpcMemHandle_t) == COMM_REG_HANDLE_BYTES, "IPC handle size changed");
+
+#define VP_CUDA(call)                                                                                                   \
+    do {                                                                                                                \
+        cudaError_t vp_e_ = (call);                                                                                     \
+        if (vp_e_ != cudaSuccess)                                                                                       \
+            exec_dist_fail(__FILE__, __LINE__, #call, cudaGetErrorString(vp_e_));                                       \
+    } while (0)
+#define VP_KERNEL(call)                                                                                                 \
+    do {                                                                                                                \
+        int vp_e_ = (call);                                                                                             \
+        if (vp_e_ != 0)                                                                                                 \
+            exec_dist_fail(__FILE__, __LINE__, #call, cudaGetErrorString((cudaError_t)vp_e_));                          \
+    } while (0)
+
+typedef enum { ALGO_ONESHOT, ALGO_TWOSHOT, ALGO_PUSH } custom_algo;
+static const char *const algo_names[] = {"oneshot", "twoshot", "push"};
+static const char *const algo_desc[] = {
+    "one-shot: every rank loads all N inputs through the IPC mappings and sums them in fp32 in rank order; "
+    "start and end barriers",
+    "two-shot: reduce-scatter of 1/N slices then all-gather of the reduced slices through the IPC mappings; "
+    "start and mid barriers",
+    "push: every rank stores its input into each peer's landing buffer as (epoch flag, data) 64-bit words; no "
+    "barrier; double-buffered by epoch parity",
+};
+static const char *const wait_names[] = {"start", "mid", "end", "data"};
+
+#define DEFAULT_TIMEOUT_MS 5000
+
+typedef struct custom_state {
+    custom_algo algo;
+    int rank, world, device;
+    long long max_count;
+    void *local[COMM_REG_REGIONS]; /* registered pointer in this process; NULL when absent */
+    size_t bytes[COMM_REG_REGIONS];
+    bool owned[COMM_REG_REGIONS];                        /* allocated here, freed at fini */
+    void *peer[COMM_REG_REGIONS][COMM_MAX_RANKS];       /* registered pointer as mapped here (own: local) */
+    void *opened[COMM_REG_REGIONS][COMM_MAX_RANKS];     /* cudaIpcOpenMemHandle results, to close */
+    vp_ar_error *err_host;                               /* host-mapped error record */
+    vp_ar_error *err_dev;
+    unsigned long long timeout_ns;
+    comm_topo topo;
+    int probed_pairs;
+    long long calls, staged;
+} custom_state;
+
+/* The device the CUDA device picks for this rank (dev_cuda.c, cuda_init: local rank modulo the GPU
+ * count). supported() runs before the device's init, so it cannot ask cudaGetDevice. */
+static int rank_device(const exec_ctx *x, char *why, size_t len)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count < 1) {
+        snprintf(why, len, "no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return -1;
+    }
+    return x->dist.local_rank % count;
+}
+
+/* The allocation a device pointer belongs to: cudaIpcGetMemHandle wants the allocation's base, and the
+ * peer adds our offset. cuMemGetAddressRange comes through the runtime's driver entry point, so the
+ * binary needs no -lcuda. */
+typedef CUresult (*get_range_fn)(CUdeviceptr *base, size_t *size, CUdeviceptr ptr);
+
+static void alloc_range(void *p, void **base, size_t *size)
+{
+    static get_range_fn fn;
+    if (!fn) {
+        void *f = NULL;
+        enum cudaDriverEntryPointQueryResult q;
+        VP_CUDA(cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, 12000, cudaEnableDefault, &q));
+        if (q != cudaDriverEntryPointSuccess || !f)
+            exec_dist_fail(__FILE__, __LINE__, "cudaGetDriverEntryPointByVersion(cuMemGetAddressRange)",
+                           "the driver does not provide cuMemGetAddressRange");
+        fn = (get_range_fn)(uintptr_t)f;
+    }
+    CUdeviceptr b = 0;
+    size_t n = 0;
+    CUresult r = fn(&b, &n, (CUdeviceptr)(uintptr_t)p);
+    if (r != CUDA_SUCCESS) {
+        char msg[96];
+        snprintf(msg, sizeof(msg), "CUresult %d for pointer %p", (int)r, p);
+        exec_dist_fail(__FILE__, __LINE__, "cuMemGetAddressRange", msg);
+    }
+    *base = (void *)(uintptr_t)b;
+    *size = n;
+}
+
+int comm_agree(const exec_ctx *x, const char *local_why, char *why, size_t len)
+{
+    int mine = local_why[0] ? x->dist.rank : x->dist.size, first = mine;
+    VP_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (first == x->dist.size)
+        return 0;
+    char msg[256];
+    snprintf(msg, sizeof(msg), "%s", local_why);
+    VP_MPI(MPI_Bcast(msg, (int)sizeof(msg), MPI_CHAR, first, MPI_COMM_WORLD));
+    snprintf(why, len, "rank %d: %s", first, msg);
+    return -1;
+}
+
+/* Every rank's GPU PCI bus id ("" where unknown): all[rank * 32]. Collective. */
+static char *gather_bus_ids(const exec_ctx *x, int dev, char *mine, size_t mine_len)
+{
+    char bus[32] = "";
+    if (dev >= 0 && cudaDeviceGetPCIBusId(bus, sizeof(bus), dev) != cudaSuccess)
+        bus[0] = '\0';
+    snprintf(mine, mine_len, "%s", bus);
+    char *all = util_xcalloc((size_t)x->dist.size, sizeof(bus));
+    VP_MPI(MPI_Allgather(bus, (int)sizeof(bus), MPI_CHAR, all, (int)sizeof(bus), MPI_CHAR, MPI_COMM_WORLD));
+    return all;
+}
+
+int comm_ranks_share_gpu(const exec_ctx *x, char *why, size_t len)
+{
+    char local[256] = "", mine[32];
+    int dev = rank_device(x, local, sizeof(local));
+    char *all = gather_bus_ids(x, dev, mine, sizeof(mine));
+    int shared = 0;
+    for (int p = 0; p < x->dist.size && mine[0]; p++)
+        shared += strcmp(all + (size_t)p * 32, mine) == 0;
+    free(all);
+    if (local[0])
+        snprintf(why, len, "%s", local);
+    else if (shared > 1)
+        snprintf(why, len,
+                 "%d ranks share GPU %s (virtual ranks); NCCL needs one GPU per rank (it rejects duplicate GPUs)",
+                 shared, mine);
+    return local[0] || shared > 1 ? -1 : 0;
+}
+
+static int custom_supported(exec_ctx *x, char *why, size_t len)
+{
+    char local[256] = "";
+    int dev = -1;
+    if (strcmp(x->dev->name, "cuda") != 0)
+        snprintf(local, sizeof(local), "custom allreduce needs the cuda device (use --backend mpi with --device cpu)");
+    else if (x->dist.size > COMM_MAX_RANKS)
+        snprintf(local, sizeof(local), "custom allreduce supports up to %d ranks (the job has %d)", COMM_MAX_RANKS,
+                 x->dist.size);
+    else if (x->dist.local_size != x->dist.size)
+        snprintf(local, sizeof(local),
+                 "custom allreduce maps peer memory with CUDA IPC, which needs every rank on one host (this host has "
+                 "%d of %d ranks)",
+                 x->dist.local_size, x->dist.size);
+    else
+        dev = rank_device(x, local, sizeof(local));
+    /* P2P access between distinct GPUs is a hard requirement; the same GPU needs none. */
+    char bus[32];
+    char *all = gather_bus_ids(x, dev, bus, sizeof(bus));
+    for (int p = 0; p < x->dist.size && dev >= 0 && bus[0] && !local[0]; p++) {
+        const char *pb = all + (size_t)p * 32;
+        int ord = -1, can = 0;
+        if (!pb[0] || strcmp(pb, bus) == 0 || cudaDeviceGetByPCIBusId(&ord, pb) != cudaSuccess)
+            continue; /* same GPU, or not visible here: the P2P check at init decides */
+        if (cudaDeviceCanAccessPeer(&can, dev, ord) == cudaSuccess && !can)
+            snprintf(local, sizeof(local),
+                     "GPU %s (rank %d) cannot access GPU %s (rank %d) by P2P (cudaDeviceCanAccessPeer = 0): loads and "
+                     "stores through CUDA IPC mappings are impossible on this topology",
+                     bus, x->dist.rank, pb, p);
+    }
+    free(all);
+    cudaGetLastError(); /* clear a failed lookup's error state */
+    return comm_agree(x, local, why, len);
+}
+
+/* ---------------- registration ---------------- */
+
+static void *alloc_zeroed(size_t bytes)
+{
+    void *p = NULL;
+    VP_CUDA(cudaMalloc(&p, bytes));
+    VP_CUDA(cudaMemset(p, 0, bytes));
+    return p;
+}
+
+static void fill_record(exec_ctx *x, custom_state *s, comm_reg_record *rec)
+{
+    memset(rec, 0, sizeof(*rec));
+    rec->rank = s->rank;
+    rec->world = s->world;
+    rec->device = s->device;
+    rec->pid = (int32_t)getpid();
+    snprintf(rec->host, sizeof(rec->host), "%s", x->dist.host);
+    VP_CUDA(cudaDeviceGetPCIBusId(rec->bus_id, sizeof(rec->bus_id), s->device));
+    for (int k = 0; k < COMM_REG_REGIONS; k++) {
+        if (!s->local[k])
+            continue;
+        void *base;
+        size_t size;
+        alloc_range(s->local[k], &base, &size);
+        cudaIpcMemHandle_t h;
+        VP_CUDA(cudaIpcGetMemHandle(&h, base));
+        comm_reg_region *g = &rec->region[k];
+        g->present = true;
+        memcpy(g->handle, &h, sizeof(h));
+        g->offset = (uint64_t)((char *)s->local[k] - (char *)base);
+        g->bytes = s->bytes[k];
+    }
+}
+
+/* Pack, MPI_Allgather, unpack and check every rank's record; open every peer's handles. */
+static void exchange(exec_ctx *x, custom_state *s, comm_reg_record *recs)
+{
+    comm_reg_record mine;
+    fill_record(x, s, &mine);
+    const size_t n = comm_reg_packed_bytes();
+    unsigned char *out = util_xmalloc(n), *in = util_xmalloc(n * (size_t)s->world);
+    comm_reg_pack(&mine, out, n);
+    VP_MPI(MPI_Allgather(out, (int)n, MPI_BYTE, in, (int)n, MPI_BYTE, MPI_COMM_WORLD));
+    char why[400];
+    for (int r = 0; r < s->world; r++)
+        if (comm_reg_unpack(in + (size_t)r * n, n, &recs[r], why, sizeof(why)))
+            exec_dist_fail(__FILE__, __LINE__, "custom allreduce registration", why);
+    free(out);
+    free(in);
+    if (comm_reg_check_set(recs, s->world, why, sizeof(why)))
+        exec_dist_fail(__FILE__, __LINE__, "custom allreduce registration", why);
+    for (int k = 0; k < COMM_REG_REGIONS; k++) {
+        for (int p = 0; p < s->world && s->local[k]; p++) {
+            if (p == s->rank) {
+                s->peer[k][p] = s->local[k];
+                continue;
+            }
+            cudaIpcMemHandle_t h;
+            memcpy(&h, recs[p].region[k].handle, sizeof(h));
+            void *base = NULL;
+            cudaError_t e = cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess);
+            if (e != cudaSuccess) {
+                snprintf(why, sizeof(why), "rank %d (GPU %s) cannot map rank %d's %s buffer (GPU %s, pid %d): %s",
+                         s->rank, mine.bus_id, p, comm_reg_kind_names[k], recs[p].bus_id, recs[p].pid,
+                         cudaGetErrorString(e));
+                exec_dist_fail(__FILE__, __LINE__, "cudaIpcOpenMemHandle", why);
+            }
+            s->opened[k][p] = base;
+            s->peer[k][p] = (char *)base + recs[p].region[k].offset;
+        }
+    }
+}
+
+/* P2P attributes between this rank's GPU and every other GPU, gathered into the topology. */
+static void query_topology(custom_state *s, const comm_reg_record *recs)
+{
+    comm_topo_from_records(&s->topo, recs, s->world);
+    signed char row[3][COMM_MAX_RANKS];
+    memset(row, -1, sizeof(row));
+    const int mine = s->topo.gpu[s->rank];
+    for (int p = 0; p < s->world; p++) {
+        const int g = s->topo.gpu[p];
+        int ord = -1, v = 0;
+        if (g == mine || row[0][g] >= 0 || cudaDeviceGetByPCIBusId(&ord, recs[p].bus_id) != cudaSuccess)
+            continue;
+        if (cudaDeviceCanAccessPeer(&v, s->device, ord) == cudaSuccess)
+            row[0][g] = (signed char)v;
+        if (cudaDeviceGetP2PAttribute(&v, cudaDevP2PAttrPerformanceRank, s->device, ord) == cudaSuccess)
+            row[1][g] = (signed char)v;
+        if (cudaDeviceGetP2PAttribute(&v, cudaDevP2PAttrNativeAtomicSupported, s->device, ord) == cudaSuccess)
+            row[2][g] = (signed char)v;
+    }
+    cudaGetLastError();
+    signed char *all = util_xcalloc((size_t)s->world, sizeof(row));
+    VP_MPI(MPI_Allgather(row, (int)sizeof(row), MPI_SIGNED_CHAR, all, (int)sizeof(row), MPI_SIGNED_CHAR,
+                         MPI_COMM_WORLD));
+    for (int p = 0; p < s->world; p++) {
+        const int g = s->topo.gpu[p];
+        bool first_on_gpu = true; /* one rank speaks for its GPU */
+        for (int q = 0; q < p; q++)
+            first_on_gpu = first_on_gpu && s->topo.gpu[q] != g;
+        if (!first_on_gpu)
+            continue;
+        const signed char(*r)[COMM_MAX_RANKS] = (const signed char(*)[COMM_MAX_RANKS])(all + (size_t)p * sizeof(row));
+        for (int j = 0; j < s->topo.n_gpus; j++) {
+            s->topo.access[g][j] = r[0][j];
+            s->topo.perf_rank[g][j] = r[1][j];
+            s->topo.atomics[g][j] = r[2][j];
+        }
+    }
+    free(all);
+}
+
+static vp_ar_args base_args(const custom_state *s)
+{
+    vp_ar_args a;
+    memset(&a, 0, sizeof(a));
+    a.rank = s->rank;
+    a.world = s->world;
+    for (int r = 0; r < s->world; r++) {
+        a.scratch[r] = s->peer[COMM_REG_SCRATCH][r];
+        a.signal[r] = s->peer[COMM_REG_SIGNAL][r];
+    }
+    a.error = s->err_dev;
+    a.timeout_ns = s->timeout_ns;
+    a.push_lines = vp_ar_push_lines(s->max_count);
+    return a;
+}
+
+/* Every rank writes a word into every peer's signal and reads every peer's word, through the
+ * mappings; a pair that fails is named by both ends before the job aborts. */
+static void p2p_check(exec_ctx *x, custom_state *s)
+{
+    vp_ar_args a = base_args(s);
+    a.out = s->local[COMM_REG_SIGNAL]; /* unused by the probe; keeps the argument check simple */
+    cudaStream_t st = x->dev->stream(x, 0);
+    VP_KERNEL(vp_ar_probe(&a, st));
+    VP_CUDA(cudaStreamSynchronize(st));
+    exec_dist_barrier(); /* every peer's probe writes have completed */
+    vp_ar_signal sig;
+    VP_CUDA(cudaMemcpy(&sig, s->local[COMM_REG_SIGNAL], sizeof(sig), cudaMemcpyDeviceToHost));
+    util_buf bad = {0};
+    for (int p = 0; p < s->world; p++) {
+        if (p == s->rank)
+            continue;
+        unsigned want_in = vp_ar_probe_value(p, s->rank), want_src = vp_ar_probe_value(p, COMM_MAX_RANKS);
+        if (sig.probe_in[p] != want_in)
+            util_buf_printf(&bad, "%srank %d's store through its mapping of rank %d's memory was not seen (0x%08x, "
+                                  "expected 0x%08x)",
+                            bad.len ? "; " : "", p, s->rank, sig.probe_in[p], want_in);
+        if (sig.probe_seen[p] != want_src)
+            util_buf_printf(&bad, "%srank %d's load through its mapping of rank %d's memory returned 0x%08x (expected "
+                                  "0x%08x)",
+                            bad.len ? "; " : "", s->rank, p, sig.probe_seen[p], want_src);
+    }
+    const bool ok = bad.len == 0;
+    if (!ok) {
+        fprintf(stderr, "vpsim[rank %d@%s]: custom allreduce P2P check: %s\n", s->rank, x->dist.host, bad.s);
+        fflush(stderr);
+    }
+    util_buf_free(&bad);
+    if (!exec_dist_all(ok))
+        exec_dist_fail(__FILE__, __LINE__, "custom allreduce P2P check",
+                       ok ? "failed on another rank (see its message)" : "P2P through CUDA IPC mappings does not work "
+                                                                         "here; use --backend nccl");
+    s->probed_pairs = s->world * (s->world - 1);
+}
+
+static void custom_init(exec_ctx *x, custom_algo algo)
+{
+    custom_state *s = util_xcalloc(1, sizeof(*s));
+    x->comm_state = s;
+    s->algo = algo;
+    s->rank = x->dist.rank;
+    s->world = x->dist.size;
+    VP_CUDA(cudaGetDevice(&s->device));
+    s->max_count = x->max_comm_elems > 0 ? x->max_comm_elems : 1;
+    const char *t = getenv("VPSIM_COMM_TIMEOUT_MS");
+    long ms = t && atol(t) > 0 ? atol(t) : DEFAULT_TIMEOUT_MS;
+    s->timeout_ns = (unsigned long long)ms * 1000000ull;
+
+    s->bytes[COMM_REG_SIGNAL] = sizeof(vp_ar_signal);
+    if (algo == ALGO_TWOSHOT)
+        s->bytes[COMM_REG_SCRATCH] = vp_ar_twoshot_scratch_bytes(s->max_count);
+    if (algo == ALGO_PUSH)
+        s->bytes[COMM_REG_SCRATCH] = vp_ar_push_scratch_bytes(s->max_count, s->world);
+    s->bytes[COMM_REG_STAGE] = (size_t)s->max_count * 2;
+    for (int k = COMM_REG_SIGNAL; k <= COMM_REG_STAGE; k++)
+        if (s->bytes[k]) {
+            s->local[k] = alloc_zeroed(s->bytes[k]);
+            s->owned[k] = true;
+        }
+    /* Push's allreduce reads only its own input; its all-gather uses these like the others. */
+    s->local[COMM_REG_SEND] = x->dev->comm_send(x);
+    s->local[COMM_REG_RECV] = x->dev->comm_recv(x);
+    s->bytes[COMM_REG_SEND] = s->bytes[COMM_REG_RECV] = (size_t)s->max_count * 2;
+    unsigned probe_src = vp_ar_probe_value(s->rank, COMM_MAX_RANKS);
+    VP_CUDA(cudaMemcpy((char *)s->local[COMM_REG_SIGNAL] + offsetof(vp_ar_signal, probe_src), &probe_src,
+                       sizeof(probe_src), cudaMemcpyHostToDevice));
+    VP_CUDA(cudaHostAlloc((void **)&s->err_host, sizeof(vp_ar_error), cudaHostAllocMapped));
+    memset((void *)s->err_host, 0, sizeof(vp_ar_error));
+    VP_CUDA(cudaHostGetDevicePointer((void **)&s->err_dev, s->err_host, 0));
+    VP_CUDA(cudaDeviceSynchronize()); /* zeroed before any peer can write into it */
+
+    comm_reg_record *recs = util_xcalloc((size_t)s->world, sizeof(*recs));
+    exchange(x, s, recs);
+    query_topology(s, recs);
+    free(recs);
+    p2p_check(x, s);
+}
+
+static void init_oneshot(exec_ctx *x) { custom_init(x, ALGO_ONESHOT); }
+static void init_twoshot(exec_ctx *x) { custom_init(x, ALGO_TWOSHOT); }
+static void init_push(exec_ctx *x) { custom_init(x, ALGO_PUSH); }
+
+/* ---------------- calls ---------------- */
+
+/* A wait timed out on this rank (in this or an earlier call): name rank, peer and flag, abort all. */
+static void check_error(custom_state *s)
+{
+    if (!s->err_host || s->err_host->code == 0)
+        return;
+    const volatile vp_ar_error *e = s->err_host;
+    const int ph = e->phase >= 0 && e->phase <= 3 ? e->phase : 3;
+    char where[64] = "";
+    if (e->index >= 0)
+        snprintf(where, sizeof(where), " for line %lld", (long long)e->index);
+    char msg[512];
+    snprintf(msg, sizeof(msg),
+             "%s: rank %d gave up after %.0f ms in block %d waiting for peer rank %d's '%s' flag%s (expected epoch %u, "
+             "last saw %u): rank %d is stuck, dead, or not in the same collective (timeout: VPSIM_COMM_TIMEOUT_MS)",
+             algo_names[s->algo], e->rank, (double)e->waited_ns / 1e6, e->block, e->peer, wait_names[ph], where,
+             e->expected, e->seen, e->peer);
+    exec_dist_fail(__FILE__, __LINE__, "custom allreduce timeout", msg);
+}
+
+static bool overlaps(const void *a, long long a_count, const void *b, long long b_count)
+{
+    const char *x = a, *y = b;
+    return x < y + b_count * 2 && y < x + a_count * 2;
+}
+
+static void check_count(const custom_state *s, long long elems)
+{
+    if (elems <= s->max_count)
+        return;
+    char msg[160];
+    snprintf(msg, sizeof(msg), "%lld elements exceed the %lld registered at init", elems, s->max_count);
+    exec_dist_fail(__FILE__, __LINE__, "custom allreduce", msg);
+}
+
+/* Inputs that peers read must be registered buffers at their base (the same offset on every rank);
+ * anything else, or an input the call's output overlaps while peers may still read it, is first
+ * copied into the registered stage buffer. Fills a->in[] with every rank's copy. */
+static void map_input(exec_ctx *x, custom_state *s, vp_ar_args *a, const void *send, bool staged_if_alias,
+                      const void *recv, long long out_count)
+{
+    int kind = send == s->local[COMM_REG_SEND] ? COMM_REG_SEND : send == s->local[COMM_REG_RECV] ? COMM_REG_RECV : -1;
+    if (kind < 0 || (staged_if_alias && overlaps(send, a->count, recv, out_count))) {
+        VP_CUDA(cudaMemcpyAsync(s->local[COMM_REG_STAGE], send, (size_t)a->count * 2, cudaMemcpyDeviceToDevice,
+                                x->dev->stream(x, 0)));
+        kind = COMM_REG_STAGE;
+        s->staged++;
+    }
+    for (int r = 0; r < s->world; r++)
+        a->in[r] = s->peer[kind][r];
+}
+
+static void custom_allreduce(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+{
+    (void)op;
+    (void)flat;
+    custom_state *s = x->comm_state;
+    check_error(s);
+    if (count <= 0)
+        return;
+    check_count(s, count);
+    cudaStream_t st = x->dev->stream(x, 0);
+    vp_ar_args a = base_args(s);
+    a.count = count;
+    a.out = recv;
+    s->calls++;
+    if (s->algo == ALGO_PUSH) { /* reads only its own input, locally: any pointer, in place included */
+        a.in[s->rank] = send;
+        VP_KERNEL(vp_allreduce_push(&a, st));
+        return;
+    }
+    /* One-shot writes the output while peers may still read the input, so in place it stages; two-shot
+     * in place is safe (a slice is overwritten only after its readers passed the mid barrier). */
+    map_input(x, s, &a, send, s->algo == ALGO_ONESHOT, recv, count);
+    if (s->algo == ALGO_ONESHOT)
+        VP_KERNEL(vp_allreduce_oneshot(&a, st));
+    else
+        VP_KERNEL(vp_allreduce_twoshot(&a, st));
+}
+
+/* All three backends gather the same way (one-shot copy through the mappings): the plan's one
+ * all-gather (logits) is not what they are compared on. */
+static void custom_allgather(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+{
+    (void)op;
+    (void)flat;
+    custom_state *s = x->comm_state;
+    check_error(s);
+    if (count <= 0)
+        return;
+    check_count(s, count * s->world);
+    vp_ar_args a = base_args(s);
+    a.count = count;
+    a.out = recv;
+    s->calls++;
+    map_input(x, s, &a, send, true, recv, count * s->world);
+    VP_KERNEL(vp_allgather_oneshot(&a, x->dev->stream(x, 0)));
+}
+
+static void custom_fini(exec_ctx *x)
+{
+    custom_state *s = x->comm_state;
+    if (!s)
+        return;
+    VP_CUDA(cudaDeviceSynchronize());
+    check_error(s);
+    for (int k = 0; k < COMM_REG_REGIONS; k++)
+        for (int p = 0; p < s->world; p++)
+            if (s->opened[k][p])
+                VP_CUDA(cudaIpcCloseMemHandle(s->opened[k][p]));
+    /* Freeing memory a peer still maps is undefined (cudaIpcOpenMemHandle docs): everyone unmaps first. */
+    exec_dist_barrier();
+    for (int k = 0; k < COMM_REG_REGIONS; k++)
+        if (s->owned[k])
+            VP_CUDA(cudaFree(s->local[k]));
+    VP_CUDA(cudaFreeHost(s->err_host));
+    free(s);
+    x->comm_state = NULL;
+}
+
+static void custom_describe(exec_ctx *x)
+{
+    custom_state *s = x->comm_state;
+    if (!s)
+        return;
+    char buf[160];
+    exec_env_set(x, "comm", "%s", algo_desc[s->algo]);
+    exec_env_set(x, "custom_launch", "%d threads x up to %d blocks per call; timeout %.0f ms per wait", VP_AR_THREADS,
+                 VP_AR_MAX_BLOCKS, (double)s->timeout_ns / 1e6);
+    exec_env_set(x, "custom_topology", "%s", comm_topo_summary(&s->topo, buf, sizeof(buf)));
+    if (comm_topo_virtual(&s->topo))
+        exec_env_set(x, "custom_note", "%s", COMM_VIRTUAL_NOTE);
+    exec_env_set(x, "custom_p2p_check", "store and load through every IPC mapping verified (%d rank pairs)",
+                 s->probed_pairs);
+    /* vLLM reads full_nvlink from NVML; here native P2P atomics on every GPU pair stand in for it (PCIe
+     * peers do not offer them), and virtual ranks are judged as if each had its own PCIe GPU. */
+    bool nvlink = s->topo.n_gpus > 1;
+    for (int i = 0; i < s->topo.n_gpus; i++)
+        for (int j = 0; j < s->topo.n_gpus; j++)
+            nvlink = nvlink && (i == j || s->topo.atomics[i][j] == 1);
+    comm_policy vllm;
+    char why[200];
+    comm_policy_vllm(s->world, nvlink, &vllm, why, sizeof(why));
+    exec_env_set(x, "custom_vllm_gate", "%s%.130s", nvlink ? "(NVLink inferred) " : "", why);
+    exec_env_set(x, "custom_staged_calls", "%lld of %lld calls copied their input to the stage buffer", s->staged,
+                 s->calls);
+}
+
+#define CUSTOM_BACKEND(var, nm, init_fn)                                                                               \
+    const comm_backend var = {                                                                                          \
+        .name = nm,                                                                                                     \
+        .graph_safe = true,                                                                                             \
+        .supported = custom_supported,                                                                                  \
+        .init = init_fn,                                                                                                \
+        .fini = custom_fini,                                                                                            \
+        .allreduce = custom_allreduce,                                                                                  \
+        .allgather = custom_allgather,                                                                                  \
+        .describe = custom_describe,                                                                                    \
+    }
+
+CUSTOM_BACKEND(comm_backend_oneshot, "oneshot", init_oneshot);
+CUSTOM_BACKEND(comm_backend_twoshot, "twoshot", init_twoshot);
+CUSTOM_BACKEND(comm_backend_push, "push", init_push);

@@ -1,0 +1,184 @@
+/* The per-size composite backend (see comm_select.h). */
+#include "comm_select.h"
+
+#include "../util/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct select_member {
+    int backend;
+    const comm_backend *table;
+    void *state;
+} select_member;
+
+typedef struct select_state {
+    select_member m[CFG_BACKEND_COUNT];
+    int n;
+} select_state;
+
+static comm_policy g_policy;
+static int g_allgather = -1;
+
+/* The distinct backends the policy uses, all-gather's included, in first-use order. */
+static int members(int out[CFG_BACKEND_COUNT])
+{
+    int n = 0;
+    for (int i = 0; i <= g_policy.n; i++) {
+        int b = i < g_policy.n ? g_policy.rule[i].backend : g_allgather;
+        bool dup = false;
+        for (int j = 0; j < n; j++)
+            dup = dup || out[j] == b;
+        if (!dup && b >= 0 && n < CFG_BACKEND_COUNT)
+            out[n++] = b;
+    }
+    return n;
+}
+
+static const char *policy_text(char *buf, size_t len)
+{
+    comm_policy_format(&g_policy, buf, len);
+    return buf;
+}
+
+/* Every member's supported() is called, in the same order on every rank (some are collective),
+ * before the first failure is reported. */
+static int select_supported(exec_ctx *x, char *why, size_t len)
+{
+    int list[CFG_BACKEND_COUNT], n = members(list), rc = 0;
+    char pol[160];
+    policy_text(pol, sizeof(pol));
+    for (int i = 0; i < n; i++) {
+        char w[320] = "";
+        const comm_backend *c = exec_find_backend(list[i], w, sizeof(w));
+        if (c && c->supported(x, w, sizeof(w)) == 0)
+            continue;
+        if (rc == 0)
+            snprintf(why, len, "policy '%s': backend %s: %s", pol, cfg_backend_names[list[i]], w);
+        rc = -1;
+    }
+    return rc;
+}
+
+static void select_init(exec_ctx *x)
+{
+    select_state *s = util_xcalloc(1, sizeof(*s));
+    int list[CFG_BACKEND_COUNT];
+    s->n = members(list);
+    for (int i = 0; i < s->n; i++) {
+        char why[320];
+        select_member *m = &s->m[i];
+        m->backend = list[i];
+        m->table = exec_find_backend(list[i], why, sizeof(why));
+        if (!m->table)
+            exec_dist_fail(__FILE__, __LINE__, "comm_select", why);
+        x->comm_state = NULL;
+        m->table->init(x);
+        m->state = x->comm_state;
+    }
+    x->comm_state = s;
+}
+
+static select_member *member(select_state *s, int backend)
+{
+    for (int i = 0; i < s->n; i++)
+        if (s->m[i].backend == backend)
+            return &s->m[i];
+    exec_dist_fail(__FILE__, __LINE__, "comm_select", "policy picked a backend that was not initialised");
+}
+
+static void select_allreduce(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+{
+    select_state *s = x->comm_state;
+    select_member *m = member(s, comm_policy_pick(&g_policy, count * (long long)x->dev->elem_bytes));
+    x->comm_state = m->state;
+    m->table->allreduce(x, op, flat, send, recv, count);
+    m->state = x->comm_state;
+    x->comm_state = s;
+}
+
+static void select_allgather(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+{
+    select_state *s = x->comm_state;
+    select_member *m = member(s, g_allgather);
+    x->comm_state = m->state;
+    m->table->allgather(x, op, flat, send, recv, count);
+    m->state = x->comm_state;
+    x->comm_state = s;
+}
+
+static void select_fini(exec_ctx *x)
+{
+    select_state *s = x->comm_state;
+    if (!s)
+        return;
+    for (int i = s->n - 1; i >= 0; i--) {
+        x->comm_state = s->m[i].state;
+        s->m[i].table->fini(x);
+    }
+    free(s);
+    x->comm_state = NULL;
+}
+
+/* Each member describes itself into a fresh environment; its keys come back prefixed "name.". */
+static void select_describe(exec_ctx *x)
+{
+    select_state *s = x->comm_state;
+    if (!s)
+        return;
+    exec_env_item *saved = util_xmalloc(sizeof(x->env)), *got = util_xmalloc(sizeof(x->env));
+    for (int i = 0; i < s->n; i++) {
+        const int n_saved = x->n_env;
+        memcpy(saved, x->env, sizeof(x->env));
+        x->n_env = 0;
+        x->comm_state = s->m[i].state;
+        s->m[i].table->describe(x);
+        const int n_got = x->n_env;
+        memcpy(got, x->env, sizeof(x->env));
+        memcpy(x->env, saved, sizeof(x->env));
+        x->n_env = n_saved;
+        for (int k = 0; k < n_got; k++) {
+            char key[sizeof(got[k].key)];
+            snprintf(key, sizeof(key), "%.12s.%.34s", cfg_backend_names[s->m[i].backend], got[k].key);
+            exec_env_set(x, key, "%s", got[k].value);
+        }
+    }
+    x->comm_state = s;
+    free(saved);
+    free(got);
+    char pol[160];
+    exec_env_set(x, "comm", "per-size policy %s; all-gathers: %s", policy_text(pol, sizeof(pol)),
+                 cfg_backend_names[g_allgather]);
+}
+
+#define SELECT_TABLE(var, safe)                                                                                         \
+    static const comm_backend var = {                                                                                   \
+        .name = "policy",                                                                                               \
+        .graph_safe = safe,                                                                                             \
+        .supported = select_supported,                                                                                  \
+        .init = select_init,                                                                                            \
+        .fini = select_fini,                                                                                            \
+        .allreduce = select_allreduce,                                                                                  \
+        .allgather = select_allgather,                                                                                  \
+        .describe = select_describe,                                                                                    \
+    }
+
+SELECT_TABLE(select_graph_safe, true);
+SELECT_TABLE(select_eager, false);
+
+const comm_backend *comm_select_configure(const comm_policy *p, int allgather_backend)
+{
+    g_policy = *p;
+    g_allgather = allgather_backend >= 0 ? allgather_backend : p->rule[p->n - 1].backend;
+    int list[CFG_BACKEND_COUNT], n = members(list);
+    bool safe = true;
+    for (int i = 0; i < n; i++) {
+        char why[320];
+        const comm_backend *c = exec_find_backend(list[i], why, sizeof(why));
+        safe = safe && c && c->graph_safe;
+    }
+    return safe ? &select_graph_safe : &select_eager;
+}
+
+const char *comm_select_describe_policy(char *buf, size_t len) { return policy_text(buf, len); }

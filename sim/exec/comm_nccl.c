@@ -2,6 +2,8 @@
  * comes from ncclGetUniqueId on rank 0, broadcast over MPI. NCCL calls are graph-capturable. */
 #include "exec.h"
 
+#include "comm_custom.h"
+
 #include "../util/util.h"
 
 #include <nccl.h>
@@ -27,7 +29,10 @@ static int nccl_supported(exec_ctx *x, char *why, size_t len)
         snprintf(why, len, "nccl needs the cuda device (use --backend mpi with --device cpu)");
         return -1;
     }
-    return 0;
+    /* Virtual ranks: NCCL would abort with "invalid usage"; say why instead. Collective. */
+    char local[256] = "";
+    comm_ranks_share_gpu(x, local, sizeof(local));
+    return comm_agree(x, local, why, len);
 }
 
 static void nccl_init(exec_ctx *x)

@@ -3,7 +3,9 @@
 #   make               release build -> build/vpsim
 #   make debug         -O0 -g build  -> build/debug/vpsim
 #   make asan          ASan + UBSan  -> build/asan/vpsim
-#   make test          every test that needs no GPU (Criterion unit tests + CLI tests)
+#   make test          every test that needs no GPU (Criterion unit tests + CLI tests, then analysis/ pytest)
+#   make report        one-page Markdown + HTML report with plots from REPORT_IN (default traces/samples)
+#                      into REPORT_OUT (default build/report); needs no GPU and no build
 #   make test-gpu      tests that need a CUDA GPU (run on the GPU machine)
 #   make run           the main job on the embedded default scenario
 #   make bench         benchmarks (speed goals live here, not in tests)
@@ -103,7 +105,7 @@ TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS := $(TEST_SRCS:%.c=$(OBJ)/%.o)
 TEST_BIN := $(OUT)/vpsim-tests
 
-.PHONY: deps all debug asan test test-unit test-cli test-gpu run bench clean deps-check config-reference
+.PHONY: deps all debug asan test test-unit test-cli test-gpu run bench clean deps-check config-reference report
 
 all: deps-check $(BIN)
 
@@ -152,6 +154,7 @@ TEST_ENV := VPSIM_BIN=$(abspath $(BIN)) VPSIM_ROOT=$(CURDIR)
 
 test: all $(TEST_BIN)
 	$(TEST_ENV) $(TEST_BIN) --jobs 2 $(TEST_ARGS)
+	$(ANALYSIS_PY) -m pytest -q -p no:cacheprovider analysis/tests
 
 # Kernel tests and benchmarks (tests/gpu/*.c against libvpsim.a); built here, run on a GPU machine.
 KTEST_SRCS := $(sort $(wildcard tests/gpu/*.c))
@@ -169,6 +172,13 @@ test-gpu: all $(KTEST_BIN)
 
 run: all
 	VPSIM=$(BIN) bash scripts/run_default.sh
+
+# analysis/ runs on Debian's Python, which has python3-matplotlib, -numpy and -pytest (.ci/install-deps.sh).
+ANALYSIS_PY ?= /usr/bin/python3
+REPORT_IN ?= traces/samples
+REPORT_OUT ?= build/report
+report:
+	$(ANALYSIS_PY) analysis/make_report.py $(REPORT_IN) --out $(REPORT_OUT)
 
 bench: all
 	VPSIM=$(BIN) bash bench/run_bench.sh

@@ -438,14 +438,15 @@ static void cuda_capture_begin(exec_ctx *x)
 static void cuda_capture_end(exec_ctx *x, int slot)
 {
     cuda_state *s = st(x);
-    /* A slot may be captured again (bench-allreduce captures per size): free the old graph first. */
+    cudaGraph_t graph = NULL;
+    VP_CUDA(cudaStreamEndCapture(s->s[0], &graph));
+    /* A slot may be captured again (bench-allreduce captures per size): free the old graph, which
+     * is only allowed once no stream is capturing. */
     if (s->graph_exec[slot])
         VP_CUDA(cudaGraphExecDestroy(s->graph_exec[slot]));
     if (s->graph[slot])
         VP_CUDA(cudaGraphDestroy(s->graph[slot]));
-    s->graph_exec[slot] = NULL;
-    s->graph[slot] = NULL;
-    VP_CUDA(cudaStreamEndCapture(s->s[0], &s->graph[slot]));
+    s->graph[slot] = graph;
     VP_CUDA(cudaGraphInstantiate(&s->graph_exec[slot], s->graph[slot], 0));
 }
 

@@ -131,7 +131,8 @@ typedef struct exec_result {
     exec_stats inst_cycle;  /* instrumented passes: wall time of a whole pass */
     bool inst_graph;        /* instrumented passes ran as a CUDA graph (else eager) */
     int n_ops;           /* ops over all phases, in plan order */
-    double *op_us;       /* per op: median over instrumented passes, max over ranks */
+    double *op_us;       /* per op: median over instrumented passes less the timer overhead, max over ranks */
+    double timer_overhead_us; /* what an empty timer pair measures (subtracted from every op) */
     double *op_start_us; /* per rank per op (rank-major, ranks x n_ops): start offset in the last
                             instrumented pass, for traces */
     double *op_dur_us;   /* per rank per op, same pass */

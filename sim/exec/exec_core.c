@@ -217,7 +217,11 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
     for (int ph = 0; ph < p->n_phases; ph++)
         n_ops += p->phases[ph].n_ops;
     const int slot_a = 2 * n_ops, slot_b = 2 * n_ops + 1;
-    x.dev->timers_alloc(&x, 2 * n_ops + 2);
+    /* Empty timer pairs measure what a pair adds around an op (an event node's latency in a graph, a
+     * launch gap when eager); it is subtracted from every op's time. */
+    enum { N_CALIB = 32 };
+    const int slot_calib = 2 * n_ops + 2;
+    x.dev->timers_alloc(&x, 2 * n_ops + 2 + 2 * N_CALIB);
     x.dev->describe(&x, false);
 
     out->ranks = d->size;
@@ -243,10 +247,13 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
     double *pass_wall = util_xcalloc((size_t)n_inst, sizeof(double));
     double *start = util_xcalloc((size_t)n_ops, sizeof(double));
     double *dur = util_xcalloc((size_t)n_ops, sizeof(double));
+    double *calib = util_xcalloc((size_t)n_inst * N_CALIB, sizeof(double));
     /* In graph mode the instrumented pass is a graph too: eager launches leave gaps that a per-op
      * timer would charge to small ops. */
     if (graph) {
         x.dev->capture_begin(&x);
+        for (int k = 0; k < 2 * N_CALIB; k++)
+            x.dev->timer_record(&x, slot_calib + k, 0);
         x.dev->timer_record(&x, slot_a, 0);
         enqueue_cycle(&x, true);
         x.dev->timer_record(&x, slot_b, 0);
@@ -261,12 +268,16 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
         if (graph) {
             x.dev->graph_launch(&x, EXEC_GRAPH_INSTRUMENTED);
         } else {
+            for (int k = 0; k < 2 * N_CALIB; k++)
+                x.dev->timer_record(&x, slot_calib + k, 0);
             x.dev->timer_record(&x, slot_a, 0);
             enqueue_cycle(&x, true);
             x.dev->timer_record(&x, slot_b, 0);
         }
         x.dev->sync(&x);
         pass_wall[it] = x.dev->timer_elapsed_us(&x, slot_a, slot_b);
+        for (int k = 0; k < N_CALIB; k++)
+            calib[it * N_CALIB + k] = x.dev->timer_elapsed_us(&x, slot_calib + 2 * k, slot_calib + 2 * k + 1);
         for (int i = 0; i < n_ops; i++) {
             per_pass[(size_t)it * n_ops + i] = x.dev->timer_elapsed_us(&x, 2 * i, 2 * i + 1);
             start[i] = x.dev->timer_elapsed_us(&x, slot_a, 2 * i);
@@ -274,14 +285,20 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
         }
         progress(&x, "instrumented pass", it + 1, n_inst);
     }
+    /* The first empty pair of a pass also waits for the pass to start: leave it out. */
+    out->timer_overhead_us = percentile(calib + 1, n_inst * N_CALIB - 1, 0.5);
+    exec_dist_max_doubles(&out->timer_overhead_us, 1);
     out->op_us = util_xcalloc((size_t)n_ops, sizeof(double));
     double *col = util_xmalloc((size_t)n_inst * sizeof(double));
     for (int i = 0; i < n_ops; i++) {
         for (int it = 0; it < n_inst; it++)
             col[it] = per_pass[(size_t)it * n_ops + i];
-        out->op_us[i] = percentile(col, n_inst, 0.5);
+        double t = percentile(col, n_inst, 0.5) - out->timer_overhead_us;
+        out->op_us[i] = t > 0.0 ? t : 0.0;
+        dur[i] = dur[i] > out->timer_overhead_us ? dur[i] - out->timer_overhead_us : 0.0;
     }
     free(col);
+    free(calib);
     exec_dist_max_doubles(out->op_us, n_ops);
     exec_dist_max_doubles(pass_wall, n_inst);
     out->inst_cycle = stats_of(pass_wall, n_inst);

@@ -1,0 +1,350 @@
+#!/usr/bin/python3
+"""One-page report (Markdown + HTML, with PNG/SVG figures) from a folder of vpsim outputs.
+
+Reads every vpsim output in the folder (results JSON from `vpsim model` / `vpsim run`, sweep CSVs,
+bench-allreduce JSON, plan JSON), draws the figures and writes REPORT/report.md and REPORT/report.html.
+Where each number came from is taken from the files and from the folder's README.md (see
+vpsim_provenance.py); every figure and table names its sources.
+
+A vpsim output that is malformed stops the report with a message naming the file (exit 2); files
+that are not vpsim outputs (README.md, Chrome traces, partial sweeps) are listed as skipped.
+
+`make report` runs this on traces/samples (the committed samples) into build/report/.
+"""
+
+import argparse
+import datetime
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import report_render  # noqa: E402
+import vpsim_draw as draw  # noqa: E402
+import vpsim_extract as ex  # noqa: E402
+from vpsim_inputs import InputError, load_bench, load_json, load_plan, load_results, load_sweep, read_text  # noqa: E402
+from vpsim_provenance import command_of, describe, read_readme  # noqa: E402
+
+SWEEP_TITLES = {
+    "speculative.num_draft_tokens": "Throughput against draft tokens per verify pass (modelled)",
+    "speculative.steps": "Throughput against draft steps (modelled)",
+    "parallel.tp": "Throughput against GPU count (tensor parallel ranks, modelled)",
+    "workload.context": "Throughput against context length in tokens (modelled)",
+    "workload.batch": "Throughput against batch (modelled)",
+}
+SCHEMA_LOADERS = {"vpsim.results/1": ("results", load_results), "vpsim.bench_allreduce/1": ("bench", load_bench),
+                  "vpsim.plan/1": ("plan", load_plan)}
+
+
+def discover(folder):
+    """{kind: [(path, doc)]} and a list of skipped files with why. Malformed vpsim outputs raise."""
+    if not os.path.isdir(folder):
+        raise InputError(folder, "no such folder")
+    found = {"results": [], "bench": [], "plan": [], "sweep": []}
+    skipped = []
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if not os.path.isfile(path) or name.startswith("."):
+            continue
+        if name.endswith(".json"):
+            schema = load_json(path).get("schema")
+            if schema not in SCHEMA_LOADERS:
+                skipped.append((name, f"JSON without a vpsim schema (schema: {schema!r})"))
+                continue
+            kind, loader = SCHEMA_LOADERS[schema]
+            doc = loader(path)
+            if kind == "results":
+                doc["_path"] = path
+            found[kind].append((path, doc))
+        elif name.endswith(".csv"):
+            header = read_text(path).splitlines()[0].split(",")
+            if "backend" in header and "tok_per_s" in header:
+                found["sweep"].append((path, load_sweep(path)))
+            else:
+                skipped.append((name, "CSV that is not a vpsim sweep (no backend / tok_per_s columns)"))
+    if not any(found.values()):
+        raise InputError(folder, "no vpsim outputs (results/bench/plan JSON or sweep CSV) in this folder")
+    return found, skipped
+
+
+def f2(v):
+    return f"{v:.2f}"
+
+
+def fig_block(out, paths, alt, sources):
+    """A figure with a caption naming its input files (their provenance is in the last section and in the
+    figure's own footnote) and the SVG beside the PNG."""
+    png = os.path.relpath(paths[0], out)
+    names = ", ".join(f"`{os.path.basename(p)}`" for p in sources)
+    return ("img", png, alt, f"Inputs: {names} (provenance below and in the figure's footnote); "
+                             f"vector version `{os.path.relpath(paths[1], out)}`.")
+
+
+def section_summary(found, blocks):
+    """The headline numbers, each from the same extraction as its figure."""
+    items = []
+    for path, doc in found["results"]:
+        if doc["mode"] != "model":
+            continue
+        rows = [b for b in doc["backends"] if b["available"] and b["backend"] != "none"]
+        if len(rows) < 2:
+            continue
+        best = max(rows, key=lambda b: b["tok_per_s"])
+        text = (f"MODELLED on {doc['system']}: **{best['backend']}** is fastest at {best['tok_per_s']:.1f} tok/s "
+                f"(cycle {best['cycle_ms']:.2f} ms, verify communication {best['verify_comm_ms']:.2f} ms)")
+        nccl = next((b for b in rows if b["backend"] == "nccl"), None)
+        if nccl and nccl is not best:
+            text += (f" against nccl's {nccl['tok_per_s']:.1f} tok/s (cycle {nccl['cycle_ms']:.2f} ms, "
+                     f"{nccl['verify_comm_ms']:.2f} ms communication at {nccl['allreduce_us']:.0f} us per allreduce)")
+        none = next((b for b in doc["backends"] if b["available"] and b["backend"] == "none"), None)
+        if none:
+            text += f"; with no collectives at all {none['tok_per_s']:.1f} tok/s"
+        items.append(text + f" [`{os.path.basename(path)}`].")
+    measured = [(p, d) for p, d in found["results"] if d["mode"] == "run"]
+    if measured:
+        groups = {}
+        for b in ex.breakdown_bars(measured):
+            groups.setdefault(b["group"], []).append(f"{b['label']} {b['cycle_ms']:.2f} ms ({b['tok_per_s']:.1f} tok/s)")
+        items += [g[0].upper() + g[1:] + ": " + "; ".join(v) + "." for g, v in groups.items()]
+    for _, doc in found["bench"]:
+        data = ex.allreduce_series([doc], [d for _, d in found["plan"]])
+        for vb in data["verify_bytes"][:1]:
+            pts = sorted((ex.time_at(s, vb), s["label"]) for s in data["series"] if ex.time_at(s, vb) is not None)
+            if pts:
+                items.append(f"Allreduce of the verify payload ({vb:,} B), `{os.path.basename(doc['path'])}`: "
+                             + ", ".join(f"{label} {t:.2f} us" for t, label in pts)
+                             + (f" - {'; '.join(data['caveats'])}" if data["caveats"] else "") + ".")
+    for path, doc in found["results"]:
+        if doc["mode"] == "run" and doc.get("model_comparison") and doc["backends"][0]["backend"] == "none":
+            total = [r for r in ex.compare_classes(doc) if r[0] == "total"][0]
+            items.append(f"Model error, verify compute, `{os.path.basename(path)}` against system "
+                         f"{doc['model_comparison']['system']}: {total[3]:+.0f}% ({total[2]:.2f} ms modelled, "
+                         f"{total[1]:.2f} ms measured per-op sum)"
+                         + ("." if ex.same_card(doc) else f" - DIFFERENT CARDS: a model of {doc['model_comparison']['system']} "
+                            f"against a measurement on {ex.gpu_name(doc)}."))
+    if items:
+        blocks.append(("h2", "Summary"))
+        blocks.append(("ul", items))
+
+
+def section_scenario(found, blocks):
+    docs = [d for _, d in found["results"]]
+    first = docs[0] if docs else None
+    blocks.append(("h2", "Scenario"))
+    if first:
+        blocks.append(("p", f"Scenario **{first['scenario']}** (`{first.get('scenario_path')}`): target model "
+                            f"{first.get('model')}, TP={first['tp']}, batch {first['batch']}, context "
+                            f"{first['context']} tokens. Expected tokens per cycle {first.get('expected_tokens')}: "
+                            f"{first.get('tokens_formula')}. {first.get('tok_per_s_formula', '')}."))
+    for path, plan in found["plan"]:
+        rows = []
+        for ph in plan["phases"]:
+            s = ph["summary"]
+            rows.append((ph["name"], ph.get("tokens", ""), s.get("allreduce_count", ""),
+                         ", ".join(f"{b:,}" for b in sorted(set(s["allreduce_bytes"]))), s.get("allgather_count", ""),
+                         f"{s.get('allgather_bytes', 0):,}", f"{s.get('flops', 0) / 1e9:.1f}",
+                         f"{s.get('weight_bytes', 0) / 2**30:.2f}"))
+        blocks.append(("p", f"Schedule from `{os.path.basename(path)}` ({plan['ranks']} ranks; per rank):"))
+        blocks.append(("table", ["phase", "tokens", "allreduces", "allreduce bytes", "all-gathers",
+                                 "all-gather bytes", "GFLOP", "weights GiB"], rows))
+    envs = [(p, d) for p, d in found["results"] if d["mode"] == "run"]
+    if envs:
+        blocks.append(("h2", "Environment of the measurements"))
+        keys = ("gpu", "cuda_driver", "cuda_runtime", "cublas", "device_memory_per_rank", "quantised_gemm_stand_in")
+        envs_d = [(os.path.basename(p), d.get("environment") or {}) for p, d in envs]
+        same = [k for k in keys if len({e.get(k) for _, e in envs_d}) == 1 and envs_d[0][1].get(k)]
+        if same:
+            blocks.append(("table", ["key", "value (every run)"], [(k, envs_d[0][1][k]) for k in same]))
+        per_run = [k for k in keys if k not in same] + ["gpu_state_before", "gpu_state_after", "comm"]
+        blocks.append(("table", ["run"] + per_run, [[name] + [e.get(k, "-") for k in per_run] for name, e in envs_d]))
+
+
+def section_cycle(found, out, blocks, readme):
+    # The scenario's own system (the one modelled with every backend) first, then the smaller ones.
+    modelled = sorted([(p, d) for p, d in found["results"] if d["mode"] == "model"],
+                      key=lambda pd: -len(pd[1]["backends"]))
+    measured = [(p, d) for p, d in found["results"] if d["mode"] == "run"]
+    if not (modelled or measured):
+        return
+    blocks.append(("h2", "Where the cycle goes, per backend"))
+    for title, docs, name in (("Modelled cycle per backend", modelled, "cycle-modelled"),
+                              ("Measured cycle per backend", measured, "cycle-measured")):
+        if not docs:
+            continue
+        bars = ex.breakdown_bars(docs)
+        foot = [describe("results", p, d, readme) for p, d in docs]
+        paths = draw.draw_breakdown(bars, os.path.join(out, "figures", name), foot, title)
+        blocks.append(("h3", title))
+        blocks.append(fig_block(out, paths, title, [p for p, _ in docs]))
+        rows = []
+        for b in bars:
+            s = b["segments"]
+            files = ", ".join(os.path.basename(p) for p in [b["path"]] + b["also_in"])
+            rows.append((b["label"], b["group"], f2(s["draft"]), f2(s["verify GEMM"]), f2(s["verify attention"]),
+                         f2(s["verify other compute"]), f2(s["verify communication"]), f2(s["host"]),
+                         f2(b["ops_sum_ms"] + s["host"]), f2(b["cycle_ms"]), f"{b['tok_per_s']:.1f}", files))
+        blocks.append(("table", ["backend", "source", "draft ms", "GEMM ms", "attention ms", "other ms", "comm ms",
+                                 "host ms", "sum ms", "cycle ms", "tok/s", "file"], rows))
+        unavailable = [(d["system"], b["backend"], b["reason"]) for _, d in docs for b in d["backends"]
+                       if not b["available"]]
+        if unavailable:
+            blocks.append(("ul", [f"{be} not available on {sysname}: {why}" for sysname, be, why in unavailable]))
+        if docs is measured:
+            over = [ex.instrumentation_overshoot(d)[2] for _, d in docs]
+            over = [o for o in over if o is not None]
+            blocks.append(("p", "Measured segments are per-op times from the instrumented pass (a timer pair "
+                                "around every op); the cycle and tok/s are the timed median (CUDA graph or eager). "
+                                "The per-op sums exceed the cycle by "
+                                f"{min(over):.1f}-{max(over):.1f} us per op: timer overhead, not work."
+                                if over else "Measured segments are per-op times from the instrumented pass."))
+
+
+def section_allreduce(found, out, blocks, readme):
+    if not found["bench"]:
+        return
+    benches = [d for _, d in found["bench"]]
+    plans = [d for _, d in found["plan"]]
+    blocks.append(("h2", "Allreduce latency against size"))
+    # Several benchmark files would overlay unrelated setups (1 rank, virtual ranks); one figure each.
+    for doc in benches:
+        data = ex.allreduce_series([doc], plans)
+        name = "allreduce-" + ex.stem(doc["path"])
+        foot = [describe("bench", doc["path"], doc, readme)]
+        foot += [describe("plan", p, None, readme) for p, _ in found["plan"]]
+        paths = draw.draw_allreduce(data, os.path.join(out, "figures", name), foot)
+        blocks.append(("h3", os.path.basename(doc["path"])))
+        blocks.append(fig_block(out, paths, "allreduce latency",
+                                [doc["path"]] + [p for p, _ in found["plan"]]))
+        if data["caveats"]:
+            blocks.append(("p", "**Caveat:** " + "; ".join(data["caveats"]) + "."))
+        rows = []
+        for s in data["series"]:
+            for vb in data["verify_bytes"]:
+                t = ex.time_at(s, vb)
+                rows.append((s["label"], f"{vb:,}", f"{t:.2f}" if t is not None else "not run at this size"))
+        rows += [(label, "-", f"unsupported: {why}") for label, why in data["unsupported"]]
+        blocks.append(("table", ["backend", "verify payload (B)", "time per call (us)"], rows))
+
+
+def section_sweeps(found, out, blocks, readme):
+    if not found["sweep"]:
+        return
+    blocks.append(("h2", "Sweeps (modelled)"))
+    for path, sweep in found["sweep"]:
+        sw = ex.sweep_series(sweep)
+        name = ex.stem(path) if ex.stem(path).startswith("sweep") else "sweep-" + ex.stem(path)
+        title = SWEEP_TITLES.get(sw["x_key"])
+        foot = [describe("sweep", path, sweep, readme)]
+        paths = draw.draw_sweep(sw, os.path.join(out, "figures", name), foot, title)
+        blocks.append(("h3", title or os.path.basename(path)))
+        cmd = command_of(path, readme)
+        blocks.append(fig_block(out, paths, title or name, [path]))
+        if cmd:
+            blocks.append(("p", f"Command: `{cmd}`"))
+        rows = []
+        for xv, (by, bl), (wy, wl), bound in ex.best_per_x(sw):
+            tie = abs(by - wy) < 1e-9
+            rows.append((xv, "all equal" if tie else bl, f"{by:.1f}", "" if tie else wl, "" if tie else f"{wy:.1f}",
+                         f"{bound:.1f}" if bound is not None else "-"))
+        blocks.append(("table", [sw["x_key"], "best backend", "tok/s", "worst backend", "tok/s",
+                                 "bound: no collectives (tok/s)"], rows))
+
+
+def section_compare(found, out, blocks, readme):
+    runs = [(p, d) for p, d in found["results"] if d["mode"] == "run" and d.get("model_comparison")]
+    if not runs:
+        return
+    blocks.append(("h2", "Model against measurement"))
+    rows = []
+    for p, d in runs:
+        cells = [os.path.basename(p), d["model_comparison"]["system"]]
+        for cls, meas, mod, err in ex.compare_classes(d):
+            cells.append(f"{f2(meas)} / {f2(mod)} ({err:+.0f}%)")
+        rows.append(cells)
+    # One figure per model system, from its compute-only run (backend none) when there is one.
+    drawn = set()
+    for p, d in sorted(runs, key=lambda pd: pd[1]["backends"][0]["backend"] != "none"):
+        system = d["model_comparison"]["system"]
+        if system in drawn:
+            continue
+        drawn.add(system)
+        kinds, foot = None, [describe("results", p, d, readme)]
+        models = [(mp, m) for mp, m in found["results"] if m["mode"] == "model" and m.get("system") == system
+                  and any(b.get("ops") for b in m["backends"])]
+        plan = found["plan"][0][1] if found["plan"] else None
+        if models:
+            kinds = ex.compare_op_kinds(d, models[0][1], plan)
+            foot.append(describe("results", models[0][0], models[0][1], readme))
+        foot.append(ex.instrumentation_note(d))
+        name = f"compare-{system}"
+        title = f"Model ({system}) against measurement on {ex.gpu_name(d)}"
+        paths = draw.draw_compare(ex.compare_classes(d), kinds, os.path.join(out, "figures", name), foot,
+                                  title + " - label: (modelled - measured) / measured", system)
+        blocks.append(("h3", title))
+        blocks.append(fig_block(out, paths, title, [p] + [mp for mp, _ in models[:1]]))
+        if not ex.same_card(d):
+            blocks.append(("p", f"**Different cards:** the model describes `{system}`, the measurement ran on "
+                                f"{ex.gpu_name(d)}; the error here mixes the model's error with the card difference."))
+    blocks.append(("p", "Verify pass, compute only (collectives excluded on both sides), main stream; from each "
+                        "run's own `model_comparison` (the model system is the run's scenario system: a "
+                        "comparison against a system other than the measured GPU compares different cards)."))
+    blocks.append(("table", ["run", "model system"] + [f"{c}: measured / modelled ms (error)"
+                                                       for c in ex.COMPARE_CLASSES], rows))
+
+
+def build(folder, out):
+    found, skipped = discover(folder)
+    readme = read_readme(folder)
+    os.makedirs(os.path.join(out, "figures"), exist_ok=True)
+    scenario = found["results"][0][1]["scenario"] if found["results"] else "(no results)"
+    title = f"vpsim report: scenario {scenario}"
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    blocks = [("h1", title),
+              ("p", f"Built {now} by `analysis/make_report.py` from `{folder}`. MEASURED figures come from "
+                    "`vpsim run` / `vpsim bench-allreduce` on the machine named beside them; MODELLED ones "
+                    "from the analytic model on a system file (`docs/model.md`). Provenance of every input: "
+                    "last section.")]
+    section_summary(found, blocks)
+    section_scenario(found, blocks)
+    section_cycle(found, out, blocks, readme)
+    section_allreduce(found, out, blocks, readme)
+    section_sweeps(found, out, blocks, readme)
+    section_compare(found, out, blocks, readme)
+    blocks.append(("h2", "Provenance of the inputs"))
+    items = []
+    for kind in ("results", "bench", "sweep", "plan"):
+        for path, doc in found[kind]:
+            line = describe(kind, path, doc, readme)
+            cmd = command_of(path, readme)
+            items.append(line + (f"; command: `{cmd}`" if cmd else ""))
+    items += [f"{name}: skipped: {why}" for name, why in skipped]
+    blocks.append(("ul", items))
+    md = os.path.join(out, "report.md")
+    htm = os.path.join(out, "report.html")
+    with open(md, "w", encoding="utf-8") as f:
+        f.write(report_render.to_markdown(blocks))
+    with open(htm, "w", encoding="utf-8") as f:
+        f.write(report_render.to_html(blocks, title))
+    return md, htm
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="example: /usr/bin/python3 analysis/make_report.py traces/samples "
+                                       "--out build/report")
+    p.add_argument("folder", nargs="?", default="traces/samples",
+                   help="folder of vpsim outputs (default traces/samples)")
+    p.add_argument("--out", default="build/report", help="output folder (default build/report)")
+    args = p.parse_args(argv)
+    try:
+        md, htm = build(args.folder, args.out)
+    except InputError as e:
+        print(f"make_report: error: {e}", file=sys.stderr)
+        return 2
+    print(md)
+    print(htm)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""Shared paths and helpers for the analysis tests (run: /usr/bin/python3 -m pytest -q analysis/tests)."""
+
+import copy
+import json
+import os
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ANALYSIS = os.path.dirname(HERE)
+REPO = os.path.dirname(ANALYSIS)
+SAMPLES = os.path.join(REPO, "traces", "samples")
+DATA = os.path.join(HERE, "data")
+sys.path.insert(0, ANALYSIS)
+
+
+def sample(name):
+    return os.path.join(SAMPLES, name)
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.fixture
+def write_json(tmp_path):
+    """write_json(doc, name) -> path of a JSON file holding doc (deep-copied, so tests can mutate freely)."""
+
+    def _write(doc, name="input.json"):
+        path = tmp_path / name
+        path.write_text(json.dumps(copy.deepcopy(doc)))
+        return str(path)
+
+    return _write

@@ -1,0 +1,106 @@
+"""`make report`'s builder on the committed samples: every section, every figure, provenance for every input."""
+
+import os
+import re
+
+import pytest
+
+import make_report
+import report_render
+from conftest import SAMPLES, read_json, sample
+from vpsim_provenance import read_readme
+
+OUTPUT_KINDS = (".json", ".csv")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    md, htm = make_report.build(SAMPLES, str(out))
+    return out, open(md, encoding="utf-8").read(), open(htm, encoding="utf-8").read()
+
+
+def test_every_sample_is_described_in_the_readme():
+    """Each committed sample records how it was produced (command, date; machine for measurements)."""
+    readme = read_readme(SAMPLES)
+    for name in os.listdir(SAMPLES):
+        if not name.endswith(OUTPUT_KINDS):
+            continue
+        assert name in readme, f"{name} has no entry in traces/samples/README.md"
+        entry = readme[name]
+        assert entry.get("command", "").startswith("vpsim "), name
+        assert re.match(r"\d{4}-\d\d-\d\d", entry.get("date", "")), name
+        if name.startswith(("h200-", "bench-")):
+            assert "nvidia-h200" in entry.get("machine", ""), name
+
+
+def test_sections_and_figures(report):
+    out, md, htm = report
+    for heading in ("## Summary", "## Scenario", "## Environment of the measurements",
+                    "## Where the cycle goes, per backend", "## Allreduce latency against size",
+                    "## Sweeps (modelled)", "## Model against measurement", "## Provenance of the inputs"):
+        assert heading in md
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    assert len(images) >= 7
+    for img in images:
+        assert os.path.exists(os.path.join(out, img)), img
+        assert os.path.exists(os.path.join(out, img[:-4] + ".svg")), img
+        assert f'src="{img}"' in htm
+    assert htm.count("<figure>") == len(images)
+
+
+def test_summary_numbers_come_from_the_samples(report):
+    _, md, _ = report
+    rtx = {b["backend"]: b for b in read_json(sample("model-default-rtx6000.results.json"))["backends"]}
+    assert f"**twoshot** is fastest at {rtx['twoshot']['tok_per_s']:.1f} tok/s" in md
+    assert f"against nccl's {rtx['nccl']['tok_per_s']:.1f} tok/s" in md
+    run = read_json(sample("h200-h200sys-model-twoshot.results.json"))
+    assert f"twoshot, graph cycle {run['measured']['cycle_median_ms']:.2f} ms" in md
+    bench = read_json(sample("bench-allreduce-h200-np1.json"))
+    t = [r["time_us"] for r in bench["backends"][0]["rows"] if r["verify_pass"]][0]
+    assert f"nccl {t:.2f} us" in md
+    total = read_json(sample("h200-h200sys-none-graph.results.json"))["model_comparison"]["verify"]["total"]
+    assert f"{total['error_pct']:+.0f}% ({total['modelled_ms']:.2f} ms modelled" in md
+
+
+def test_every_input_has_provenance(report):
+    _, md, _ = report
+    prov = md.split("## Provenance of the inputs", 1)[1]
+    for name in os.listdir(SAMPLES):
+        if name.endswith(OUTPUT_KINDS):
+            assert f"- {name}: " in prov, name
+    assert "not described in the folder's README.md" not in md
+    assert prov.count("MEASURED") >= 8 and prov.count("MODELLED") >= 6
+
+
+def test_tables_match_the_samples(report):
+    _, md, _ = report
+    rtx = read_json(sample("model-default-rtx6000.results.json"))
+    nccl = [b for b in rtx["backends"] if b["backend"] == "nccl"][0]
+    row = [line for line in md.splitlines() if line.startswith("| nccl | modelled: rtx-pro-6000-8x-pcie")][0]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[2:11] == [f"{nccl[k]:.2f}" for k in ("draft_ms", "verify_gemm_ms", "verify_attention_ms",
+                                                      "verify_other_ms", "verify_comm_ms", "host_ms")] + \
+        [f"{nccl['cycle_ms']:.2f}", f"{nccl['cycle_ms']:.2f}", f"{nccl['tok_per_s']:.1f}"]
+    assert "nccl-symm not available on rtx-pro-6000-8x-pcie" in md
+
+
+def test_non_vpsim_files_are_skipped(tmp_path):
+    folder = tmp_path / "r"
+    folder.mkdir()
+    (folder / "trace.json").write_text('{"traceEvents": []}')
+    (folder / "plan.csv").write_text("phase,index,name\nverify,0,embedding\n")
+    (folder / "m.results.json").write_text(open(sample("model-default-rtx6000.results.json")).read())
+    md, _ = make_report.build(str(folder), str(tmp_path / "out"))
+    text = open(md, encoding="utf-8").read()
+    assert "trace.json: skipped: JSON without a vpsim schema" in text
+    assert "plan.csv: skipped: CSV that is not a vpsim sweep" in text
+    assert "not described in the folder's README.md" in text
+
+
+def test_html_escapes_text():
+    htm = report_render.to_html([("p", "a <b> & `x<y` **bold**"), ("table", ["h|1"], [["<td>"]])], "t<")
+    assert "a &lt;b&gt; &amp; <code>x&lt;y</code> <b>bold</b>" in htm
+    assert "<td>&lt;td&gt;</td>" in htm and "<title>t&lt;</title>" in htm
+    md = report_render.to_markdown([("table", ["h|1"], [["a|b"]])])
+    assert "h\\|1" in md and "a\\|b" in md

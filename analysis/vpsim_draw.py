@@ -1,0 +1,227 @@
+"""Drawing: turns the data from vpsim_extract into PNG + SVG figures. No numbers are computed here.
+
+Every figure has a title, axes with units, a legend and a footnote with the provenance of each input
+(measured where/when, or modelled on which system), as DESIGN.md asks of any reported figure.
+"""
+
+import os
+import textwrap
+
+import matplotlib
+
+matplotlib.use("Agg")  # headless: CI and the GPU machine have no display
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+
+from vpsim_extract import SEGMENTS, method_changes  # noqa: E402
+
+SEGMENT_COLORS = {"draft": "#9467bd", "verify GEMM": "#1f77b4", "verify attention": "#17becf",
+                  "verify other compute": "#7f7f7f", "verify communication": "#d62728", "host": "#bcbd22"}
+# One colour per backend across every figure, so nccl is the same red in the sweep and the latency plot.
+BACKEND_COLORS = {"nccl": "#d62728", "nccl-symm": "#ff9896", "oneshot": "#1f77b4", "twoshot": "#2ca02c",
+                  "push": "#9467bd", "mpi": "#8c564b", "none": "#7f7f7f", "model": "#e377c2"}
+FOOT_WIDTH = 150
+
+
+def backend_color(label, i):
+    return BACKEND_COLORS.get(label.split(" ")[0], f"C{i % 10}")
+
+
+def fmt_bytes(n):
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div:
+            v = n / div
+            return f"{v:.0f} {unit}" if abs(v - round(v)) < 0.05 else f"{v:.1f} {unit}"
+    return f"{n:.0f} B"
+
+
+def _footnote(fig, lines):
+    """Provenance under the axes; returns the height it needs in inches so the caller can make room."""
+    wrapped = []
+    for line in lines:
+        wrapped.extend(textwrap.wrap(line, FOOT_WIDTH, subsequent_indent="    ") or [""])
+    fig.text(0.01, 0.01, "\n".join(wrapped), ha="left", va="bottom", fontsize=7, color="#333333",
+             family="DejaVu Sans")
+    return 0.13 * len(wrapped) + 0.15
+
+
+def _save(fig, out_prefix, foot_in):
+    w, h = fig.get_size_inches()
+    fig.set_size_inches(w, h + foot_in)
+    fig.tight_layout(rect=(0, foot_in / (h + foot_in), 1, 1))
+    os.makedirs(os.path.dirname(out_prefix) or ".", exist_ok=True)
+    paths = []
+    for ext in ("png", "svg"):
+        p = f"{out_prefix}.{ext}"
+        fig.savefig(p, dpi=120 if ext == "png" else None)
+        paths.append(p)
+    plt.close(fig)
+    return paths
+
+
+def draw_breakdown(bars, out_prefix, footnote, title=None):
+    """Stacked bar per backend (bars from vpsim_extract.breakdown_bars), grouped by source."""
+    n = len(bars)
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.25 * n + 4.0), 5.6))
+    xs, x, groups, last = [], 0.0, [], None
+    for b in bars:
+        if last is not None and b["group"] != last:
+            x += 0.6  # a gap between sources
+        if b["group"] != last:
+            groups.append([b["group"], x, x])
+        groups[-1][2] = x
+        xs.append(x)
+        last = b["group"]
+        x += 1.0
+    bottoms = [0.0] * n
+    for seg in SEGMENTS:
+        vals = [b["segments"][seg] for b in bars]
+        ax.bar(xs, vals, 0.7, bottom=bottoms, color=SEGMENT_COLORS[seg], label=seg, edgecolor="white", lw=0.5)
+        bottoms = [bt + v for bt, v in zip(bottoms, vals)]
+    top = max(max(bottoms), max(b["cycle_ms"] for b in bars))
+    any_measured = False
+    for xi, b, total in zip(xs, bars, bottoms):
+        if b["measured"]:
+            any_measured = True
+            ax.plot([xi - 0.42, xi + 0.42], [b["cycle_ms"]] * 2, color="black", lw=2.2)
+            ax.text(xi, max(total, b["cycle_ms"]) + top * 0.015,
+                    f"cycle {b['cycle_ms']:.2f} ms\n(ops sum {b['ops_sum_ms']:.1f})\n{b['tok_per_s']:.0f} tok/s",
+                    ha="center", va="bottom", fontsize=7.5)
+        else:
+            ax.text(xi, total + top * 0.015, f"{b['cycle_ms']:.2f} ms\n{b['tok_per_s']:.0f} tok/s",
+                    ha="center", va="bottom", fontsize=7.5)
+    ax.set_xticks(xs)
+    ticks = [textwrap.fill(b["label"], 18) for b in bars]
+    ax.set_xticklabels(ticks, fontsize=8)
+    drop = 12 + 10.5 * max(t.count("\n") + 1 for t in ticks)  # below the tallest tick label, in points
+    for name, x0, x1 in groups:
+        ax.annotate(textwrap.fill(name, 28 + int(12 * (x1 - x0))), xy=((x0 + x1) / 2, 0),
+                    xycoords=("data", "axes fraction"), xytext=(0, -drop), textcoords="offset points",
+                    ha="center", va="top", fontsize=8.5, fontweight="bold")
+    ax.set_ylim(0, top * 1.22)
+    ax.set_ylabel("time per decode cycle (ms)")
+    ax.set_title(title or "Where one speculative decode cycle goes, per backend")
+    ax.grid(axis="y", alpha=0.3)
+    handles = [Patch(color=SEGMENT_COLORS[s], label=s) for s in reversed(SEGMENTS)]
+    if any_measured:
+        handles.append(Line2D([], [], color="black", lw=2.2, label="measured cycle (median)"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    lines = list(footnote)
+    if any_measured:
+        lines.append("Measured bars stack per-op times from the instrumented pass (a timer pair around each op), "
+                     "which exceed the timed cycle; the black line is the timed cycle, the tok/s uses it.")
+    return _save(fig, out_prefix, _footnote(fig, lines) + 0.2)
+
+
+def draw_allreduce(data, out_prefix, footnote, title=None):
+    """Latency against payload size per backend, log-log, the verify pass's payloads marked."""
+    fig, ax = plt.subplots(figsize=(9.5, 5.6))
+    for i, s in enumerate(data["series"]):
+        ax.plot(s["bytes"], s["time_us"], marker="o", ms=3.5, lw=1.6, label=s["label"],
+                color=backend_color(s["label"], i))
+        for vb in s["verify_bytes"]:
+            t = s["time_us"][s["bytes"].index(vb)]
+            ax.plot([vb], [t], marker="D", ms=7, mfc="none", mec="black", zorder=5)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_bytes(v)))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    for vb in data["verify_bytes"]:
+        ax.axvline(vb, color="black", ls="--", lw=1)
+        ax.annotate(f"verify pass\n{vb:,} B", xy=(vb, 1.0), xycoords=("data", "axes fraction"),
+                    xytext=(4, -4), textcoords="offset points", ha="left", va="top", fontsize=8)
+    ax.set_xlabel("payload per rank (bytes, log scale)")
+    ax.set_ylabel("time per allreduce (us, log scale)")
+    title = title or "Allreduce latency against payload size, per backend"
+    if data["caveats"]:
+        title += "\n(" + "; ".join(data["caveats"]) + ")"
+    ax.set_title(title, fontsize=11)
+    ax.grid(which="both", alpha=0.25)
+    handles, labels = ax.get_legend_handles_labels()
+    if data["verify_bytes"]:
+        handles.append(Line2D([], [], marker="D", ls="", mfc="none", mec="black", label="verify-pass payload"))
+    ax.legend(handles=handles, loc="upper left", fontsize=8)
+    lines = list(footnote)
+    for label, reason in data["unsupported"]:
+        lines.append(f"not run: {label}: {reason}")
+    lines.append("time: per call, max over ranks (nccl-tests definition).")
+    return _save(fig, out_prefix, _footnote(fig, lines))
+
+
+def draw_sweep(sw, out_prefix, footnote, title=None, ylabel="throughput (tok/s, one request)"):
+    """y (tok/s) against the varied key, a line per backend."""
+    fig, ax = plt.subplots(figsize=(9.5, 5.4))
+    any_ringed = False
+    for i, s in enumerate(sw["series"]):
+        xs = s["x"] if sw["numeric"] else [sw["x_order"].index(v) for v in s["x_text"]]
+        label = s["label"] + (" (no collectives: upper bound)" if s["backend"] == "none" else "")
+        ax.plot(xs, s["y"], marker="o", ms=4, lw=1.7, label=label, color=backend_color(s["label"], i),
+                ls=":" if s["backend"] == "none" else "-")
+        # Points whose allreduce cost is a measured table entry rather than a formula: ringed.
+        ringed = [(x, y) for x, y, m in zip(xs, s["y"], s["methods"]) if m.startswith("measured")]
+        if ringed:
+            any_ringed = True
+            ax.plot([x for x, _ in ringed], [y for _, y in ringed], ls="", marker="o", ms=10, mfc="none",
+                    mec="black", mew=1.2)
+    if sw["numeric"]:
+        vals = sorted({v for s in sw["series"] for v in s["x"]})
+        if vals[0] > 0 and vals[-1] / vals[0] >= 8:
+            ax.set_xscale("log", base=2)
+        ax.set_xticks(vals)
+        ax.set_xticklabels([f"{v:g}" for v in vals])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+    else:
+        ax.set_xticks(range(len(sw["x_order"])))
+        ax.set_xticklabels(sw["x_order"])
+    xl = sw["x_key"] + "".join(f" (with {k})" for k in sw["paired"])
+    ax.set_xlabel(xl + (" - log scale" if ax.get_xscale() == "log" else ""))
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    what = "Throughput" if sw["y"] == "tok_per_s" else sw["y"]
+    ax.set_title(title or f"{what} against {sw['x_key']}, per backend (modelled)")
+    ax.grid(alpha=0.3)
+    handles, _ = ax.get_legend_handles_labels()
+    if any_ringed:
+        handles.append(Line2D([], [], ls="", marker="o", ms=10, mfc="none", mec="black",
+                              label="allreduce cost from a\nmeasured table point"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    lines = list(footnote)
+    for label, pts in method_changes(sw).items():
+        lines.append(f"{label}: the allreduce cost source changes along x, so a jump can be the source changing: "
+                     + "; ".join(f"{x}: {m}" for x, m in pts if m))
+    if sw["rejected"]:
+        first, why = next(iter(sw["rejected"].items()))
+        lines.append(f"{len(sw['rejected'])} combination(s) rejected by vpsim (no point drawn), e.g. {first}: "
+                     + (why if len(why) < 160 else why[:157] + "..."))
+    return _save(fig, out_prefix, _footnote(fig, lines))
+
+
+def draw_compare(class_rows, kind_rows, out_prefix, footnote, title=None, system=""):
+    """Measured against modelled time per op class (and per op kind when given), error labelled."""
+    panels = [("per op class (verify pass, compute only)", [(c, m, d, e) for c, m, d, e in class_rows])]
+    if kind_rows:
+        panels.append(("per op kind (verify pass, main stream)", [(k, m, d, e) for k, _, m, d, e in kind_rows]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.2 * len(panels) + 1, 5.2), squeeze=False)
+    for ax, (name, rows) in zip(axes[0], panels):
+        xs = list(range(len(rows)))
+        meas = [r[1] for r in rows]
+        mod = [r[2] for r in rows]
+        ax.bar([x - 0.2 for x in xs], meas, 0.4, label="measured", color="#1f77b4")
+        ax.bar([x + 0.2 for x in xs], mod, 0.4, label=f"modelled{(' (' + system + ')') if system else ''}",
+               color="#ff7f0e")
+        top = max(meas + mod)
+        for x, r in zip(xs, rows):
+            ax.text(x, max(r[1], r[2]) + top * 0.02, f"{r[3]:+.0f}%", ha="center", va="bottom", fontsize=8.5,
+                    fontweight="bold", color="#b00000" if abs(r[3]) > 25 else "#006000")
+        ax.set_xticks(xs)
+        ax.set_xticklabels([r[0] for r in rows], rotation=20 if len(rows) > 4 else 0, fontsize=8.5)
+        ax.set_ylim(0, top * 1.3)
+        ax.set_ylabel("time per verify pass (ms)")
+        ax.set_title(name, fontsize=10)
+        ax.grid(axis="y", alpha=0.3)
+        ax.legend(fontsize=8, loc="upper left", ncol=2)
+    fig.suptitle(title or "Model against measurement (label: error = (modelled - measured) / measured)")
+    return _save(fig, out_prefix, _footnote(fig, footnote))

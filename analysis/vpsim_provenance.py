@@ -1,0 +1,96 @@
+"""Where each number came from: one line per input file, for the figures' footnotes and the report.
+
+Part of it is read from the file itself (a run records its GPU, cycles and command line; a model its
+system), the rest (the machine, the date, the exact command of a model or sweep) from the results
+folder's README.md, whose per-file entries look like:
+
+    ### `h200-default-none-graph.results.json`
+    - what: one rank's compute of the default scenario, no collectives
+    - command: `vpsim run configs/default.yaml --backend none --iters 30 --warmup 5`
+    - machine: device nvidia-h200 (one NVIDIA H200)
+    - date: 2026-11-29
+
+A file the README does not describe is still used; its provenance then says so.
+"""
+
+import os
+import re
+
+from vpsim_extract import gpu_name, stem
+
+_ENTRY = re.compile(r"^#{2,4}\s+`([^`]+)`\s*$")
+_FIELD = re.compile(r"^[-*]\s+(\w[\w ]*?):\s*(.+?)\s*$")
+
+
+def read_readme(folder):
+    """{file name: {field: text}} from folder/README.md ({} when there is none)."""
+    path = os.path.join(folder, "README.md")
+    if not os.path.exists(path):
+        return {}
+    out, cur = {}, None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = _ENTRY.match(line)
+            if m:
+                cur = out.setdefault(m.group(1), {})
+                continue
+            if line.startswith("#"):
+                cur = None
+                continue
+            m = _FIELD.match(line)
+            if m and cur is not None:
+                cur[m.group(1).strip().lower()] = m.group(2).strip().strip("`")
+    return out
+
+
+def _when_where(entry):
+    bits = [entry[k] for k in ("machine", "date") if entry.get(k)]
+    return "; ".join(bits)
+
+
+def describe(kind, path, doc, readme):
+    """One line: measured (where, when, how many runs) or modelled (on which system file, how)."""
+    entry = readme.get(os.path.basename(path), {})
+    ww = _when_where(entry)
+    name = os.path.basename(path)
+    if kind == "results" and doc["mode"] == "run":
+        m = doc["measured"]
+        inst = "graph" if m.get("instrumented_as_graph") else "eager"
+        text = (f"{name}: MEASURED on {gpu_name(doc)} ({m['ranks']} rank, median of {m['iters']} timed "
+                f"{'CUDA-graph' if m['graph'] else 'eager'} cycles, p10-p90 {m['cycle_p10_ms']:.2f}-"
+                f"{m['cycle_p90_ms']:.2f} ms; per-op times from {inst}-instrumented passes)")
+        comm = (doc.get("environment") or {}).get("comm")
+        if comm and comm.startswith("model"):
+            text += "; collectives are GPU delays of their MODELLED duration"
+    elif kind == "results":
+        how = doc.get("provenance") or "vpsim model"
+        how = how[len("modelled"):].lstrip(": ") if how.lower().startswith("modelled") else how
+        text = f"{name}: MODELLED ({how}) on system {doc.get('system')}"
+    elif kind == "bench":
+        gpu = doc["environment"].get("gpu", doc["device"])
+        text = (f"{name}: MEASURED by vpsim bench-allreduce on {gpu.split(' (')[0]}, {doc['ranks']} "
+                f"rank{'s' if doc['ranks'] != 1 else ''}, {doc.get('iters')} calls per size"
+                f"{', CUDA graphs' if doc['graph'] else ''}")
+        if doc["virtual_ranks"]:
+            text += " - VIRTUAL RANKS on one GPU: protocol check only, timings say nothing about an interconnect"
+        elif doc["ranks"] == 1:
+            text += " - ONE rank: launch and kernel floor of each backend, no interconnect crossed"
+    elif kind == "sweep":
+        text = f"{name}: MODELLED (vpsim sweep, analytic model)"
+    elif kind == "plan":
+        text = f"{name}: schedule (vpsim plan), payloads per rank"
+    else:
+        text = name
+    if ww:
+        text += f"; {ww}"
+    elif not entry:
+        text += "; not described in the folder's README.md"
+    return text
+
+
+def command_of(path, readme):
+    return readme.get(os.path.basename(path), {}).get("command")
+
+
+__all__ = ["read_readme", "describe", "command_of", "stem"]

@@ -1,6 +1,7 @@
 /* vpsim run: replay one decode cycle per rank under MPI and report the measured breakdown. */
 #include "cli.h"
 
+#include "../exec/comm_policy.h"
 #include "../exec/exec.h"
 #include "../report/report.h"
 #include "../report/report_results.h"
@@ -35,6 +36,8 @@ static void run_help(void)
            "  --instrumented N     eager passes with events around every op, for the breakdown (default 3)\n"
            "  --target-system FILE system whose collectives backend `model` replays\n"
            "  --model-backend B    the backend whose modelled collectives `model` replays (default nccl)\n"
+           "  --allreduce-policy P per-size backends, first match wins, e.g. 'oneshot<=256K,twoshot<=8M,nccl'\n"
+           "                       (default: the scenario's run.allreduce_policy, else --backend for all)\n"
            "  --trace FILE         Chrome trace (chrome://tracing, Perfetto): a track per rank and stream\n"
            "  --out FILE           results JSON (vpsim.results/1 with the environment), written atomically\n"
            "  --max-host-memory GIB  CPU device: refuse plans needing more per rank (default 4)\n"
@@ -63,6 +66,7 @@ enum {
     OPT_MAX_HOST,
     OPT_MODEL_BACKEND,
     OPT_DEBUG_CORRUPT,
+    OPT_POLICY,
 };
 
 typedef struct run_args {
@@ -73,6 +77,7 @@ typedef struct run_args {
     double max_host_gib;
     const char *target_system;
     const char *trace;
+    const char *policy; /* --allreduce-policy */
 } run_args;
 
 static int parse_int_arg(const char *opt, const char *arg, int lo, int hi, int *out)
@@ -116,6 +121,7 @@ static int parse_run_args(int argc, char **argv, run_args *a)
         {"max-host-memory", required_argument, NULL, OPT_MAX_HOST},
         {"model-backend", required_argument, NULL, OPT_MODEL_BACKEND},
         {"debug-corrupt-rank", required_argument, NULL, OPT_DEBUG_CORRUPT},
+        {"allreduce-policy", required_argument, NULL, OPT_POLICY},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof(*a));
@@ -168,6 +174,14 @@ static int parse_run_args(int argc, char **argv, run_args *a)
                 return VP_EXIT_USAGE;
             break;
         case OPT_TRACE: a->trace = optarg; break;
+        case OPT_POLICY: {
+            comm_policy pol;
+            char why[400];
+            if (comm_policy_parse(optarg, &pol, why, sizeof(why)))
+                return cli_usage_error("run", "--allreduce-policy '%s': %s", optarg, why);
+            a->policy = optarg;
+            break;
+        }
         case OPT_MAX_HOST:
             if (parse_int_arg("--max-host-memory", optarg, 1, 1 << 20, &v))
                 return VP_EXIT_USAGE;
@@ -241,6 +255,17 @@ int cmd_run(int argc, char **argv)
         .progress = d.rank == 0 && isatty(2),
         .max_host_bytes = (size_t)(a.max_host_gib * 1073741824.0),
     };
+    /* Which collectives go where: --allreduce-policy, else an explicit --backend, else the scenario's
+     * run.allreduce_policy, else its run.backend. */
+    const char *policy_text = a.policy;
+    if (!policy_text && a.backend < 0 && have_sc && sc.run.allreduce_policy && sc.run.allreduce_policy[0])
+        policy_text = sc.run.allreduce_policy;
+    comm_policy policy;
+    if (policy_text) {
+        char why[400];
+        if (comm_policy_parse(policy_text, &policy, why, sizeof(why)) == 0)
+            opt.allreduce_policy = &policy;
+    }
     double *modelled = NULL;
     if (opt.backend == CFG_BACKEND_MODEL) {
         rc = cli_model_collective_us(&a.c, have_sc ? &sc : NULL, &p, a.target_system, a.model_backend, &modelled);
@@ -259,7 +284,7 @@ int cmd_run(int argc, char **argv)
     if (rc == 0 || rc == 1) {
         if (d.rank == 0) {
             report_result rr;
-            cli_fill_measured(&rr, &p, &res, cfg_backend_names[opt.backend]);
+            cli_fill_measured(&rr, &p, &res, policy_text ? policy_text : cfg_backend_names[opt.backend]);
             report_results_meta meta = cli_results_meta(&a.c, have_sc ? &sc : NULL, &p, "run", res.graph);
             /* A measurement describes the machine it ran on, not the scenario's system file. */
             char measured_on[200];

@@ -106,6 +106,7 @@ typedef struct cfg_scenario {
     } workload;
     struct {
         int backend; /* cfg_backend */
+        char *allreduce_policy; /* "" or per-size rules, e.g. "oneshot<=256K,twoshot<=8M,nccl" */
         int device;  /* cfg_device */
         int iters, warmup;
         bool graph;

@@ -223,6 +223,13 @@ static int bind_field(const cfg_field *f, cfg_node *n, void *base, const char *p
     case CFG_T_STRING:
         if (want_scalar(n, path, f, err))
             return -1;
+        if (f->check && n->scalar[0]) {
+            char why[400];
+            if (f->check(n->scalar, why, sizeof(why))) {
+                cfg_errorf(err, n, "%s: %s", path, why);
+                return -1;
+            }
+        }
         free(*(char **)slot);
         *(char **)slot = util_xstrdup(n->scalar);
         return 0;

@@ -33,6 +33,8 @@ struct cfg_field {
     const cfg_field *fields;   /* MAP: child table */
     size_t count_offset;       /* lists: int count */
     int max_items;             /* lists: capacity */
+    /* STRING: optional extra check of the value (0 = fine, else -1 with a reason). */
+    int (*check)(const char *value, char *why, size_t why_len);
     const char *unit;          /* documentation */
     const char *doc;           /* documentation: one sentence */
 };

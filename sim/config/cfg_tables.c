@@ -2,6 +2,8 @@
  * these (`vpsim config-reference`), so `doc`, `unit` and `def` are the user-facing documentation. */
 #include "cfg.h"
 
+#include "../exec/comm_policy.h"
+
 #include <float.h>
 #include <stddef.h>
 
@@ -161,6 +163,10 @@ static const cfg_field workload_fields[] = {
 static const cfg_field run_fields[] = {
     {.key = "backend", .type = CFG_T_ENUM, .offset = RN(backend), .def = "nccl", .choices = cfg_backend_names,
      .doc = "collective backend for `vpsim run`"},
+    {.key = "allreduce_policy", .type = CFG_T_STRING, .offset = RN(allreduce_policy), .def = "''",
+     .check = comm_policy_check, .unit = "bytes",
+     .doc = "per-size allreduce backend for `vpsim run`, first match wins, e.g. `oneshot<=256K,twoshot<=8M,nccl` "
+            "(K/M = KiB/MiB of payload per rank); empty = `backend` for every collective"},
     {.key = "device", .type = CFG_T_ENUM, .offset = RN(device), .def = "cuda", .choices = cfg_device_names,
      .doc = "where `vpsim run` executes the ops"},
     {.key = "iters", .type = CFG_T_INT, .offset = RN(iters), .def = "50", CFG_RANGE(1, 1000000),

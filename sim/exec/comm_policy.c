@@ -196,3 +196,9 @@ int comm_policy_vllm(int world, bool full_nvlink, comm_policy *p, char *why, siz
              world, world == 2 ? "" : ", full NVLink");
     return 0;
 }
+
+int comm_policy_check(const char *spec, char *why, size_t why_len)
+{
+    comm_policy p;
+    return comm_policy_parse(spec, &p, why, why_len);
+}

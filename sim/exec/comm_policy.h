@@ -34,6 +34,8 @@ bool comm_policy_backend_ok(int backend);
 
 /* Parse "BACKEND<=SIZE,...,BACKEND". 0, or -1 with a reason that lists the valid backends. */
 int comm_policy_parse(const char *spec, comm_policy *p, char *why, size_t why_len);
+/* comm_policy_parse without the result: the schema check of `run.allreduce_policy`. */
+int comm_policy_check(const char *spec, char *why, size_t why_len);
 /* A single backend for every size. */
 void comm_policy_single(comm_policy *p, int backend);
 /* The backend for a payload of `bytes`. */

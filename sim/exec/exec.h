@@ -25,6 +25,8 @@ typedef struct exec_options {
     int seed;
     bool progress;           /* progress line on stderr (rank 0, terminal only) */
     size_t max_host_bytes;   /* CPU device: refuse plans needing more memory per rank */
+    /* Per-size choice of allreduce backend (comm_policy.h); NULL = `backend` for every collective. */
+    const struct comm_policy *allreduce_policy;
     /* Backend model: modelled duration of every op in flat plan order (only collectives are read). */
     const double *collective_us;
 } exec_options;

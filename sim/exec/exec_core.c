@@ -2,6 +2,8 @@
  * passes, then time whole cycles (as a CUDA graph where the device and backend allow it). */
 #include "exec.h"
 
+#include "comm_select.h"
+
 #include "../util/util.h"
 
 #include <math.h>
@@ -175,7 +177,8 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
     char why[512] = "";
     x.dev = exec_find_device(opt->device, why, sizeof(why));
     if (x.dev)
-        x.comm = exec_find_backend(opt->backend, why, sizeof(why));
+        x.comm = opt->allreduce_policy ? comm_select_configure(opt->allreduce_policy, -1)
+                                       : exec_find_backend(opt->backend, why, sizeof(why));
     if (!x.dev || !x.comm) {
         if (d->rank == 0)
             fprintf(stderr, "vpsim run: %s\n", why);

@@ -24,7 +24,7 @@ typedef struct report_phase_result {
 } report_phase_result;
 
 typedef struct report_result {
-    char backend[24];
+    char backend[64]; /* a backend name, or a per-size policy for runs */
     bool available;
     char reason[256]; /* why not, when !available */
 

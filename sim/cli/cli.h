@@ -55,6 +55,11 @@ int cli_emit(const cli_common *c, const char *text, size_t len);
 /* The repo folder this binary belongs to (for the default scenario); caller frees. */
 char *cli_install_dir(void);
 
+/* Option values for command `cmd`: an integer in [lo, hi], or one of `choices`. 0, or VP_EXIT_USAGE
+ * after printing what was expected (the valid choices for an enum). */
+int cli_parse_int(const char *cmd, const char *opt, const char *arg, int lo, int hi, int *out);
+int cli_parse_enum(const char *cmd, const char *opt, const char *arg, const char *const *choices, int *out);
+
 /* Print "vpsim CMD: message" plus a hint to use --help, return VP_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -4,6 +4,7 @@
 #include "../plan/plan_json.h"
 #include "../util/util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,5 +156,27 @@ int cli_emit(const cli_common *c, const char *text, size_t len)
         fprintf(stderr, "vpsim: %s\n", err);
         return VP_EXIT_FAIL;
     }
+    return VP_EXIT_OK;
+}
+
+int cli_parse_int(const char *cmd, const char *opt, const char *arg, int lo, int hi, int *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(arg, &end, 10);
+    if (!*arg || *end || errno || v < lo || v > hi)
+        return cli_usage_error(cmd, "%s '%s': expected an integer in [%d, %d]", opt, arg, lo, hi);
+    *out = (int)v;
+    return VP_EXIT_OK;
+}
+
+int cli_parse_enum(const char *cmd, const char *opt, const char *arg, const char *const *choices, int *out)
+{
+    int v = cfg_enum_index(choices, arg);
+    if (v < 0) {
+        char list[256];
+        return cli_usage_error(cmd, "%s '%s': valid choices: %s", opt, arg, cfg_enum_list(choices, list, sizeof(list)));
+    }
+    *out = v;
     return VP_EXIT_OK;
 }

@@ -81,16 +81,6 @@ static int parse_size_arg(const char *opt, const char *arg, long long *out)
     return 0;
 }
 
-static int parse_int_arg(const char *opt, const char *arg, int lo, int hi, int *out)
-{
-    char *end = NULL;
-    long v = strtol(arg, &end, 10);
-    if (!*arg || *end || v < lo || v > hi)
-        return cli_usage_error("bench-allreduce", "%s '%s': expected an integer in [%d, %d]", opt, arg, lo, hi);
-    *out = (int)v;
-    return 0;
-}
-
 static int parse_backends(const char *arg, comm_bench_opts *o)
 {
     char list[160] = "", buf[256];
@@ -206,18 +196,18 @@ static int parse_args(int argc, char **argv, bench_args *a)
             break;
         case 'f': {
             int f;
-            if (parse_int_arg("-f", optarg, 2, 1 << 20, &f))
+            if (cli_parse_int("bench-allreduce", "-f", optarg, 2, 1 << 20, &f))
                 return VP_EXIT_USAGE;
             a->factor = f;
             break;
         }
         case OPT_SIZES: a->sizes = optarg; break;
         case 'n':
-            if (parse_int_arg("--iters", optarg, 1, 1000000, &a->o.iters))
+            if (cli_parse_int("bench-allreduce", "--iters", optarg, 1, 1000000, &a->o.iters))
                 return VP_EXIT_USAGE;
             break;
         case 'w':
-            if (parse_int_arg("--warmup", optarg, 0, 1000000, &a->o.warmup))
+            if (cli_parse_int("bench-allreduce", "--warmup", optarg, 0, 1000000, &a->o.warmup))
                 return VP_EXIT_USAGE;
             break;
         case OPT_GRAPH: a->o.graph = true; break;

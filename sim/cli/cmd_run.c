@@ -80,30 +80,6 @@ typedef struct run_args {
     const char *policy; /* --allreduce-policy */
 } run_args;
 
-static int parse_int_arg(const char *opt, const char *arg, int lo, int hi, int *out)
-{
-    char *end = NULL;
-    long v = strtol(arg, &end, 10);
-    if (!*arg || *end || v < lo || v > hi) {
-        cli_usage_error("run", "%s '%s': expected an integer in [%d, %d]", opt, arg, lo, hi);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
-
-static int parse_enum_arg(const char *opt, const char *arg, const char *const *choices, int *out)
-{
-    int v = cfg_enum_index(choices, arg);
-    if (v < 0) {
-        char list[256];
-        cli_usage_error("run", "%s '%s': valid choices: %s", opt, arg, cfg_enum_list(choices, list, sizeof(list)));
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int parse_run_args(int argc, char **argv, run_args *a)
 {
     static const struct option longopts[] = {
@@ -142,35 +118,35 @@ static int parse_run_args(int argc, char **argv, run_args *a)
         switch (opt) {
         case 'h': run_help(); return -1;
         case OPT_BACKEND:
-            if (parse_enum_arg("--backend", optarg, cfg_backend_names, &a->backend))
+            if (cli_parse_enum("run", "--backend", optarg, cfg_backend_names, &a->backend))
                 return VP_EXIT_USAGE;
             break;
         case OPT_DEVICE:
-            if (parse_enum_arg("--device", optarg, cfg_device_names, &a->device))
+            if (cli_parse_enum("run", "--device", optarg, cfg_device_names, &a->device))
                 return VP_EXIT_USAGE;
             break;
         case OPT_EAGER: a->graph = 0; break;
         case OPT_GRAPH: a->graph = 1; break;
         case OPT_CHECK: a->check = true; break;
         case OPT_ITERS:
-            if (parse_int_arg("--iters", optarg, 1, 1000000, &a->iters))
+            if (cli_parse_int("run", "--iters", optarg, 1, 1000000, &a->iters))
                 return VP_EXIT_USAGE;
             break;
         case OPT_WARMUP:
-            if (parse_int_arg("--warmup", optarg, 0, 1000000, &a->warmup))
+            if (cli_parse_int("run", "--warmup", optarg, 0, 1000000, &a->warmup))
                 return VP_EXIT_USAGE;
             break;
         case OPT_INSTRUMENTED:
-            if (parse_int_arg("--instrumented", optarg, 1, 1000, &a->instrumented))
+            if (cli_parse_int("run", "--instrumented", optarg, 1, 1000, &a->instrumented))
                 return VP_EXIT_USAGE;
             break;
         case OPT_TARGET: a->target_system = optarg; break;
         case OPT_DEBUG_CORRUPT:
-            if (parse_int_arg("--debug-corrupt-rank", optarg, 0, 1 << 20, &a->corrupt_rank))
+            if (cli_parse_int("run", "--debug-corrupt-rank", optarg, 0, 1 << 20, &a->corrupt_rank))
                 return VP_EXIT_USAGE;
             break;
         case OPT_MODEL_BACKEND:
-            if (parse_enum_arg("--model-backend", optarg, cfg_backend_names, &a->model_backend))
+            if (cli_parse_enum("run", "--model-backend", optarg, cfg_backend_names, &a->model_backend))
                 return VP_EXIT_USAGE;
             break;
         case OPT_TRACE: a->trace = optarg; break;
@@ -183,7 +159,7 @@ static int parse_run_args(int argc, char **argv, run_args *a)
             break;
         }
         case OPT_MAX_HOST:
-            if (parse_int_arg("--max-host-memory", optarg, 1, 1 << 20, &v))
+            if (cli_parse_int("run", "--max-host-memory", optarg, 1, 1 << 20, &v))
                 return VP_EXIT_USAGE;
             a->max_host_gib = v;
             break;

@@ -16,6 +16,7 @@
 #include "comm_custom.h"
 #include "comm_policy.h"
 #include "exec.h"
+#include "exec_cuda.h"
 
 #include "../../kernels/vp_allreduce.h"
 #include "../util/util.h"
@@ -31,18 +32,6 @@
 _Static_assert(COMM_MAX_RANKS == VP_AR_MAX_RANKS, "comm_custom.h and vp_allreduce.h disagree on the rank limit");
 _Static_assert(sizeof(cudaIpcMemHandle_t) == COMM_REG_HANDLE_BYTES, "IPC handle size changed");
 
-#define VP_CUDA(call)                                                                                                   \
-    do {                                                                                                                \
-        cudaError_t vp_e_ = (call);                                                                                     \
-        if (vp_e_ != cudaSuccess)                                                                                       \
-            exec_dist_fail(__FILE__, __LINE__, #call, cudaGetErrorString(vp_e_));                                       \
-    } while (0)
-#define VP_KERNEL(call)                                                                                                 \
-    do {                                                                                                                \
-        int vp_e_ = (call);                                                                                             \
-        if (vp_e_ != 0)                                                                                                 \
-            exec_dist_fail(__FILE__, __LINE__, #call, cudaGetErrorString((cudaError_t)vp_e_));                          \
-    } while (0)
 
 typedef enum { ALGO_ONESHOT, ALGO_TWOSHOT, ALGO_PUSH } custom_algo;
 static const char *const algo_names[] = {"oneshot", "twoshot", "push"};

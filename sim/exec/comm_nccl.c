@@ -1,6 +1,8 @@
 /* Backend `nccl`: ncclAllReduce (bf16 sum) and ncclAllGather on the main stream. The communicator
  * comes from ncclGetUniqueId on rank 0, broadcast over MPI. NCCL calls are graph-capturable. */
 #include "exec.h"
+#include "exec_cuda.h"
+#include "exec_nccl.h"
 
 #include "comm_custom.h"
 
@@ -12,12 +14,6 @@
 
 extern char **environ;
 
-#define VP_NCCL(call)                                                                                                   \
-    do {                                                                                                                \
-        ncclResult_t vp_r_ = (call);                                                                                    \
-        if (vp_r_ != ncclSuccess)                                                                                       \
-            exec_dist_fail(__FILE__, __LINE__, #call, ncclGetErrorString(vp_r_));                                       \
-    } while (0)
 
 typedef struct nccl_state {
     ncclComm_t comm;
@@ -72,12 +68,11 @@ static void nccl_allgather(exec_ctx *x, const plan_op *op, int flat, const void 
     VP_NCCL(ncclAllGather(send, recv, (size_t)count, ncclBfloat16, s->comm, x->dev->stream(x, 0)));
 }
 
-static void nccl_describe(exec_ctx *x)
+void comm_nccl_describe_env(exec_ctx *x)
 {
     int v = 0;
     ncclGetVersion(&v);
     exec_env_set(x, "nccl", "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
-    /* The NCCL_* variables decide protocol, algorithm and transport: record them. */
     util_buf vars = {0};
     for (char **e = environ; *e; e++)
         if (strncmp(*e, "NCCL_", 5) == 0)
@@ -85,6 +80,8 @@ static void nccl_describe(exec_ctx *x)
     exec_env_set(x, "nccl_env", "%s", vars.s ? vars.s : "(none set)");
     util_buf_free(&vars);
 }
+
+static void nccl_describe(exec_ctx *x) { comm_nccl_describe_env(x); }
 
 const comm_backend comm_backend_nccl = {
     .name = "nccl",

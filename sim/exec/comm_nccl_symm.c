@@ -11,6 +11,8 @@
  * copies per call, included in the measured time and stated in describe(). */
 #include "comm_custom.h"
 #include "exec.h"
+#include "exec_cuda.h"
+#include "exec_nccl.h"
 
 #include "../util/util.h"
 
@@ -29,20 +31,6 @@
 #define NCCL_WIN_REQUIRED_ALIGNMENT 4096
 #endif
 
-extern char **environ;
-
-#define VP_NCCL(call)                                                                                                   \
-    do {                                                                                                                \
-        ncclResult_t vp_r_ = (call);                                                                                    \
-        if (vp_r_ != ncclSuccess)                                                                                       \
-            exec_dist_fail(__FILE__, __LINE__, #call, ncclGetErrorString(vp_r_));                                       \
-    } while (0)
-#define VP_CUDA(call)                                                                                                   \
-    do {                                                                                                                \
-        cudaError_t vp_e_ = (call);                                                                                     \
-        if (vp_e_ != cudaSuccess)                                                                                       \
-            exec_dist_fail(__FILE__, __LINE__, #call, cudaGetErrorString(vp_e_));                                       \
-    } while (0)
 
 /* ncclWindow_t is a pointer type; void * keeps this file building against headers without it. */
 typedef ncclResult_t (*mem_alloc_fn)(void **ptr, size_t size);
@@ -166,19 +154,11 @@ static void symm_allgather(exec_ctx *x, const plan_op *op, int flat, const void 
 
 static void symm_describe(exec_ctx *x)
 {
-    int v = 0;
-    ncclGetVersion(&v);
-    exec_env_set(x, "nccl", "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
+    comm_nccl_describe_env(x);
     exec_env_set(x, "comm", "nccl-symm: ncclMemAlloc windows registered with NCCL_WIN_COLL_SYMMETRIC; each call "
                             "copies in and out of the windows (2 device copies, included in the times)");
     exec_env_set(x, "nccl_symm_note", "NCCL picks symmetric kernels only where it supports them; NCCL_DEBUG=INFO "
                                       "shows which algorithm ran");
-    util_buf vars = {0};
-    for (char **e = environ; *e; e++)
-        if (strncmp(*e, "NCCL_", 5) == 0)
-            util_buf_printf(&vars, "%s%s", vars.len ? " " : "", *e);
-    exec_env_set(x, "nccl_env", "%s", vars.s ? vars.s : "(none set)");
-    util_buf_free(&vars);
 }
 
 const comm_backend comm_backend_nccl_symm = {

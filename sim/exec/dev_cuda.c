@@ -8,6 +8,7 @@
  * stand-in misses is the dequantisation arithmetic (small next to the DRAM traffic at m <= 32) and
  * any difference in the tuned kernels' efficiency. README "Replay fidelity" states the error. */
 #include "exec.h"
+#include "exec_cuda.h"
 
 #include "../../kernels/vp_kernels.h"
 #include "../util/util.h"
@@ -19,18 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define VP_CUDA(call)                                                                                                   \
-    do {                                                                                                                \
-        cudaError_t vp_e_ = (call);                                                                                     \
-        if (vp_e_ != cudaSuccess)                                                                                       \
-            exec_dist_fail(__FILE__, __LINE__, #call, cudaGetErrorString(vp_e_));                                       \
-    } while (0)
-#define VP_KERNEL(call)                                                                                                 \
-    do {                                                                                                                \
-        int vp_e_ = (call);                                                                                             \
-        if (vp_e_ != 0)                                                                                                 \
-            exec_dist_fail(__FILE__, __LINE__, #call, cudaGetErrorString((cudaError_t)vp_e_));                          \
-    } while (0)
 #define VP_CUBLAS(call)                                                                                                 \
     do {                                                                                                                \
         cublasStatus_t vp_s_ = (call);                                                                                  \

@@ -69,6 +69,7 @@ int cmd_config_reference(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 int cmd_bench_allreduce(int argc, char **argv);
 
 /* run_report.c: what `vpsim run` reports. */

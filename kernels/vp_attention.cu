@@ -2,561 +2,475 @@
 // accumulation), for MLA (one latent per token read as both key and value) and GQA/MHA.
 //
 // Work decomposition (shapes as in vp_kernels.h; G = heads / kv_heads, R = q_len * G):
-//   The R query rows that share one KV head form Q_g [R][qk_dim]; the group's attention is
-//   softmax(Q_g K^T * scale) V. A block owns (batch b, kv head h, a slice of kv_len = one split, up to
-//   rows_blk of the R rows, up to dv16_blk * 16 value columns). It streams its slice of K (and V)
-//   through shared memory, tn keys per tile, STAGES tiles in flight (cp.async), and computes every
-//   row of the group from the same tile: the cache is read from DRAM once per group, which is what
-//   makes this a realistic memory-bound decode kernel (MLA at q_len 3: 24 rows share each 1152-byte
-//   latent row). Online softmax per row (running max m and sum l, in log2 units); the output
-//   accumulators live in mma fragments in registers. Each block writes an unnormalised fp32 partial
-//   output and (m, l) to the workspace; attn_combine_kernel merges the splits. With one split the main
-//   kernel normalises and writes bf16 itself.
+//   The R query rows that share one KV head read the same keys, so one block computes all of them (up
+//   to 32 rows) from every tile of keys it stages in shared memory: the cache is read from DRAM once
+//   (MLA at q_len 3: 24 rows share each 1152-byte latent). A block owns (batch b, kv head h, a range
+//   of keys = one split, a chunk of up to 32 rows, a chunk of up to 512 value columns). It writes an
+//   unnormalised fp32 partial output and (m, l) per row; attn_combine_kernel (vp_attention_combine.cu)
+//   merges the splits. With a single split the block normalises and writes bf16 itself.
 //
-// Shared memory per block (bf16 rows padded by 8 elements = 16 bytes, so that the 8 row addresses of
-// an ldmatrix phase hit distinct banks):
-//   sQ [rows_blk][dkp + 8]           dkp = qk_dim rounded up to 16, zero padded
-//   sK [STAGES][tn][dkp + 8]
-//   sV [STAGES][tn][dv_w + 8]        only without v_in_k (MLA reads its values from sK)
-//   sP [rows_blk][tn + 8]            probabilities of the tile, bf16: the A operand of P.V
-//   sS [ksplit][rows_blk][tn] fp32   scores (partial sums when two warps split qk_dim)
-//   sM, sL, sAlpha [rows_blk] fp32   running max, running sum, this tile's rescale factor
-// MLA (qk 576, q_len 3 -> rows_blk 32, tn 16): 37.4 KB + STAGES * 18.7 KB + 6 KB: 3 stages = 99.4 KB
-// fit sm_120's 99 KB; an H200 (227 KB) takes 4 stages, or 64 rows (q_len 8) in one block.
-// The configuration is the first of (fewest value-column blocks, most rows per block, largest tile,
-// most stages up to 4) that fits the shared-memory budget.
-#include "vp_kernels.h"
+// Decode has few rows and many keys, so the mma tiles are transposed with respect to prefill flash
+// attention: keys and value dimensions are the M side (16 per tile), query rows the N side (8 per
+// tile). MLA's 24 rows fill three n8 tiles instead of padding to two m16 tiles, and the accumulators
+// of a warp that owns 64 value columns are 48 registers, not 64.
+//   S^T [key][row] = K Q^T          A = K tile (ldmatrix),        B = Q rows (ldmatrix)
+//   O^T [dim][row] += V^T P^T       A = V tile (ldmatrix.trans),  B = P^T [key][row] (ldmatrix.trans)
+//
+// Per tile of TN keys, NWARPS = 8 warps, 4 barriers, every warp busy in the two mma phases:
+//   1. S^T: warp w computes key tile w % (TN/16) over its share w / (TN/16) of qk_dim, for all rows,
+//      and stores the fp32 partial sums (ksplit = 8 / (TN/16) shares) in sS.
+//   2. softmax: warp w owns rows w, w + 8, w + 16, w + 24 (all at once, so their shuffle trees
+//      interleave): adds the shares, takes the tile max, updates its running (m, l) in registers,
+//      writes P^T (bf16) and alpha = 2^(m_old - m_new).
+//   3. O^T = O^T * alpha + V^T P^T: warp w owns value tiles w, w + 8, ... for every row, in registers
+//      for the whole split; warps meet only at the epilogue (through shared memory, once).
+// Tiles stream through `stages` shared-memory buffers with cp.async; all of them are in flight while
+// the block waits for the oldest, so a short split (MLA 8K: two tiles per block) pays one DRAM latency.
+//
+// Shared memory (bf16 rows padded by 8 elements = 16 bytes, so the 8 row addresses of an ldmatrix
+// phase hit distinct banks; dkp = qk_dim rounded up to 16, dv_w = value columns of the block):
+//   sQ [rows_blk][dkp + 8]                 rows past R and columns past qk_dim are zero
+//   sK [stages][TN][dkp + 8]
+//   sV [stages][TN][dv_w + 8]              only without v_in_k (MLA reads its values from sK)
+//   sO [rows_blk][dv_w + 4] fp32           the epilogue's output rows, over sK / sV once they are free
+//   sS [ksplit * TN = 128][8 * NT + 1] fp32   partial scores (odd stride: the softmax reads columns)
+//   sP [TN][8 * (NT | 1)] bf16             P^T (odd multiple of 16 bytes per row: conflict-free ldmatrix)
+//   sAlpha [rows_blk] fp32
+// MLA q_len 3 (24 rows, NT = 3): 28 KB Q + 75 KB per 64-key stage + 16 KB: two stages = 194 KB on an
+// H200; sm_120's 99 KB takes three 16-key stages (98 KB). The planner is vp_attention_plan.cu.
+#include "vp_attention.cuh"
 #include "vp_mma.cuh"
-
-#include <math.h>
-#include <stdio.h>
 
 namespace {
 
-constexpr int NWARPS = 16;
-constexpr int NTHREADS = NWARPS * 32;
-constexpr int PAIRS = 8;               // accumulators per warp: (16-row tile, 16-column value tile) pairs
-constexpr int PAD = 8;                 // bf16 padding per shared-memory row (16 bytes)
-constexpr int MIN_TILES_PER_SPLIT = 4; // shorter splits are dominated by their prologue and partial write
-constexpr int MAX_SPLITS = 1024;       // bounds the combine kernel's shared weights (4 KB)
-constexpr int COMBINE_THREADS = 128;
+constexpr int NWARPS = VP_ATTN_WARPS;
+constexpr int NTHREADS = VP_ATTN_THREADS;
 
-struct AttnPlan {
-    int tn, stages;             // keys per tile (16 or 32), tiles in flight (2..4)
-    int rt, rows_blk;           // 16-row tiles per block, rows per block
-    int row_chunks;             // blocks along R
-    int ct;                     // 16-column value tiles per warp
-    int dv16_blk, dv_chunks;    // value tiles per block (NWARPS * ct), blocks along v_dim
-    int dv_w;                   // value columns a block holds: min(dv16_blk, ceil(v_dim / 16)) * 16
-    int dkp;                    // qk_dim rounded up to 16
-    int ksplit;                 // warps sharing one score tile, each summing part of qk_dim (1 or 2)
-    int splits, keys_per_split; // the split of kv_len
-    size_t smem, workspace;
-    size_t off_k, off_v, off_p, off_s, off_m; // byte offsets into dynamic shared memory
-};
+// ------------------------------------------------------------------------------------ tile copies
+// Asynchronous copy of rows [0, nrows) of cpr 16-byte chunks (global row stride gld) into shared rows
+// of stride sld: warp w copies rows w, w + 8, ..., its lanes the chunks of a row (contiguous in global
+// memory: coalesced, and no index arithmetic per chunk). Rows at or past `valid` are zero-filled: a
+// padded key must contribute exactly 0, and stale data could be NaN.
+__device__ __forceinline__ void copy_rows_async(bf16 *dst, int sld, const bf16 *src, long long gld, int nrows,
+                                                int valid, int cpr)
+{
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#pragma unroll 1
+    for (int r = warp; r < nrows; r += NWARPS) {
+        const bool ok = r < valid;
+        const bf16 *s = ok ? src + r * gld : src; // a zero fill reads nothing but needs a valid address
+        bf16 *d = dst + r * sld;
+#pragma unroll 1
+        for (int c = lane; c < cpr; c += 32)
+            vp_cp_async16(d + c * 8, s + c * 8, ok ? 16 : 0);
+    }
+}
 
-struct AttnParams {
-    const bf16 *q, *k, *v;
-    bf16 *out;
-    float *part_o;  // [splits][batch * q_len * heads][v_dim]
-    float *part_ml; // [splits][batch * q_len * heads][2] = (m, l), m in log2 units
-    int q_len, kv_len, heads, kv_heads, qk_dim, v_dim, v_in_k, group, rows, total_rows;
-    float scale_log2; // scale * log2(e): the softmax runs on exp2
-    int vec;          // 16-byte global loads are legal (dims multiple of 8, pointers aligned)
-    AttnPlan pl;
-};
+// The same with plain loads, for dims that are not a multiple of 8 or unaligned pointers. Out of line:
+// the cold path stays out of the tile loop's code.
+__device__ __noinline__ void copy_rows_scalar(bf16 *dst, int sld, const bf16 *src, long long gld, int nrows,
+                                              int valid, int ncols)
+{
+    for (int i = threadIdx.x; i < nrows * ncols; i += NTHREADS) {
+        const int r = i / ncols, c = i % ncols;
+        dst[r * sld + c] = r < valid ? src[r * gld + c] : __float2bfloat16(0.0f);
+    }
+}
 
 // ---------------------------------------------------------------------------------- main kernel
 // grid = (row_chunks * dv_chunks, splits, batch * kv_heads), block = NTHREADS, dynamic smem = pl.smem.
-template <int TN, int STAGES>
-__global__ void __launch_bounds__(NTHREADS, 1) attn_decode_kernel(const AttnParams p)
+// NT: n8 row tiles (rows_blk = 8 * NT); MT: value tiles of 16 columns per warp (dv_w <= 128 * MT).
+template <int NT, int MT>
+__global__ void __launch_bounds__(NTHREADS, MT >= 4 ? 1 : 2) attn_decode_kernel(const AttnParams p)
 {
     extern __shared__ __align__(16) unsigned char smem[];
     const AttnPlan &pl = p.pl;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    const int tn = pl.tn, stages = pl.stages;
+    const int ldk = pl.ldk, ldv = pl.ldv, ldp = pl.ldp, lds = pl.lds, ldo = pl.ldo;
     const int row_chunk = blockIdx.x % pl.row_chunks, dv_chunk = blockIdx.x / pl.row_chunks;
     const int split = blockIdx.y, b = blockIdx.z / p.kv_heads, kvh = blockIdx.z % p.kv_heads;
-
-    const int ldq = pl.dkp + PAD, ldp = TN + PAD;
-    const int dv16 = min(pl.dv16_blk, (p.v_dim + 15) / 16 - dv_chunk * pl.dv16_blk); // value tiles here
-    const int dv_col0 = dv_chunk * pl.dv16_blk * 16;                                // first value column
-    const int dv_cols = min(p.v_dim - dv_col0, pl.dv16_blk * 16);                   // real value columns
-    const int ldv = p.v_in_k ? ldq : pl.dv_w + PAD;
+    const int row0 = row_chunk * pl.rows_blk, nrows = min(pl.rows_blk, p.rows - row0); // real rows here
+    const int dv_col0 = dv_chunk * pl.dv_w, dv_cols = min(p.v_dim - dv_col0, pl.dv_w);   // real columns here
+    const int dv_tiles = (dv_cols + 15) / 16;
 
     bf16 *sQ = reinterpret_cast<bf16 *>(smem);
     bf16 *sK = reinterpret_cast<bf16 *>(smem + pl.off_k);
     bf16 *sV = reinterpret_cast<bf16 *>(smem + pl.off_v);
-    bf16 *sP = reinterpret_cast<bf16 *>(smem + pl.off_p);
+    float *sO = reinterpret_cast<float *>(smem + pl.off_k);
     float *sS = reinterpret_cast<float *>(smem + pl.off_s);
-    float *sM = reinterpret_cast<float *>(smem + pl.off_m), *sL = sM + pl.rows_blk, *sAlpha = sL + pl.rows_blk;
+    bf16 *sP = reinterpret_cast<bf16 *>(smem + pl.off_p);
+    float *sAlpha = reinterpret_cast<float *>(smem + pl.off_a);
 
-    // Block row rb is group row gr: query position gr / G, head kvh * G + gr % G.
-    auto global_row = [&](int rb) {
-        const int gr = row_chunk * pl.rows_blk + rb;
+    // Block row r is group row gr = row0 + r: query position gr / G, head kvh * G + gr % G.
+    auto global_row = [&](int r) {
+        const int gr = row0 + r;
         return ((long long)b * p.q_len + gr / p.group) * p.heads + (long long)kvh * p.group + gr % p.group;
     };
-    auto row_valid = [&](int rb) { return row_chunk * pl.rows_blk + rb < p.rows; };
-
-    // ---- prologue: Q (asynchronously, in the first tile's group; rows past R are zero), zero padding
-    // columns of sQ and of every K/V stage, row state.
-    if (p.vec) {
-        const int cpr = p.qk_dim / 8;
-        for (int i = threadIdx.x; i < pl.rows_blk * cpr; i += NTHREADS) {
-            const int rb = i / cpr, c = (i % cpr) * 8;
-            const bool ok = row_valid(rb);
-            vp_cp_async16(sQ + rb * ldq + c, ok ? p.q + global_row(rb) * p.qk_dim + c : p.q, ok ? 16 : 0);
-        }
-    } else {
-        for (int i = threadIdx.x; i < pl.rows_blk * p.qk_dim; i += NTHREADS) {
-            const int rb = i / p.qk_dim, c = i % p.qk_dim;
-            sQ[rb * ldq + c] = row_valid(rb) ? p.q[global_row(rb) * p.qk_dim + c] : __float2bfloat16(0.0f);
-        }
-    }
-    const int padk = pl.dkp - p.qk_dim;
-    for (int i = threadIdx.x; i < (pl.rows_blk + STAGES * TN) * padk; i += NTHREADS) {
-        const int r = i / padk, c = p.qk_dim + i % padk; // the rows of sQ, then those of every sK stage
-        (r < pl.rows_blk ? sQ + r * ldq : sK + (r - pl.rows_blk) * ldq)[c] = __float2bfloat16(0.0f);
-    }
-    if (!p.v_in_k) {
-        const int padv = pl.dv_w - dv_cols;
-        for (int i = threadIdx.x; i < STAGES * TN * padv; i += NTHREADS)
-            sV[(i / padv) * ldv + dv_cols + i % padv] = __float2bfloat16(0.0f);
-    }
-    for (int rb = threadIdx.x; rb < pl.rows_blk; rb += NTHREADS) {
-        sM[rb] = -INFINITY;
-        sL[rb] = 0.0f;
-    }
 
     const int key_lo = split * pl.keys_per_split, key_hi = min(p.kv_len, key_lo + pl.keys_per_split);
-    const int ntiles = (key_hi - key_lo + TN - 1) / TN;
+    const int ntiles = (key_hi - key_lo + tn - 1) / tn;
     const long long kstride = (long long)p.kv_heads * p.qk_dim, vstride = (long long)p.kv_heads * p.v_dim;
     const bf16 *gK = p.k + ((long long)b * p.kv_len * p.kv_heads + kvh) * p.qk_dim;
     const bf16 *gV = p.v_in_k ? nullptr : p.v + ((long long)b * p.kv_len * p.kv_heads + kvh) * p.v_dim + dv_col0;
-    auto load_tile = [&](int tile) {
-        const int key0 = key_lo + tile * TN, stage = tile % STAGES, valid = min(TN, key_hi - key0);
-        vp_load_rows<NTHREADS>(sK + stage * TN * ldq, ldq, gK + key0 * kstride, kstride, TN, valid, p.qk_dim, p.vec);
-        if (!p.v_in_k)
-            vp_load_rows<NTHREADS>(sV + stage * TN * ldv, ldv, gV + key0 * vstride, vstride, TN, valid, dv_cols, p.vec);
+    auto load_tile = [&](int tile, int stage) {
+        const int key0 = key_lo + tile * tn, valid = min(tn, key_hi - key0);
+        bf16 *dk = sK + stage * tn * ldk;
+        if (p.vec)
+            copy_rows_async(dk, ldk, gK + key0 * kstride, kstride, tn, valid, p.qk_dim / 8);
+        else
+            copy_rows_scalar(dk, ldk, gK + key0 * kstride, kstride, tn, valid, p.qk_dim);
+        if (!p.v_in_k) {
+            bf16 *dv = sV + stage * tn * ldv;
+            if (p.vec)
+                copy_rows_async(dv, ldv, gV + key0 * vstride, vstride, tn, valid, dv_cols / 8);
+            else
+                copy_rows_scalar(dv, ldv, gV + key0 * vstride, vstride, tn, valid, dv_cols);
+        }
     };
 
-    // Accumulator pair i: row tile i / ct, value tile warp + NWARPS * (i % ct); two n8 halves each.
-    float acc[PAIRS][2][4];
-#pragma unroll
-    for (int i = 0; i < PAIRS; i++)
-#pragma unroll
-        for (int h = 0; h < 2; h++)
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                acc[i][h][j] = 0.0f;
-    const int npairs = pl.rt * pl.ct;
-
-    // Pipeline: group s holds tile s (group 0 also Q). At the top of iteration `tile`, tile + STAGES - 1
-    // groups are committed, so waiting until STAGES - 2 remain means tile `tile` has landed.
-#pragma unroll
-    for (int s = 0; s < STAGES - 1; s++) {
+    // ---- prologue: Q and the first `stages` tiles (asynchronously; Q in the first tile's group, rows
+    // past R zero-filled), then, while they are in flight, zeros in every padding column the copies
+    // never write, in P^T (rows past R stay 0) and in alpha.
+    if (p.vec) {
+#pragma unroll 1
+        for (int r = warp; r < pl.rows_blk; r += NWARPS) {
+            const bool ok = r < nrows;
+            const bf16 *src = ok ? p.q + global_row(r) * p.qk_dim : p.q;
+#pragma unroll 1
+            for (int c = lane; c < p.qk_dim / 8; c += 32)
+                vp_cp_async16(sQ + r * ldk + c * 8, src + c * 8, ok ? 16 : 0);
+        }
+    } else {
+#pragma unroll 1
+        for (int i = threadIdx.x; i < pl.rows_blk * p.qk_dim; i += NTHREADS) {
+            const int r = i / p.qk_dim, c = i % p.qk_dim;
+            sQ[r * ldk + c] = r < nrows ? p.q[global_row(r) * p.qk_dim + c] : __float2bfloat16(0.0f);
+        }
+    }
+    // Pipeline: group s holds tile s (group 0 also Q); all stages are filled up front. At the top of
+    // iteration `tile`, stages + tile groups are committed, so waiting until stages - 1 remain means
+    // tile `tile` has landed; its stage is refilled (tile + stages) once every warp is done with it.
+    for (int s = 0; s < stages; s++) {
         if (s < ntiles)
-            load_tile(s);
+            load_tile(s, s);
         vp_cp_async_commit();
     }
-    for (int tile = 0; tile < ntiles; tile++) {
-        vp_cp_async_wait<STAGES - 2>();
-        __syncthreads(); // tile visible to all; everyone is done with iteration tile - 1
-        if (tile + STAGES - 1 < ntiles)
-            load_tile(tile + STAGES - 1); // into the stage that iteration tile - 1 read
-        vp_cp_async_commit();             // possibly empty: keeps the group count in step
-        const bf16 *sKs = sK + (tile % STAGES) * TN * ldq;
-        const bf16 *sVs = p.v_in_k ? sKs + dv_col0 : sV + (tile % STAGES) * TN * ldv;
-        const int key0 = key_lo + tile * TN;
+    vp_grid_dep_launch_dependents(); // the combine kernel may launch now; it waits for this grid to end
 
-        // ---- S = Q K^T in 16x8 tiles; two accumulators halve the dependent mma chain.
-        {
-            const int ntile = pl.rt * (TN / 8), ksteps = pl.dkp / 16;
-            for (int w = warp; w < ntile * pl.ksplit; w += NWARPS) {
-                const int ts = w % ntile, part = w / ntile;
-                const int r0 = (ts / (TN / 8)) * 16, n0 = (ts % (TN / 8)) * 8;
-                const int k_lo = part * ksteps / pl.ksplit, k_hi = (part + 1) * ksteps / pl.ksplit;
-                auto step = [&](float c[4], int ks) {
-                    uint32_t a[4], bb[2];
-                    vp_ldmatrix_x4(a, sQ + (r0 + (lane & 15)) * ldq + ks * 16 + (lane >> 4) * 8);
-                    vp_ldmatrix_x2(bb, sKs + (n0 + (lane & 7)) * ldq + ks * 16 + ((lane >> 3) & 1) * 8);
-                    vp_mma_16816(c, a, bb[0], bb[1]);
-                };
-                float c0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, c1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-                int ks = k_lo;
-                for (; ks + 1 < k_hi; ks += 2) {
-                    step(c0, ks);
-                    step(c1, ks + 1);
-                }
-                if (ks < k_hi)
-                    step(c0, ks);
-                float *s = sS + part * pl.rows_blk * TN;
-                *reinterpret_cast<float2 *>(s + (r0 + g) * TN + n0 + 2 * t) = make_float2(c0[0] + c1[0], c0[1] + c1[1]);
-                *reinterpret_cast<float2 *>(s + (r0 + g + 8) * TN + n0 + 2 * t) = make_float2(c0[2] + c1[2], c0[3] + c1[3]);
-            }
-        }
-        __syncthreads();
-
-        // ---- online softmax: 32 / TN rows per warp pass, one lane per key.
-        {
-            constexpr int RPW = 32 / TN;
-            const int sub = lane / TN, key = lane % TN;
-            for (int base = warp * RPW; base < pl.rows_blk; base += NWARPS * RPW) {
-                const int rb = base + sub; // rows_blk is a multiple of 16, so rb < rows_blk
-                float s = -INFINITY;
-                if (key0 + key < key_hi) {
-                    float dot = sS[rb * TN + key];
-                    if (pl.ksplit == 2)
-                        dot += sS[(pl.rows_blk + rb) * TN + key];
-                    s = dot * p.scale_log2;
-                }
-                const float m_old = sM[rb], m_new = fmaxf(m_old, vp_seg_max<TN>(s)); // finite: a key is valid
-                // p is rounded to bf16 before summing, so numerator (P.V on bf16 P) and denominator agree.
-                const bf16 pb = __float2bfloat16(s == -INFINITY ? 0.0f : exp2f(s - m_new));
-                const float psum = vp_seg_sum<TN>(__bfloat162float(pb));
-                sP[rb * ldp + key] = pb;
-                if (key == 0) {
-                    const float alpha = exp2f(m_old - m_new); // 0 on the first tile (m_old = -inf)
-                    sAlpha[rb] = alpha;
-                    sM[rb] = m_new;
-                    sL[rb] = sL[rb] * alpha + psum;
-                }
-            }
-        }
-        __syncthreads();
-
-        // ---- O = O * alpha + P V: each warp owns its value tiles, for every row tile.
-#pragma unroll
-        for (int i = 0; i < PAIRS; i++) {
-            if (i < npairs) {
-                const int r0 = (i / pl.ct) * 16;
-                const float lo = sAlpha[r0 + g], hi = sAlpha[r0 + g + 8];
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    acc[i][h][0] *= lo;
-                    acc[i][h][1] *= lo;
-                    acc[i][h][2] *= hi;
-                    acc[i][h][3] *= hi;
-                }
-            }
-        }
-#pragma unroll
-        for (int kk = 0; kk < TN / 16; kk++) {
-#pragma unroll
-            for (int i = 0; i < PAIRS; i++) {
-                const int r0 = (i / pl.ct) * 16, j = warp + NWARPS * (i % pl.ct);
-                if (i < npairs && j < dv16) {
-                    uint32_t a[4], bb[4];
-                    vp_ldmatrix_x4(a, sP + (r0 + (lane & 15)) * ldp + kk * 16 + (lane >> 4) * 8);
-                    vp_ldmatrix_x4_trans(bb, sVs + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * ldv + j * 16 +
-                                                 (lane >> 4) * 8);
-                    vp_mma_16816(acc[i][0], a, bb[0], bb[1]);
-                    vp_mma_16816(acc[i][1], a, bb[2], bb[3]);
-                }
-            }
-        }
-        // No barrier here: the next iteration's first __syncthreads orders these reads of sP, sAlpha
-        // and the stage before anything overwrites them.
+    const int padk = pl.dkp - p.qk_dim;
+#pragma unroll 1
+    for (int i = threadIdx.x; i < (pl.rows_blk + stages * tn) * padk; i += NTHREADS) {
+        const int r = i / padk, c = p.qk_dim + i % padk; // the rows of sQ, then those of every sK stage
+        (r < pl.rows_blk ? sQ + r * ldk : sK + (r - pl.rows_blk) * ldk)[c] = __float2bfloat16(0.0f);
     }
-    __syncthreads(); // sL of the last tile, for every warp's epilogue
+    if (!p.v_in_k) {
+        const int padv = pl.dv_w - dv_cols;
+#pragma unroll 1
+        for (int i = threadIdx.x; i < stages * tn * padv; i += NTHREADS)
+            sV[(i / padv) * ldv + dv_cols + i % padv] = __float2bfloat16(0.0f);
+    }
+#pragma unroll 1
+    for (int i = threadIdx.x; i < tn * ldp; i += NTHREADS)
+        sP[i] = __float2bfloat16(0.0f);
+    for (int i = threadIdx.x; i < pl.rows_blk; i += NTHREADS)
+        sAlpha[i] = 0.0f;
 
-    // ---- epilogue: normalised bf16 output (single split) or fp32 partials for the combine kernel.
-    const bool direct = pl.splits == 1, pairs_ok = p.v_dim % 2 == 0; // element pairs stay aligned
+    // This warp's parts of the three phases.
+    const int ktiles = tn / 16, ksplit = NWARPS / ktiles, dk16 = pl.dkp / 16;
+    const int my_kt = warp % ktiles, my_part = warp / ktiles; // S^T: key tile, share of qk_dim
+    const int ks_lo = my_part * dk16 / ksplit, ks_hi = (my_part + 1) * dk16 / ksplit;
+    // ldmatrix lane addresses. K (A, x4): rows = keys 0..15, k halves by lane / 16. Q (B, x4 = two row
+    // tiles): rows (lane & 7) + 8 * (lane / 16), k half (lane / 8) & 1 (x2 uses lanes 0..15 of it).
+    const int k_frag = (my_kt * 16 + (lane & 15)) * ldk + (lane >> 4) * 8;
+    const bf16 *q_frag = sQ + ((lane & 7) + (lane >> 4) * 8) * ldk + ((lane >> 3) & 1) * 8;
+    float *s_mine = sS + (my_part * tn + my_kt * 16 + g) * lds + 2 * t; // C (key g, rows 2t, 2t + 1)
+    // V^T (A, x4.trans): matrices (dims 0-7 | 8-15) x (keys 0-7 | 8-15) in a0..a3 order. P^T (B, x4.trans
+    // = two row tiles): keys (lane & 7) + 8 * ((lane / 8) & 1), row tile by lane / 16.
+    const int v_frag = ((lane & 7) + ((lane >> 4) & 1) * 8) * ldv + ((lane >> 3) & 1) * 8;
+    const bf16 *p_frag = sP + ((lane & 7) + ((lane >> 3) & 1) * 8) * ldp + (lane >> 4) * 8;
+
+    float acc[MT][NT][4]; // O^T: value tile warp + 8 i, row tile n; (dim g | g + 8, rows 2t, 2t + 1)
+    float m_run[NT], l_run[NT]; // rows warp + 8 i: running max (log2 units) and sum
 #pragma unroll
-    for (int i = 0; i < PAIRS; i++) {
-        const int r0 = (i / pl.ct) * 16, j = warp + NWARPS * (i % pl.ct);
-        if (i >= npairs || j >= dv16)
-            continue;
+    for (int i = 0; i < MT; i++)
 #pragma unroll
-        for (int half = 0; half < 2; half++) {
-            const int rb = r0 + g + half * 8;
-            if (!row_valid(rb))
-                continue;
-            const long long grow = global_row(rb);
-            const float inv_l = 1.0f / sL[rb];
-            bf16 *out_row = p.out + grow * p.v_dim;
-            float *part_row = p.part_o + ((long long)split * p.total_rows + grow) * p.v_dim;
+        for (int n = 0; n < NT; n++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int col = dv_col0 + j * 16 + h * 8 + 2 * t;
-                const float v0 = acc[i][h][half * 2], v1 = acc[i][h][half * 2 + 1];
-                if (pairs_ok && col + 1 < p.v_dim) {
-                    if (direct)
-                        *reinterpret_cast<__nv_bfloat162 *>(out_row + col) = __floats2bfloat162_rn(v0 * inv_l, v1 * inv_l);
-                    else
-                        *reinterpret_cast<float2 *>(part_row + col) = make_float2(v0, v1);
-                } else {
-                    for (int e = 0; e < 2 && col + e < p.v_dim; e++) {
-                        if (direct)
-                            out_row[col + e] = __float2bfloat16((e ? v1 : v0) * inv_l);
-                        else
-                            part_row[col + e] = e ? v1 : v0;
+            for (int j = 0; j < 4; j++)
+                acc[i][n][j] = 0.0f;
+#pragma unroll
+    for (int i = 0; i < NT; i++) {
+        m_run[i] = -INFINITY;
+        l_run[i] = 0.0f;
+    }
+
+#pragma unroll 1
+    for (int tile = 0, stage = 0; tile < ntiles; tile++, stage = stage + 1 == stages ? 0 : stage + 1) {
+        vp_cp_async_wait_dyn(stages - 1);
+        __syncthreads(); // the tile (and, first time, Q and the zeroed padding) is visible to all
+        const bf16 *sKs = sK + stage * tn * ldk;
+        const bf16 *sVs = p.v_in_k ? sKs + dv_col0 : sV + stage * tn * ldv;
+        const int valid = min(tn, key_hi - (key_lo + tile * tn));
+
+        // ---- 1. S^T partial sums. Two accumulator sets halve the dependent mma chain (MLA: 18 k-steps
+        // per warp) where registers allow: small NT, or MT = 4 (one block per SM, up to 255 registers).
+        {
+            constexpr int CH = NT <= 2 || MT >= 4 ? 2 : 1;
+            float c[CH][NT][4];
+#pragma unroll
+            for (int h = 0; h < CH; h++)
+#pragma unroll
+                for (int n = 0; n < NT; n++)
+#pragma unroll
+                    for (int j = 0; j < 4; j++)
+                        c[h][n][j] = 0.0f;
+            auto step = [&](float(&cc)[NT][4], int ks) {
+                uint32_t a[4], bq[4];
+                vp_ldmatrix_x4(a, sKs + k_frag + ks * 16);
+#pragma unroll
+                for (int n = 0; n + 1 < NT; n += 2) {
+                    vp_ldmatrix_x4(bq, q_frag + n * 8 * ldk + ks * 16);
+                    vp_mma_16816(cc[n], a, bq[0], bq[1]);
+                    vp_mma_16816(cc[n + 1], a, bq[2], bq[3]);
+                }
+                if (NT % 2) {
+                    vp_ldmatrix_x2(bq, q_frag + (NT - 1) * 8 * ldk + ks * 16);
+                    vp_mma_16816(cc[NT - 1], a, bq[0], bq[1]);
+                }
+            };
+            int ks = ks_lo;
+#pragma unroll 2
+            for (; ks + CH <= ks_hi; ks += CH)
+#pragma unroll
+                for (int h = 0; h < CH; h++)
+                    step(c[h], ks + h);
+            if (CH == 2 && ks < ks_hi)
+                step(c[0], ks);
+#pragma unroll
+            for (int n = 0; n < NT; n++) {
+                float v[4];
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    v[j] = CH == 2 ? c[0][n][j] + c[CH - 1][n][j] : c[0][n][j];
+                float *o = s_mine + n * 8;
+                o[0] = v[0];
+                o[1] = v[1];
+                o[8 * lds] = v[2];
+                o[8 * lds + 1] = v[3];
+            }
+        }
+        __syncthreads();
+
+        // ---- 2. online softmax of this warp's rows, all NT at once so that their shuffle trees
+        // interleave (one lane per key, two keys per lane). A padding row (r >= nrows) gets the finite
+        // max 0 and probabilities 0 (no inf - inf), and writes nothing.
+        {
+            float s[NT][2], mx[NT], psum[NT], alpha[NT];
+#pragma unroll
+            for (int i = 0; i < NT; i++) {
+                const int r = warp + NWARPS * i;
+                mx[i] = r < nrows ? -INFINITY : 0.0f;
+#pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const int k = lane + 32 * j;
+                    // The ksplit >= 2 shares of key k lie tn rows apart in sS. Rows k and tn + k exist
+                    // for every k < 64 (tn >= 16) and hold finite values, so the first two loads need
+                    // no guard; keys past the tile are masked below.
+                    const float *sk = sS + k * lds + r;
+                    float dot = sk[0] + sk[tn * lds];
+#pragma unroll 1
+                    for (int part = 2; part < ksplit; part++) // 16- and 32-key tiles only
+                        if (k < tn)
+                            dot += sk[part * tn * lds];
+                    s[i][j] = k < valid && r < nrows ? dot * p.scale_log2 : -INFINITY;
+                    mx[i] = fmaxf(mx[i], s[i][j]);
+                }
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+                for (int i = 0; i < NT; i++)
+                    mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], o));
+#pragma unroll
+            for (int i = 0; i < NT; i++) {
+                const int r = warp + NWARPS * i;
+                const float m_new = fmaxf(m_run[i], mx[i]); // finite: the tile has a valid key
+                alpha[i] = exp2f(m_run[i] - m_new);         // 0 on the first tile (m_run = -inf)
+                m_run[i] = m_new;
+                psum[i] = 0.0f;
+#pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const int k = lane + 32 * j;
+                    // p is rounded to bf16 before summing, so numerator (P.V on bf16 P) and denominator
+                    // agree; padded keys (s = -inf) get 0, and P^T of padded keys must be 0 too.
+                    const bf16 pb = __float2bfloat16(exp2f(s[i][j] - m_new));
+                    if (k < tn && r < nrows)
+                        sP[k * ldp + r] = pb;
+                    psum[i] += __bfloat162float(pb);
+                }
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+                for (int i = 0; i < NT; i++)
+                    psum[i] += __shfl_xor_sync(0xffffffffu, psum[i], o);
+#pragma unroll
+            for (int i = 0; i < NT; i++) {
+                const int r = warp + NWARPS * i;
+                l_run[i] = l_run[i] * alpha[i] + psum[i];
+                if (lane == 0 && r < nrows)
+                    sAlpha[r] = alpha[i];
+            }
+        }
+        __syncthreads();
+
+        // ---- 3. O^T = O^T * alpha + V^T P^T over this warp's value tiles.
+        {
+            float2 al[NT]; // alpha of rows 2t, 2t + 1 of each row tile
+#pragma unroll
+            for (int n = 0; n < NT; n++)
+                al[n] = *reinterpret_cast<const float2 *>(sAlpha + n * 8 + 2 * t);
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+#pragma unroll
+                for (int n = 0; n < NT; n++) {
+                    acc[i][n][0] *= al[n].x;
+                    acc[i][n][1] *= al[n].y;
+                    acc[i][n][2] *= al[n].x;
+                    acc[i][n][3] *= al[n].y;
+                }
+#pragma unroll 1
+            for (int kk = 0; kk < ktiles; kk++) {
+                uint32_t bp[NT][2];
+#pragma unroll
+                for (int n = 0; n + 1 < NT; n += 2) {
+                    uint32_t r4[4];
+                    vp_ldmatrix_x4_trans(r4, p_frag + kk * 16 * ldp + n * 8);
+                    bp[n][0] = r4[0];
+                    bp[n][1] = r4[1];
+                    bp[n + 1][0] = r4[2];
+                    bp[n + 1][1] = r4[3];
+                }
+                if (NT % 2)
+                    vp_ldmatrix_x2_trans(bp[NT - 1], p_frag + kk * 16 * ldp + (NT - 1) * 8);
+#pragma unroll
+                for (int i = 0; i < MT; i++) {
+                    const int j = warp + NWARPS * i;
+                    if (j < dv_tiles) {
+                        uint32_t a[4];
+                        vp_ldmatrix_x4_trans(a, sVs + v_frag + kk * 16 * ldv + j * 16);
+#pragma unroll
+                        for (int n = 0; n < NT; n++)
+                            vp_mma_16816(acc[i][n], a, bp[n][0], bp[n][1]);
                     }
                 }
             }
         }
+        __syncthreads(); // every warp is done with this stage, sS, sP and sAlpha
+        if (tile + stages < ntiles)
+            load_tile(tile + stages, stage);
+        vp_cp_async_commit(); // possibly empty: keeps the group count in step
     }
-    if (!direct && dv_chunk == 0) {
-        for (int rb = threadIdx.x; rb < pl.rows_blk; rb += NTHREADS) {
-            if (row_valid(rb)) {
-                float *ml = p.part_ml + ((long long)split * p.total_rows + global_row(rb)) * 2;
-                ml[0] = sM[rb];
-                ml[1] = sL[rb];
+
+    // ---- epilogue: O^T fragments -> sO rows (over the free stages), then whole rows out, coalesced:
+    // normalised bf16 (single split) or fp32 partials and (m, l) for the combine kernel.
+    vp_cp_async_wait<0>(); // only empty groups can remain; nothing may land on sO
+#pragma unroll
+    for (int i = 0; i < MT; i++) {
+        const int j = warp + NWARPS * i;
+        if (j < dv_tiles) {
+#pragma unroll
+            for (int n = 0; n < NT; n++) {
+                float *o = sO + (n * 8 + 2 * t) * ldo + j * 16 + g; // ldo = 4 mod 8: 32 distinct banks
+                o[0] = acc[i][n][0];
+                o[ldo] = acc[i][n][1];
+                o[8] = acc[i][n][2];
+                o[ldo + 8] = acc[i][n][3];
+            }
+        }
+    }
+    __syncthreads();
+    const bool direct = pl.splits == 1;
+#pragma unroll
+    for (int i = 0; i < NT; i++) {
+        const int r = warp + NWARPS * i; // the softmax owner of row r holds its (m, l)
+        if (r >= nrows)
+            break;
+        const long long grow = global_row(r);
+        const float *src = sO + r * ldo;
+        if (direct) {
+            const float inv_l = 1.0f / l_run[i];
+            bf16 *dst = p.out + grow * p.v_dim + dv_col0;
+#pragma unroll 1
+            for (int c = lane; c < dv_cols; c += 32)
+                dst[c] = __float2bfloat16(src[c] * inv_l);
+        } else {
+            float *dst = p.part_o + ((long long)split * p.total_rows + grow) * p.v_dim + dv_col0;
+#pragma unroll 1
+            for (int c = lane; c < dv_cols; c += 32)
+                dst[c] = src[c];
+            if (dv_chunk == 0 && lane == 0) {
+                float *ml = p.part_ml + ((long long)split * p.total_rows + grow) * 2;
+                ml[0] = m_run[i];
+                ml[1] = l_run[i];
             }
         }
     }
 }
-
-// ------------------------------------------------------------------------------- combine kernel
-// out[row][d] = sum_s w_s O_s[row][d] / sum_s w_s l_s, with w_s = 2^(m_s - max_s m_s).
-// grid = (batch * q_len * heads, ceil(v_dim / 128)), block = 128, dynamic smem = splits floats.
-// The partials were written just before, so they are mostly read back from L2.
-__global__ void __launch_bounds__(COMBINE_THREADS)
-    attn_combine_kernel(bf16 *__restrict__ out, const float *__restrict__ part_o, const float *__restrict__ part_ml,
-                        int splits, int total_rows, int v_dim)
-{
-    extern __shared__ float s_w[];
-    __shared__ float scratch[32];
-    const int row = blockIdx.x;
-    float m = -INFINITY;
-    for (int s = threadIdx.x; s < splits; s += blockDim.x)
-        m = fmaxf(m, part_ml[((long long)s * total_rows + row) * 2]);
-    m = vp_block_max(m, scratch);
-    float l = 0.0f;
-    for (int s = threadIdx.x; s < splits; s += blockDim.x) {
-        const float *ml = part_ml + ((long long)s * total_rows + row) * 2;
-        const float w = exp2f(ml[0] - m);
-        s_w[s] = w;
-        l += w * ml[1];
-    }
-    l = vp_block_sum(l, scratch); // its barriers also publish s_w
-    const int d = blockIdx.y * blockDim.x + threadIdx.x;
-    if (d >= v_dim)
-        return;
-    const float *o = part_o + (long long)row * v_dim + d;
-    const long long split_stride = (long long)total_rows * v_dim;
-    float acc = 0.0f;
-#pragma unroll 4
-    for (int s = 0; s < splits; s++)
-        acc += s_w[s] * o[s * split_stride];
-    out[(long long)row * v_dim + d] = __float2bfloat16(acc / l);
-}
-
 
 // ----------------------------------------------------------------------------------- host side
 
-size_t g_smem_budget = 0;                // vp_attention_set_smem_budget(); 0 = the device's opt-in limit
-int g_force_stages = 0, g_force_splits = 0; // vp_attention_set_tuning(); 0 = automatic
-
 typedef void (*AttnKernel)(AttnParams);
 
-AttnKernel kernel_for(int tn, int stages)
+template <int NT>
+AttnKernel kernel_mt(int mt)
 {
-    if (tn == 16)
-        return stages == 2 ? attn_decode_kernel<16, 2> : stages == 3 ? attn_decode_kernel<16, 3> : attn_decode_kernel<16, 4>;
-    return stages == 2 ? attn_decode_kernel<32, 2> : stages == 3 ? attn_decode_kernel<32, 3> : attn_decode_kernel<32, 4>;
+    return mt == 1 ? attn_decode_kernel<NT, 1> : mt == 2 ? attn_decode_kernel<NT, 2> : attn_decode_kernel<NT, 4>;
 }
 
-// Opt a kernel in to more than 48 KB of dynamic shared memory, once per device and size.
-int ensure_smem(int tn, int stages, size_t bytes)
+AttnKernel kernel_for(int nt, int mt)
 {
-    static size_t set_for[2][3][64];
-    int dev;
-    VP_TRY(cudaGetDevice(&dev));
-    size_t *done = dev < 64 ? &set_for[tn / 16 - 1][stages - 2][dev] : nullptr;
-    if (bytes <= 48 * 1024 || (done && *done >= bytes))
-        return 0;
-    VP_TRY(cudaFuncSetAttribute(kernel_for(tn, stages), cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-    if (done)
-        *done = bytes;
-    return 0;
-}
-
-size_t align_up(size_t x, size_t a)
-{
-    return (x + a - 1) / a * a;
-}
-
-long long ceil_div(long long a, long long b)
-{
-    return (a + b - 1) / b;
-}
-
-// Shared-memory layout of a candidate (tn, stages, rt, ct); fills the offsets and pl->smem.
-void layout(AttnPlan *pl, int v_in_k)
-{
-    const size_t ldq = (size_t)pl->dkp + PAD, ldv = (size_t)pl->dv_w + PAD;
-    const int ntile = pl->rt * (pl->tn / 8);
-    pl->ksplit = 2 * ntile <= NWARPS ? 2 : 1;
-    size_t off = align_up((size_t)pl->rows_blk * ldq * 2, 128);
-    pl->off_k = off;
-    off = align_up(off + (size_t)pl->stages * pl->tn * ldq * 2, 128);
-    pl->off_v = off;
-    if (!v_in_k)
-        off = align_up(off + (size_t)pl->stages * pl->tn * ldv * 2, 128);
-    pl->off_p = off;
-    off = align_up(off + (size_t)pl->rows_blk * (pl->tn + PAD) * 2, 128);
-    pl->off_s = off;
-    off = align_up(off + (size_t)pl->ksplit * pl->rows_blk * pl->tn * 4, 128);
-    pl->off_m = off;
-    pl->smem = off + 3 * (size_t)pl->rows_blk * 4;
-}
-
-int make_plan(const vp_attn_args *a, AttnPlan *pl)
-{
-    if (!a || a->batch < 1 || a->q_len < 1 || a->kv_len < 0 || a->heads < 1 || a->kv_heads < 1 ||
-        a->heads % a->kv_heads != 0 || a->qk_dim < 1 || a->v_dim < 1 || (a->v_in_k && a->v_dim > a->qk_dim) ||
-        (long long)a->batch * a->kv_heads > 65535 || (long long)a->q_len * a->heads > (1 << 24) ||
-        (long long)a->batch * a->q_len * a->heads > 0x7fffffffLL || !isfinite(a->scale))
-        return (int)cudaErrorInvalidValue;
-    // Device limits, cached: after the first call (the workspace query) a launch makes no device
-    // queries, which keeps it cheap and safe inside a stream capture.
-    static int cached_sms[64], cached_optin[64];
-    int dev, sms, optin;
-    VP_TRY(cudaGetDevice(&dev));
-    if (dev < 64 && cached_sms[dev]) {
-        sms = cached_sms[dev];
-        optin = cached_optin[dev];
-    } else {
-        VP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        VP_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-        if (dev < 64) {
-            cached_sms[dev] = sms;
-            cached_optin[dev] = optin;
-        }
-    }
-    const size_t budget = g_smem_budget && g_smem_budget < (size_t)optin ? g_smem_budget : (size_t)optin;
-
-    *pl = AttnPlan{};
-    pl->dkp = (int)ceil_div(a->qk_dim, 16) * 16;
-    const int dv16_total = (int)ceil_div(a->v_dim, 16);
-    const int rows = a->q_len * (a->heads / a->kv_heads);
-    const int ct_max = (int)(ceil_div(dv16_total, NWARPS) < PAIRS ? ceil_div(dv16_total, NWARPS) : PAIRS);
-    const int st_hi = g_force_stages ? g_force_stages : 4, st_lo = g_force_stages ? g_force_stages : 2;
-    bool fits = false;
-    for (int ct = ct_max; ct >= 1 && !fits; ct--) {
-        const int rt_want = (int)(ceil_div(rows, 16) < PAIRS / ct ? ceil_div(rows, 16) : PAIRS / ct);
-        for (int rt = rt_want; rt >= 1 && !fits; rt--) {
-            for (int tn = pl->dkp <= 256 ? 32 : 16; tn >= 16 && !fits; tn -= 16) {
-                for (int st = st_hi; st >= st_lo && !fits; st--) {
-                    pl->ct = ct;
-                    pl->dv16_blk = NWARPS * ct;
-                    pl->dv_w = 16 * (pl->dv16_blk < dv16_total ? pl->dv16_blk : dv16_total);
-                    pl->rt = rt;
-                    pl->rows_blk = 16 * rt;
-                    pl->tn = tn;
-                    pl->stages = st;
-                    layout(pl, a->v_in_k);
-                    fits = pl->smem <= budget;
-                }
-            }
-        }
-    }
-    if (!fits)
-        return (int)cudaErrorInvalidValue; // qk_dim (or v_dim) too large for this device's shared memory
-    pl->dv_chunks = (int)ceil_div(dv16_total, pl->dv16_blk);
-    pl->row_chunks = (int)ceil_div(rows, pl->rows_blk);
-    VP_TRY((cudaError_t)ensure_smem(pl->tn, pl->stages, pl->smem));
-    if (a->kv_len == 0)
-        return 0; // splits = 0: nothing to launch
-
-    // One block per SM in total (the partials cost traffic, so no more splits than fill the GPU once),
-    // and a split reads at least MIN_TILES_PER_SPLIT tiles and at least as many cache bytes as it
-    // writes partials.
-    const long long other = (long long)a->batch * a->kv_heads * pl->row_chunks * pl->dv_chunks;
-    const long long cache_per_key = 2LL * (a->qk_dim + (a->v_in_k ? 0 : a->v_dim));
-    const long long partial = (long long)rows * (a->v_dim + 2) * 4;
-    long long min_keys = ceil_div(partial, cache_per_key);
-    min_keys = min_keys > (long long)pl->tn * MIN_TILES_PER_SPLIT ? min_keys : (long long)pl->tn * MIN_TILES_PER_SPLIT;
-    long long splits = ceil_div(sms, other);
-    splits = splits < ceil_div(a->kv_len, min_keys) ? splits : ceil_div(a->kv_len, min_keys);
-    if (g_force_splits)
-        splits = g_force_splits;
-    splits = splits > MAX_SPLITS ? MAX_SPLITS : splits < 1 ? 1 : splits;
-    pl->keys_per_split = (int)(ceil_div(ceil_div(a->kv_len, splits), pl->tn) * pl->tn);
-    pl->splits = (int)ceil_div(a->kv_len, pl->keys_per_split);
-    if (pl->splits > 1)
-        pl->workspace = (size_t)pl->splits * a->batch * a->q_len * a->heads * ((size_t)a->v_dim + 2) * sizeof(float);
-    return 0;
+    return nt == 1 ? kernel_mt<1>(mt) : nt == 2 ? kernel_mt<2>(mt) : nt == 3 ? kernel_mt<3>(mt) : kernel_mt<4>(mt);
 }
 
 } // namespace
 
-extern "C" size_t vp_attention_workspace_bytes(const vp_attn_args *a)
+// The opt-in only ever grows: a kernel keeps the largest size any shape asked for (setting a smaller
+// one would break a shape planned earlier). Occupancy is cached per (device, kernel, size).
+int vp_attention_kernel_setup(int dev, int nt, int mt, size_t smem, int *blocks)
 {
-    // make_plan also opts the kernel in to its shared memory, so a graph capture that follows makes no
-    // attribute calls.
-    AttnPlan pl;
-    if (make_plan(a, &pl) != 0)
-        return 0;
-    return pl.workspace;
-}
-
-extern "C" void vp_attention_set_smem_budget(size_t bytes)
-{
-    g_smem_budget = bytes;
-}
-
-extern "C" int vp_attention_set_tuning(int stages, int splits)
-{
-    if ((stages != 0 && (stages < 2 || stages > 4)) || splits < 0 || splits > MAX_SPLITS)
-        return (int)cudaErrorInvalidValue;
-    g_force_stages = stages;
-    g_force_splits = splits;
-    return 0;
-}
-
-extern "C" int vp_attention_describe(const vp_attn_args *a, char *buf, size_t len)
-{
-    AttnPlan pl;
-    VP_TRY((cudaError_t)make_plan(a, &pl));
-    if (buf && len)
-        snprintf(buf, len, "splits=%d,keys_per_split=%d,tn=%d,stages=%d,rows_blk=%d,row_chunks=%d,dv_chunks=%d,smem=%zu,ws=%zu",
-                 pl.splits, pl.keys_per_split, pl.tn, pl.stages, pl.rows_blk, pl.row_chunks, pl.dv_chunks, pl.smem,
-                 pl.workspace);
-    return 0;
-}
-
-extern "C" int vp_attention_decode(const vp_attn_args *a, void *stream)
-{
-    AttnPlan pl;
-    VP_TRY((cudaError_t)make_plan(a, &pl));
-    cudaStream_t s = (cudaStream_t)stream;
-    const long long total_rows = (long long)a->batch * a->q_len * a->heads;
-    if (!a->out || (a->kv_len > 0 && (!a->q || !a->k || (!a->v_in_k && !a->v) || (pl.splits > 1 && !a->workspace))))
-        return (int)cudaErrorInvalidValue;
-    if (a->kv_len == 0) // softmax over no keys: defined here as a zero output
-        return (int)cudaMemsetAsync(a->out, 0, (size_t)total_rows * a->v_dim * 2, s);
-
-    AttnParams p;
-    p.q = (const bf16 *)a->q;
-    p.k = (const bf16 *)a->k;
-    p.v = (const bf16 *)a->v;
-    p.out = (bf16 *)a->out;
-    p.part_o = (float *)a->workspace;
-    p.part_ml = p.part_o + (size_t)pl.splits * total_rows * a->v_dim;
-    p.q_len = a->q_len;
-    p.kv_len = a->kv_len;
-    p.heads = a->heads;
-    p.kv_heads = a->kv_heads;
-    p.qk_dim = a->qk_dim;
-    p.v_dim = a->v_dim;
-    p.v_in_k = a->v_in_k != 0;
-    p.group = a->heads / a->kv_heads;
-    p.rows = a->q_len * p.group;
-    p.total_rows = (int)total_rows;
-    p.scale_log2 = a->scale * 1.4426950408889634f;
-    p.vec = a->qk_dim % 8 == 0 && vp_aligned16(a->q) && vp_aligned16(a->k) &&
-            (p.v_in_k || (a->v_dim % 8 == 0 && vp_aligned16(a->v)));
-    p.pl = pl;
-
-    const dim3 grid(pl.row_chunks * pl.dv_chunks, pl.splits, a->batch * a->kv_heads);
-    kernel_for(pl.tn, pl.stages)<<<grid, NTHREADS, pl.smem, s>>>(p);
-    VP_TRY(cudaGetLastError());
-    if (pl.splits > 1) {
-        const dim3 cgrid((unsigned)total_rows, (unsigned)ceil_div(a->v_dim, COMBINE_THREADS));
-        attn_combine_kernel<<<cgrid, COMBINE_THREADS, pl.splits * sizeof(float), s>>>(p.out, p.part_o, p.part_ml,
-                                                                                        pl.splits, p.total_rows, a->v_dim);
-        VP_TRY(cudaGetLastError());
+    static size_t opted[64][VP_ATTN_MAX_NT][3]; // [device][nt - 1][mt = 1, 2, 4]
+    static struct {
+        int dev, nt, mt, blocks;
+        size_t smem;
+    } occ[128];
+    static int nocc;
+    const AttnKernel k = kernel_for(nt, mt);
+    size_t *done = dev < 64 ? &opted[dev][nt - 1][mt == 1 ? 0 : mt == 2 ? 1 : 2] : nullptr;
+    if (smem > 48 * 1024 && (!done || *done < smem)) {
+        VP_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        if (done)
+            *done = smem;
     }
+    for (int i = 0; i < nocc; i++) {
+        if (occ[i].dev == dev && occ[i].nt == nt && occ[i].mt == mt && occ[i].smem == smem) {
+            *blocks = occ[i].blocks;
+            return 0;
+        }
+    }
+    int n = 0;
+    VP_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, NTHREADS, smem));
+    *blocks = n > 0 ? n : 1;
+    if (nocc < 128)
+        occ[nocc++] = {dev, nt, mt, *blocks, smem};
+    return 0;
+}
+
+int vp_attention_launch(const AttnParams &p, int batch, cudaStream_t stream)
+{
+    const dim3 grid(p.pl.row_chunks * p.pl.dv_chunks, p.pl.splits, batch * p.kv_heads);
+    kernel_for(p.pl.nt, p.pl.mt)<<<grid, NTHREADS, p.pl.smem, stream>>>(p);
+    VP_TRY(cudaGetLastError());
     return 0;
 }

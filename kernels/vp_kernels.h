@@ -48,9 +48,12 @@ int vp_attention_decode(const vp_attn_args *a, void *stream);
  * size workspaces after changing it.
  * vp_attention_set_tuning: force the pipeline depth (2..4 tiles in flight) and/or the number of KV
  * splits (1..1024); 0 = automatic. For benchmarking; process-wide; size workspaces after changing it.
+ * vp_attention_set_tile: force the number of keys per shared-memory tile (16, 32 or 64; 0 = automatic),
+ * like vp_attention_set_tuning.
  * vp_attention_describe: the launch configuration chosen for `a`, as "key=value,..." text. */
 void vp_attention_set_smem_budget(size_t bytes);
 int vp_attention_set_tuning(int stages, int splits);
+int vp_attention_set_tile(int keys);
 int vp_attention_describe(const vp_attn_args *a, char *buf, size_t len);
 
 /* out[r][c] = in[r][c] * rsqrt(mean_c(in[r][c]^2) + eps) * weight[c]; rows x cols. */

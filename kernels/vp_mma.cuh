@@ -42,6 +42,14 @@ __device__ __forceinline__ void vp_ldmatrix_x4_trans(uint32_t r[4], const bf16 *
                  : "memory");
 }
 
+__device__ __forceinline__ void vp_ldmatrix_x2_trans(uint32_t r[2], const bf16 *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
+                 : "=r"(r[0]), "=r"(r[1])
+                 : "r"(vp_smem_addr(p))
+                 : "memory");
+}
+
 // c += a * b for one 16x8x16 tile: bf16 inputs, fp32 accumulation.
 __device__ __forceinline__ void vp_mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 {
@@ -72,25 +80,29 @@ __device__ __forceinline__ void vp_cp_async_wait()
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
-// Block-wide (NT threads) copy of `nrows` rows of `ncols` bf16, global row stride `gstride`, into
-// shared rows of stride `sstride`: asynchronous 16-byte copies when `vec` (ncols % 8 == 0, aligned),
-// plain loads otherwise. Rows >= `valid` become zeros: a padded key must contribute 0, and 0 * stale
-// data could be NaN. Columns >= ncols are not touched.
-template <int NT>
-__device__ __forceinline__ void vp_load_rows(bf16 *dst, int sstride, const bf16 *src, long long gstride, int nrows,
-                                             int valid, int ncols, bool vec)
+// The same for a run-time N in 0..3 (wait_group takes an immediate).
+__device__ __forceinline__ void vp_cp_async_wait_dyn(int n)
 {
-    if (vec) {
-        const int cpr = ncols / 8;
-        for (int i = threadIdx.x; i < nrows * cpr; i += NT) {
-            const int r = i / cpr, c = (i % cpr) * 8;
-            const bool ok = r < valid;
-            vp_cp_async16(dst + r * sstride + c, ok ? src + r * gstride + c : src, ok ? 16 : 0);
-        }
-    } else {
-        for (int i = threadIdx.x; i < nrows * ncols; i += NT) {
-            const int r = i / ncols, c = i % ncols;
-            dst[r * sstride + c] = r < valid ? src[r * gstride + c] : __float2bfloat16(0.0f);
-        }
-    }
+    if (n <= 0)
+        vp_cp_async_wait<0>();
+    else if (n == 1)
+        vp_cp_async_wait<1>();
+    else if (n == 2)
+        vp_cp_async_wait<2>();
+    else
+        vp_cp_async_wait<3>();
+}
+
+// Programmatic dependent launch (sm_90+). A kernel launched with the programmatic-serialization
+// attribute may start while the previous kernel in the stream still runs; vp_grid_dep_wait() blocks
+// until that kernel has completed and its writes are visible (a no-op without the attribute).
+// vp_grid_dep_launch_dependents() lets the dependent grid start launching before this one ends.
+__device__ __forceinline__ void vp_grid_dep_wait()
+{
+    asm volatile("griddepcontrol.wait;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void vp_grid_dep_launch_dependents()
+{
+    asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }

@@ -24,6 +24,7 @@ static void usage(FILE *f)
             "  --smem-budget BYTES cap attention's shared memory per block (101376 = sm_120's 99 KB)\n"
             "  --attn-stages N     force attention's pipeline depth (2..4; default automatic)\n"
             "  --attn-splits N     force attention's number of KV splits (1..1024; default automatic)\n"
+            "  --attn-tile N       force attention's keys per shared-memory tile (16, 32, 64; default automatic)\n"
             "  --seed N            seed of the random inputs (default 1234)\n"
             "  --device N          CUDA device (default 0)\n"
             "  --help\n"
@@ -44,8 +45,8 @@ static long long parse_int(const char *opt, const char *s, long long lo)
 int main(int argc, char **argv)
 {
     kt_opts o = {.iters = 50, .warmup = 3, .bench = 1, .seed = 1234};
-    int device = 0, stages = 0, splits = 0;
-    enum { OPT_KERNEL = 256, OPT_CASE, OPT_ITERS, OPT_WARMUP, OPT_NO_BENCH, OPT_QUICK, OPT_SMEM, OPT_STAGES, OPT_SPLITS, OPT_SEED, OPT_DEVICE,
+    int device = 0, stages = 0, splits = 0, tile = 0;
+    enum { OPT_KERNEL = 256, OPT_CASE, OPT_ITERS, OPT_WARMUP, OPT_NO_BENCH, OPT_QUICK, OPT_SMEM, OPT_STAGES, OPT_SPLITS, OPT_TILE, OPT_SEED, OPT_DEVICE,
            OPT_HELP };
     static const struct option long_opts[] = {
         {"kernel", required_argument, NULL, OPT_KERNEL},
@@ -57,6 +58,7 @@ int main(int argc, char **argv)
         {"smem-budget", required_argument, NULL, OPT_SMEM},
         {"attn-stages", required_argument, NULL, OPT_STAGES},
         {"attn-splits", required_argument, NULL, OPT_SPLITS},
+        {"attn-tile", required_argument, NULL, OPT_TILE},
         {"seed", required_argument, NULL, OPT_SEED},
         {"device", required_argument, NULL, OPT_DEVICE},
         {"help", no_argument, NULL, OPT_HELP},
@@ -92,6 +94,9 @@ int main(int argc, char **argv)
         case OPT_SPLITS:
             splits = (int)parse_int("--attn-splits", optarg, 1);
             break;
+        case OPT_TILE:
+            tile = (int)parse_int("--attn-tile", optarg, 16);
+            break;
         case OPT_SEED:
             o.seed = (unsigned long long)parse_int("--seed", optarg, 0);
             break;
@@ -122,8 +127,8 @@ int main(int argc, char **argv)
         }
     }
 
-    if (vp_attention_set_tuning(stages, splits) != 0) {
-        fprintf(stderr, "vpsim-kernel-tests: --attn-stages wants 2..4, --attn-splits 1..1024\n");
+    if (vp_attention_set_tuning(stages, splits) != 0 || vp_attention_set_tile(tile) != 0) {
+        fprintf(stderr, "vpsim-kernel-tests: --attn-stages wants 2..4, --attn-splits 1..1024, --attn-tile 16, 32 or 64\n");
         return 2;
     }
     CUDA_CHECK(cudaSetDevice(device));

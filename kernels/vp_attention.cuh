@@ -1,0 +1,53 @@
+// Internal interface of the decode attention (not part of the C interface in vp_kernels.h):
+//   vp_attention.cu          the split kernel (design notes there), its launch and occupancy
+//   vp_attention_plan.cu     the host planner (tiles, shared-memory layout, splits) and the C API
+//   vp_attention_combine.cu  the merge of the splits
+#pragma once
+
+#include "vp_cuda.cuh"
+
+constexpr int VP_ATTN_WARPS = 8;
+constexpr int VP_ATTN_THREADS = VP_ATTN_WARPS * 32;
+constexpr int VP_ATTN_MAX_NT = 4;        // n8 row tiles per block: 32 rows
+constexpr int VP_ATTN_MAX_SPLITS = 1024; // bounds the combine kernel's shared memory (one weight per split)
+
+// A launch configuration (vp_attention_plan.cu chooses it; the kernel reads it from its parameters).
+struct AttnPlan {
+    int nt, mt;                 // n8 row tiles per block, m16 value tiles per warp (template arguments)
+    int tn, stages;             // keys per tile (16, 32 or 64), tile buffers (2..4)
+    int rows_blk, row_chunks;   // rows per block (8 * nt), blocks along R
+    int dv_w, dv_chunks;        // value columns per block (multiple of 16), blocks along v_dim
+    int dkp;                    // qk_dim rounded up to 16
+    int ldk, ldv, ldp, lds, ldo; // shared row strides in elements: sQ/sK, sV, sP, sS, sO
+    int splits, keys_per_split; // the split of kv_len
+    int blocks_per_sm;          // resident blocks per SM at this shared-memory size
+    size_t smem, workspace;
+    size_t off_k, off_v, off_s, off_p, off_a; // byte offsets into dynamic shared memory
+};
+
+// Kernel parameters: the arguments of vp_attn_args in kernel form, and the plan.
+struct AttnParams {
+    const bf16 *q, *k, *v;
+    bf16 *out;
+    float *part_o;  // [splits][batch * q_len * heads][v_dim]
+    float *part_ml; // [splits][batch * q_len * heads][2] = (m, l), m in log2 units
+    int q_len, kv_len, heads, kv_heads, qk_dim, v_dim, v_in_k, group, rows, total_rows;
+    float scale_log2; // scale * log2(e): the softmax runs on exp2
+    int vec;          // 16-byte copies are legal (dims multiple of 8, pointers aligned)
+    AttnPlan pl;
+};
+
+// Opt the kernel for (nt, mt) in to `smem` bytes of dynamic shared memory and return how many of its
+// blocks fit on one SM (cached per device: after the first call a launch makes no runtime queries).
+int vp_attention_kernel_setup(int dev, int nt, int mt, size_t smem, int *blocks_per_sm);
+
+// Launch the split kernel: grid = (row_chunks * dv_chunks, splits, batch * kv_heads).
+int vp_attention_launch(const AttnParams &p, int batch, cudaStream_t stream);
+
+// Merge the splits' unnormalised partial outputs into out [total_rows][v_dim] (bf16):
+//   out[r][d] = sum_s w_s O_s[r][d] / sum_s w_s l_s,   w_s = 2^(m_s - max_s m_s)
+// part_o [splits][total_rows][v_dim] fp32; part_ml [splits][total_rows][2] = (m in log2 units, l).
+// Launched as a programmatic dependent of the kernel before it in the stream (the attention kernel),
+// so its launch latency overlaps that kernel's tail.
+int vp_attention_combine(bf16 *out, const float *part_o, const float *part_ml, int splits, int total_rows,
+                         int v_dim, cudaStream_t stream);

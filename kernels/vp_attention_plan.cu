@@ -1,0 +1,237 @@
+// Host side of the decode attention: the launch plan (row and value chunks, keys per tile, pipeline
+// depth, shared-memory layout, KV splits) and the C interface of vp_kernels.h. The kernel and its
+// shared-memory layout are described in vp_attention.cu.
+#include "vp_attention.cuh"
+#include "vp_kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+
+namespace {
+
+constexpr int NWARPS = VP_ATTN_WARPS;
+constexpr int MAX_NT = VP_ATTN_MAX_NT;
+constexpr int PAD = 8; // bf16 padding per shared-memory row (16 bytes): ldmatrix rows hit distinct banks
+constexpr long long MIN_SPLIT_BYTES = 64 << 10; // a split reading less costs more in the combine than it saves
+
+size_t g_smem_budget = 0;                                 // vp_attention_set_smem_budget(); 0 = device limit
+int g_force_stages = 0, g_force_splits = 0, g_force_tile = 0; // vp_attention_set_tuning / _set_tile; 0 = auto
+
+long long ceil_div(long long a, long long b)
+{
+    return (a + b - 1) / b;
+}
+
+size_t align_up(size_t x, size_t a)
+{
+    return (x + a - 1) / a * a;
+}
+
+struct DeviceInfo {
+    int dev, sms, optin, sm_smem;
+};
+
+// Device limits, cached: after the first call (the workspace query) a launch makes no device
+// queries, which keeps it cheap and safe inside a stream capture.
+int device_info(DeviceInfo *d)
+{
+    static DeviceInfo cached[64];
+    VP_TRY(cudaGetDevice(&d->dev));
+    if (d->dev < 64 && cached[d->dev].sms) {
+        *d = cached[d->dev];
+        return 0;
+    }
+    VP_TRY(cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, d->dev));
+    VP_TRY(cudaDeviceGetAttribute(&d->optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, d->dev));
+    VP_TRY(cudaDeviceGetAttribute(&d->sm_smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, d->dev));
+    if (d->dev < 64)
+        cached[d->dev] = *d;
+    return 0;
+}
+
+// Shared-memory layout of a candidate (nt, tn, stages, dv_w): strides, offsets and pl->smem.
+void layout(AttnPlan *pl, int v_in_k)
+{
+    pl->ldk = pl->dkp + PAD;
+    pl->ldv = v_in_k ? pl->ldk : pl->dv_w + PAD;
+    pl->ldp = 8 * (pl->nt | 1);
+    pl->lds = 8 * pl->nt + 1;
+    pl->ldo = pl->dv_w + 4;
+    pl->off_k = align_up((size_t)pl->rows_blk * pl->ldk * 2, 128);
+    pl->off_v = align_up(pl->off_k + (size_t)pl->stages * pl->tn * pl->ldk * 2, 128);
+    size_t end = pl->off_v + (v_in_k ? 0 : (size_t)pl->stages * pl->tn * pl->ldv * 2);
+    const size_t end_o = pl->off_k + (size_t)pl->rows_blk * pl->ldo * 4; // sO reuses the stages
+    pl->off_s = align_up(end > end_o ? end : end_o, 128);
+    pl->off_p = align_up(pl->off_s + (size_t)NWARPS * 16 * pl->lds * 4, 128);
+    pl->off_a = align_up(pl->off_p + (size_t)pl->tn * pl->ldp * 2, 128);
+    pl->smem = pl->off_a + (size_t)pl->rows_blk * 4;
+}
+
+// The first (largest tile, in two passes: at most half an SM's shared memory, then the budget; most
+// stages) that fits, for nt row tiles and mt value tiles per warp. Fills pl; false if none fits.
+bool fit_tiles(AttnPlan *pl, int v_in_k, int nt, int mt, int dv16, size_t budget, size_t half)
+{
+    pl->nt = nt;
+    pl->rows_blk = 8 * nt;
+    pl->mt = mt;
+    pl->dv_w = 16 * (dv16 < NWARPS * mt ? dv16 : NWARPS * mt);
+    pl->dv_chunks = (int)ceil_div(dv16, NWARPS * mt);
+    const int st_hi = g_force_stages ? g_force_stages : 4, st_lo = g_force_stages ? g_force_stages : 2;
+    for (int tn = 64; tn >= 16; tn /= 2) {
+        if (g_force_tile && tn != g_force_tile)
+            continue;
+        for (int pass = 0; pass < 2; pass++) {
+            const size_t cap = pass == 0 && half < budget ? half : budget;
+            for (int st = st_hi; st >= st_lo; st--) {
+                pl->tn = tn;
+                pl->stages = st;
+                layout(pl, v_in_k);
+                if (pl->smem <= cap)
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
+int make_plan(const vp_attn_args *a, AttnPlan *pl)
+{
+    if (!a || a->batch < 1 || a->q_len < 1 || a->kv_len < 0 || a->heads < 1 || a->kv_heads < 1 ||
+        a->heads % a->kv_heads != 0 || a->qk_dim < 1 || a->v_dim < 1 || (a->v_in_k && a->v_dim > a->qk_dim) ||
+        (long long)a->batch * a->kv_heads > 65535 || (long long)a->q_len * a->heads > (1 << 24) ||
+        (long long)a->batch * a->q_len * a->heads > 0x7fffffffLL || a->qk_dim > (1 << 20) || a->v_dim > (1 << 20) ||
+        !isfinite(a->scale))
+        return (int)cudaErrorInvalidValue;
+    DeviceInfo di;
+    VP_TRY((cudaError_t)device_info(&di));
+    const size_t budget = g_smem_budget && g_smem_budget < (size_t)di.optin ? g_smem_budget : (size_t)di.optin;
+    // Two blocks per SM overlap one block's barriers and softmax with the other's copies; prefer a
+    // pipeline depth at which they fit (1 KB per block is reserved by the hardware).
+    const size_t half = di.sm_smem / 2 > 2048 ? (size_t)di.sm_smem / 2 - 2048 : 0;
+
+    *pl = AttnPlan{};
+    const int rows = a->q_len * (a->heads / a->kv_heads);
+    const int dv16 = (int)ceil_div(a->v_dim, 16);
+    pl->dkp = (int)ceil_div(a->qk_dim, 16) * 16;
+    // Wanted: all rows in as few balanced chunks of <= 32 as possible (40 rows = 2 x 24) and up to 512
+    // value columns per block. When no tile size fits, fewer value columns per block, then fewer rows
+    // (each extra chunk re-reads the keys, mostly from L2: the chunks of a split run side by side).
+    const int nt_want = (int)ceil_div(ceil_div(rows, ceil_div(rows, 8 * MAX_NT)), 8);
+    const int mt_want = dv16 <= NWARPS ? 1 : dv16 <= 2 * NWARPS ? 2 : 4;
+    bool fits = false;
+    for (int nt = nt_want; nt >= 1 && !fits; nt--)
+        for (int mt = mt_want; mt >= 1 && !fits; mt /= 2)
+            fits = fit_tiles(pl, a->v_in_k, nt, mt, dv16, budget, half);
+    if (!fits)
+        return (int)cudaErrorInvalidValue; // qk_dim (or v_dim) too large for this device's shared memory
+    pl->row_chunks = (int)ceil_div(rows, pl->rows_blk);
+    VP_TRY((cudaError_t)vp_attention_kernel_setup(di.dev, pl->nt, pl->mt, pl->smem, &pl->blocks_per_sm));
+    if (a->kv_len == 0)
+        return 0; // splits = 0: nothing to launch
+
+    // Splits: enough blocks to fill every SM once (a second round would only add partial traffic),
+    // but each split reads at least MIN_SPLIT_BYTES and twice its partial output, and whole tiles.
+    const long long groups = (long long)a->batch * a->kv_heads * pl->row_chunks * pl->dv_chunks;
+    const long long slots = (long long)di.sms * pl->blocks_per_sm;
+    const long long cache_per_key = 2LL * (a->qk_dim + (a->v_in_k ? 0 : pl->dv_w));
+    const long long partial = (long long)(rows < pl->rows_blk ? rows : pl->rows_blk) * (pl->dv_w + 2) * 4;
+    const long long want = MIN_SPLIT_BYTES > 2 * partial ? MIN_SPLIT_BYTES : 2 * partial;
+    long long min_keys = ceil_div(want, cache_per_key);
+    min_keys = min_keys > pl->tn ? min_keys : pl->tn;
+    long long splits = ceil_div(slots, groups);
+    splits = splits < ceil_div(a->kv_len, min_keys) ? splits : ceil_div(a->kv_len, min_keys);
+    if (g_force_splits)
+        splits = g_force_splits;
+    splits = splits > VP_ATTN_MAX_SPLITS ? VP_ATTN_MAX_SPLITS : splits < 1 ? 1 : splits;
+    pl->keys_per_split = (int)(ceil_div(ceil_div(a->kv_len, splits), pl->tn) * pl->tn);
+    pl->splits = (int)ceil_div(a->kv_len, pl->keys_per_split);
+    if (pl->splits > 1)
+        pl->workspace = (size_t)pl->splits * a->batch * a->q_len * a->heads * ((size_t)a->v_dim + 2) * sizeof(float);
+    return 0;
+}
+
+} // namespace
+
+extern "C" size_t vp_attention_workspace_bytes(const vp_attn_args *a)
+{
+    // make_plan also opts the kernel in to its shared memory, so a graph capture that follows makes no
+    // attribute calls.
+    AttnPlan pl;
+    if (make_plan(a, &pl) != 0)
+        return 0;
+    return pl.workspace;
+}
+
+extern "C" void vp_attention_set_smem_budget(size_t bytes)
+{
+    g_smem_budget = bytes;
+}
+
+extern "C" int vp_attention_set_tuning(int stages, int splits)
+{
+    if ((stages != 0 && (stages < 2 || stages > 4)) || splits < 0 || splits > VP_ATTN_MAX_SPLITS)
+        return (int)cudaErrorInvalidValue;
+    g_force_stages = stages;
+    g_force_splits = splits;
+    return 0;
+}
+
+extern "C" int vp_attention_set_tile(int keys)
+{
+    if (keys != 0 && keys != 16 && keys != 32 && keys != 64)
+        return (int)cudaErrorInvalidValue;
+    g_force_tile = keys;
+    return 0;
+}
+
+extern "C" int vp_attention_describe(const vp_attn_args *a, char *buf, size_t len)
+{
+    AttnPlan pl;
+    VP_TRY((cudaError_t)make_plan(a, &pl));
+    if (buf && len)
+        snprintf(buf, len,
+                 "splits=%d,keys_per_split=%d,tn=%d,stages=%d,rows_blk=%d,row_chunks=%d,dv_chunks=%d,mt=%d,"
+                 "blocks_per_sm=%d,smem=%zu,ws=%zu",
+                 pl.splits, pl.keys_per_split, pl.tn, pl.stages, pl.rows_blk, pl.row_chunks, pl.dv_chunks, pl.mt,
+                 pl.blocks_per_sm, pl.smem, pl.workspace);
+    return 0;
+}
+
+extern "C" int vp_attention_decode(const vp_attn_args *a, void *stream)
+{
+    AttnPlan pl;
+    VP_TRY((cudaError_t)make_plan(a, &pl));
+    cudaStream_t s = (cudaStream_t)stream;
+    const long long total_rows = (long long)a->batch * a->q_len * a->heads;
+    if (!a->out || (a->kv_len > 0 && (!a->q || !a->k || (!a->v_in_k && !a->v) || (pl.splits > 1 && !a->workspace))))
+        return (int)cudaErrorInvalidValue;
+    if (a->kv_len == 0) // softmax over no keys: defined here as a zero output
+        return (int)cudaMemsetAsync(a->out, 0, (size_t)total_rows * a->v_dim * 2, s);
+
+    AttnParams p;
+    p.q = (const bf16 *)a->q;
+    p.k = (const bf16 *)a->k;
+    p.v = (const bf16 *)a->v;
+    p.out = (bf16 *)a->out;
+    p.part_o = (float *)a->workspace;
+    p.part_ml = p.part_o + (size_t)pl.splits * total_rows * a->v_dim;
+    p.q_len = a->q_len;
+    p.kv_len = a->kv_len;
+    p.heads = a->heads;
+    p.kv_heads = a->kv_heads;
+    p.qk_dim = a->qk_dim;
+    p.v_dim = a->v_dim;
+    p.v_in_k = a->v_in_k != 0;
+    p.group = a->heads / a->kv_heads;
+    p.rows = a->q_len * p.group;
+    p.total_rows = (int)total_rows;
+    p.scale_log2 = a->scale * 1.4426950408889634f;
+    p.vec = a->qk_dim % 8 == 0 && vp_aligned16(a->q) && vp_aligned16(a->k) &&
+            (p.v_in_k || (a->v_dim % 8 == 0 && vp_aligned16(a->v)));
+    p.pl = pl;
+
+    VP_TRY((cudaError_t)vp_attention_launch(p, a->batch, s));
+    if (pl.splits > 1)
+        VP_TRY((cudaError_t)vp_attention_combine(p.out, p.part_o, p.part_ml, pl.splits, p.total_rows, a->v_dim, s));
+    return 0;
+}

@@ -148,8 +148,9 @@ void cli_run_summary(util_buf *out, const plan *p, const exec_result *res, const
                     res->cycle.min_us / 1e3, res->cycle.max_us / 1e3);
     util_buf_printf(out, "  instrumented pass  median %9.3f ms   (%s, a timer pair around each of %d ops)\n",
                     res->inst_cycle.median_us / 1e3, res->inst_graph ? "CUDA graph" : "eager", res->n_ops);
-    util_buf_printf(out, "  timer overhead     %9.3f us per op (an empty timer pair; subtracted from each op)\n",
-                    res->timer_overhead_us);
+    util_buf_printf(out, "  timer overhead     %9.3f us per op, subtracted from each op so that the main stream adds up "
+                         "to the cycle (an empty timer pair: %.3f us)\n",
+                    res->timer_overhead_us, res->timer_empty_pair_us);
     util_buf_printf(out, "  sum of per-op times (main stream) %.3f ms; replay overhead (cycle - sum) %+.3f ms\n", sum_ms,
                     res->cycle.median_us / 1e3 - sum_ms);
     for (int i = 0; i < res->n_env; i++)
@@ -298,6 +299,7 @@ static void write_run_extra(util_json *j, const void *ctx)
     util_json_knum(j, "instrumented_pass_median_ms", res->inst_cycle.median_us / 1e3);
     util_json_kbool(j, "instrumented_as_graph", res->inst_graph);
     util_json_knum(j, "timer_overhead_us", res->timer_overhead_us);
+    util_json_knum(j, "timer_empty_pair_us", res->timer_empty_pair_us);
     util_json_kint(j, "check_failures", res->check_failures);
     util_json_obj_end(j);
     util_json_key(j, "environment");

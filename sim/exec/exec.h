@@ -134,7 +134,8 @@ typedef struct exec_result {
     bool inst_graph;        /* instrumented passes ran as a CUDA graph (else eager) */
     int n_ops;           /* ops over all phases, in plan order */
     double *op_us;       /* per op: median over instrumented passes less the timer overhead, max over ranks */
-    double timer_overhead_us; /* what an empty timer pair measures (subtracted from every op) */
+    double timer_overhead_us;   /* subtracted from every op: main-stream ops then add up to the cycle */
+    double timer_empty_pair_us; /* what an empty timer pair measures (the least that is subtracted) */
     double *op_start_us; /* per rank per op (rank-major, ranks x n_ops): start offset in the last
                             instrumented pass, for traces */
     double *op_dur_us;   /* per rank per op, same pass */

@@ -23,7 +23,7 @@ EXAMPLES = """examples:
   analysis/vpsim_plot.py allreduce traces/samples/bench-allreduce-h200-np1.json \\
       --plan traces/samples/default.plan.json --out build/plots/allreduce
   analysis/vpsim_plot.py sweep traces/samples/sweep-context.csv --out build/plots/context
-  analysis/vpsim_plot.py compare traces/samples/h200-h200sys-none-graph.results.json \\
+  analysis/vpsim_plot.py compare traces/samples/h200-none-graph.results.json \\
       --model traces/samples/model-default-h200-none-ops.results.json \\
       --plan traces/samples/default.plan.json --out build/plots/compare
 """

@@ -4,7 +4,7 @@ Part of it is read from the file itself (a run records its GPU, cycles and comma
 system), the rest (the machine, the date, the exact command of a model or sweep) from the results
 folder's README.md, whose per-file entries look like:
 
-    ### `h200-default-none-graph.results.json`
+    ### `h200-none-graph.results.json`
     - what: one rank's compute of the default scenario, no collectives
     - command: `vpsim run configs/default.yaml --backend none --iters 30 --warmup 5`
     - machine: device nvidia-h200 (one NVIDIA H200)

@@ -11,7 +11,7 @@ from vpsim_inputs import InputError, load_bench, load_plan, load_results, load_s
 
 PY = sys.executable
 RTX = sample("model-default-rtx6000.results.json")
-RUN = sample("h200-h200sys-none-graph.results.json")
+RUN = sample("h200-none-graph.results.json")
 BENCH = sample("bench-allreduce-h200-np1.json")
 SWEEP = sample("sweep-tp.csv")
 

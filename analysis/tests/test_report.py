@@ -54,12 +54,12 @@ def test_summary_numbers_come_from_the_samples(report):
     rtx = {b["backend"]: b for b in read_json(sample("model-default-rtx6000.results.json"))["backends"]}
     assert f"**twoshot** is fastest at {rtx['twoshot']['tok_per_s']:.1f} tok/s" in md
     assert f"against nccl's {rtx['nccl']['tok_per_s']:.1f} tok/s" in md
-    run = read_json(sample("h200-h200sys-model-twoshot.results.json"))
+    run = read_json(sample("h200-model-twoshot.results.json"))
     assert f"twoshot, graph cycle {run['measured']['cycle_median_ms']:.2f} ms" in md
     bench = read_json(sample("bench-allreduce-h200-np1.json"))
     t = [r["time_us"] for r in bench["backends"][0]["rows"] if r["verify_pass"]][0]
     assert f"nccl {t:.2f} us" in md
-    total = read_json(sample("h200-h200sys-none-graph.results.json"))["model_comparison"]["verify"]["total"]
+    total = read_json(sample("h200-none-graph.results.json"))["model_comparison"]["verify"]["total"]
     assert f"{total['error_pct']:+.0f}% ({total['modelled_ms']:.2f} ms modelled" in md
 
 
@@ -70,7 +70,7 @@ def test_every_input_has_provenance(report):
         if name.endswith(OUTPUT_KINDS):
             assert f"- {name}: " in prov, name
     assert "not described in the folder's README.md" not in md
-    assert prov.count("MEASURED") >= 8 and prov.count("MODELLED") >= 6
+    assert prov.count("MEASURED") >= 6 and prov.count("MODELLED") >= 6
 
 
 def test_tables_match_the_samples(report):

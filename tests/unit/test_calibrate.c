@@ -35,7 +35,7 @@ Test(calibrate, run_times_become_tables_the_model_interpolates, .timeout = 60)
 
 Test(calibrate, results_of_another_plan_are_refused)
 {
-    th_result r = th_run("calibrate configs/tiny.yaml --results traces/samples/h200-h200sys-none-graph.results.json");
+    th_result r = th_run("calibrate configs/tiny.yaml --results traces/samples/h200-none-graph.results.json");
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "same scenario") != NULL, "%s", r.err);
     th_free(&r);

@@ -76,6 +76,13 @@ static int split_set(const char *text, set_arg *out, cfg_error *err)
     out->text = text;
     out->key = util_xstrndup(text, (size_t)(eq - text));
     out->value = util_xstrdup(eq + 1);
+    /* Short forms users reach for first (README "Configuration"). */
+    static const char *const aliases[][2] = {{"system.p2p", "system.topology.p2p"}};
+    for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+        if (strcmp(out->key, aliases[i][0]) == 0) {
+            free(out->key);
+            out->key = util_xstrdup(aliases[i][1]);
+        }
     return 0;
 }
 

@@ -760,3 +760,16 @@ Test(cli_help, config_reference_lists_the_keys)
         cr_assert_not_null(strstr(r.out, keys[i]), "config-reference lacks %s", keys[i]);
     th_free(&r);
 }
+
+Test(cli_set, system_p2p_is_a_short_form_of_the_topology_key)
+{
+    th_result a = th_run("model configs/default.yaml --backend oneshot --format csv --set system.p2p=sysmem");
+    th_result b = th_run("model configs/default.yaml --backend oneshot --format csv --set system.topology.p2p=sysmem");
+    th_result c = th_run("model configs/default.yaml --backend oneshot --format csv");
+    cr_assert_eq(a.status, 0, "%s", a.err);
+    cr_assert_str_eq(a.out, b.out, "the alias must mean the same key");
+    cr_assert_str_neq(a.out, c.out, "sysmem must change the one-shot allreduce");
+    th_free(&a);
+    th_free(&b);
+    th_free(&c);
+}

@@ -1,0 +1,332 @@
+/* Bad inputs to the vpsim binary: each must give a `file:line:col` (or `--set`) message and exit 2.
+ * Fixtures live in tests/data/bad/ (each says what is wrong and where). */
+#include "../../sim/config/cfg.h"
+#include "../../sim/util/util.h"
+#include "test_helpers.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A bad input: exit status 2, nothing on stdout, and stderr holding `where` and `what`. */
+static void expect_bad_run(th_result r, const char *where, const char *what)
+{
+    cr_assert_eq(r.status, 2, "exit status %d, want 2; stderr: %s", r.status, r.err);
+    cr_assert_str_eq(r.out, "", "nothing on stdout for a bad input");
+    cr_assert_not_null(strstr(r.err, where), "stderr lacks '%s':\n%s", where, r.err);
+    cr_assert_not_null(strstr(r.err, what), "stderr lacks '%s':\n%s", what, r.err);
+    th_free(&r);
+}
+
+/* A fixture scenario in tests/data/bad/ whose error is at `linecol` ("7:3"). */
+static void expect_bad_fixture(const char *name, const char *linecol, const char *what)
+{
+    char *where = util_xasprintf("tests/data/bad/%s:%s: ", name, linecol);
+    expect_bad_run(th_run("plan tests/data/bad/%s", name), where, what);
+    free(where);
+}
+
+static char *temp_text(const char *text, size_t len)
+{
+    return th_write_temp(text, len, ".yaml");
+}
+
+/* ---------------- bad inputs: file:line:col, exit status 2 ---------------- */
+
+Test(cli_bad, yaml_syntax_error)
+{
+    expect_bad_fixture("syntax_error.yaml", "8:9", "YAML syntax error");
+}
+
+Test(cli_bad, unknown_key_lists_the_valid_keys)
+{
+    expect_bad_fixture("unknown_key.yaml", "7:3", "unknown key 'parallel.tpp'; valid keys here: tp");
+}
+
+Test(cli_bad, unknown_key_in_the_model_file)
+{
+    expect_bad_run(th_run("plan tests/data/bad/model_unknown_key.yaml"),
+                   "tests/data/bad/model_unknown_key.model.yaml:10:1: ",
+                   "unknown key 'hiden'; valid keys here: name, source, arch, layers, first_k_dense, hidden,");
+}
+
+Test(cli_bad, wrong_type)
+{
+    expect_bad_fixture("wrong_type.yaml", "7:7", "parallel.tp: expected an integer, got 'eight'");
+}
+
+Test(cli_bad, quoted_number_is_a_string)
+{
+    expect_bad_fixture("quoted_number.yaml", "7:7", "parallel.tp: expected an integer, got '8'");
+}
+
+Test(cli_bad, negative_size)
+{
+    expect_bad_fixture("negative_size.yaml", "7:10", "workload.batch: -4 is out of range (must be in [1, 4096])");
+}
+
+Test(cli_bad, out_of_range_list_item)
+{
+    expect_bad_fixture("out_of_range.yaml", "7:21", "speculative.acceptance[1]: 1.5 is out of range");
+}
+
+Test(cli_bad, tp_that_does_not_divide_the_heads)
+{
+    expect_bad_fixture("tp_heads.yaml", "7:7", "parallel.tp=16 does not divide model attention.heads=8 (");
+    /* ... and the message points at the heads in the model file too. */
+    th_result r = th_run("plan tests/data/bad/tp_heads.yaml");
+    cr_assert_not_null(strstr(r.err, "tiny-moe.yaml:"), "%s", r.err);
+    th_free(&r);
+}
+
+Test(cli_bad, missing_model_file)
+{
+    expect_bad_fixture("missing_model.yaml", "3:8", "no-such-model.yaml");
+    th_result r = th_run("plan tests/data/bad/missing_model.yaml");
+    cr_assert_not_null(strstr(r.err, "cannot be read"), "%s", r.err);
+    th_free(&r);
+}
+
+Test(cli_bad, model_path_that_is_a_directory)
+{
+    expect_bad_fixture("model_is_directory.yaml", "3:8", "is not a regular file");
+    expect_bad_run(th_run("plan configs/tiny.yaml --set model=models"), "--set 'model=models': ",
+                   "is not a regular file");
+}
+
+Test(cli_bad, missing_scenario_file)
+{
+    expect_bad_run(th_run("plan tests/data/bad/does-not-exist.yaml"), "tests/data/bad/does-not-exist.yaml: ",
+                   "cannot open");
+}
+
+Test(cli_bad, alias_bomb)
+{
+    expect_bad_fixture("alias_bomb.yaml", "7:4", "YAML anchors are not supported (anchor '&a')");
+}
+
+Test(cli_bad, anchor)
+{
+    expect_bad_fixture("anchor.yaml", "2:7", "YAML anchors are not supported");
+}
+
+Test(cli_bad, alias)
+{
+    expect_bad_fixture("alias.yaml", "3:14", "YAML aliases are not supported");
+}
+
+Test(cli_bad, empty_file)
+{
+    expect_bad_fixture("empty.yaml", "1:1", "file is empty");
+    expect_bad_fixture("comments_only.yaml", "1:1", "file is empty");
+}
+
+Test(cli_bad, binary_file)
+{
+    /* Bytes with NULs: the position of the first one. */
+    const char bin[] = "\x7f" "ELF\x02\x01\x01\x00\x00\x00junk\xff\xfe";
+    char *path = temp_text(bin, sizeof(bin) - 1);
+    char *where = util_xasprintf("%s:1:8: ", path);
+    expect_bad_run(th_run("plan %s", path), where, "contains NUL bytes; this looks like a binary file");
+    unlink(path);
+    free(path);
+    free(where);
+
+    /* Bytes that are not UTF-8 (and hold no NUL): the position of the first bad byte. */
+    const char latin1[] = "name: caf\xe9\nparallel: {tp: 2}\n";
+    path = temp_text(latin1, sizeof(latin1) - 1);
+    where = util_xasprintf("%s:1:10: ", path);
+    expect_bad_run(th_run("plan %s", path), where, "not valid UTF-8");
+    unlink(path);
+    free(path);
+    free(where);
+
+    /* The vpsim executable itself. */
+    const char *bin_path = getenv("VPSIM_BIN");
+    if (bin_path) {
+        where = util_xasprintf("%s:1:", bin_path);
+        expect_bad_run(th_run("plan '%s'", bin_path), where, "contains NUL bytes");
+        free(where);
+    }
+}
+
+Test(cli_bad, oversized_file)
+{
+    char path[] = "/tmp/vpsim-test-huge-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(ftruncate(fd, (off_t)CFG_MAX_FILE_BYTES + 4096), 0); /* sparse: costs nothing */
+    close(fd);
+    char *where = util_xasprintf("%s: ", path);
+    expect_bad_run(th_run("plan %s", path), where, "the limit is 67108864 bytes");
+    expect_bad_run(th_run("plan --plan %s", path), where, "the limit is 67108864 bytes");
+    unlink(path);
+    free(where);
+}
+
+Test(cli_bad, too_deep_nesting)
+{
+    util_buf b = {0};
+    util_buf_printf(&b, "name: deep\ndescription: ");
+    for (int i = 0; i < 200; i++)
+        util_buf_printf(&b, "[");
+    for (int i = 0; i < 200; i++)
+        util_buf_printf(&b, "]");
+    util_buf_printf(&b, "\n");
+    char *path = temp_text(b.s, b.len);
+    /* "description: " is 13 columns; the root mapping is level 1, so the 64th '[' opens level 65. */
+    char *where = util_xasprintf("%s:2:%d: ", path, 13 + CFG_MAX_DEPTH);
+    expect_bad_run(th_run("plan %s", path), where, "nesting deeper than 64 levels");
+    unlink(path);
+    free(path);
+    free(where);
+    util_buf_free(&b);
+}
+
+Test(cli_bad, duplicate_key)
+{
+    expect_bad_fixture("duplicate_key.yaml", "8:3", "duplicate key 'tp' (first at line 7)");
+}
+
+Test(cli_bad, bad_enum_value_lists_the_choices)
+{
+    expect_bad_fixture("bad_enum.yaml", "7:12",
+                       "run.backend: unknown value 'gloo'; valid choices: nccl, nccl-symm, oneshot, twoshot");
+}
+
+Test(cli_bad, mapping_where_a_scalar_is_expected)
+{
+    expect_bad_fixture("map_for_scalar.yaml", "7:7", "parallel.tp: expected integer, got a mapping");
+}
+
+Test(cli_bad, list_where_a_section_is_expected)
+{
+    expect_bad_fixture("list_for_map.yaml", "6:11", "parallel: expected a mapping of keys, got a list");
+}
+
+Test(cli_bad, missing_required_key)
+{
+    expect_bad_fixture("missing_name.yaml", "2:1", "missing required key 'name'");
+}
+
+Test(cli_bad, inconsistent_draft_tokens_in_a_file)
+{
+    expect_bad_fixture("inconsistent_draft_tokens.yaml", "8:21", "steps + 1 = 4");
+}
+
+Test(cli_bad, two_documents)
+{
+    expect_bad_fixture("two_documents.yaml", "6:1", "more than one YAML document");
+}
+
+Test(cli_bad, scenario_that_is_not_a_mapping)
+{
+    expect_bad_fixture("not_a_mapping.yaml", "2:1", "a scenario must be a mapping of keys");
+}
+
+Test(cli_bad, set_without_equals)
+{
+    expect_bad_run(th_run("plan configs/tiny.yaml --set speculative.steps"), "--set 'speculative.steps': ",
+                   "expected KEY=VALUE");
+}
+
+Test(cli_bad, set_unknown_key)
+{
+    expect_bad_run(th_run("plan configs/tiny.yaml --set parallel.tpx=2"), "--set 'parallel.tpx=2': ",
+                   "unknown key 'parallel.tpx'");
+    expect_bad_run(th_run("plan configs/tiny.yaml --set model.hiden=2"), "--set 'model.hiden=2': ",
+                   "unknown key 'model.hiden'");
+    expect_bad_run(th_run("plan configs/tiny.yaml --set Parallel.tp=2"), "--set 'Parallel.tp=2': ",
+                   "may hold only a-z");
+}
+
+Test(cli_bad, set_bad_value_type)
+{
+    expect_bad_run(th_run("plan configs/tiny.yaml --set parallel.tp=abc"), "--set 'parallel.tp=abc': ",
+                   "expected an integer, got 'abc'");
+    expect_bad_run(th_run("plan configs/tiny.yaml --set run.graph=yes"), "--set 'run.graph=yes': ",
+                   "expected true or false");
+    expect_bad_run(th_run("plan configs/tiny.yaml --set 'speculative.acceptance=[0.5, 2]'"),
+                   "--set 'speculative.acceptance=[0.5, 2]': ", "acceptance[1]: 2 is out of range");
+    expect_bad_run(th_run("plan configs/tiny.yaml --set 'speculative.acceptance=[0.5'"),
+                   "--set 'speculative.acceptance=[0.5': ", "YAML syntax error");
+    expect_bad_run(th_run("plan configs/tiny.yaml --set model.hidden=-1"), "--set 'model.hidden=-1': ",
+                   "out of range");
+    expect_bad_run(th_run("plan configs/tiny.yaml --set run.device=tpu"), "--set 'run.device=tpu': ",
+                   "valid choices: cuda, cpu");
+    expect_bad_run(th_run("plan configs/tiny.yaml --set 'parallel.tp={a: 1}'"), "--set 'parallel.tp={a: 1}': ",
+                   "expected integer, got a mapping");
+}
+
+Test(cli_bad, bad_format)
+{
+    expect_bad_run(th_run("plan configs/tiny.yaml --format xml"), "--format 'xml'", "valid choices: table, json, csv");
+}
+
+Test(cli_bad, unknown_option_and_extra_argument)
+{
+    expect_bad_run(th_run("plan configs/tiny.yaml --bogus"), "unknown option '--bogus'", "vpsim plan --help");
+    expect_bad_run(th_run("plan configs/tiny.yaml configs/default.yaml"), "unexpected argument 'configs/default.yaml'",
+                   "vpsim plan --help");
+    expect_bad_run(th_run("plan configs/tiny.yaml --set"), "option '--set' needs a value", "vpsim plan --help");
+    expect_bad_run(th_run("plan configs/tiny.yaml --format"), "option '--format' needs a value", "");
+    expect_bad_run(th_run("plan configs/tiny.yaml -x"), "unknown option '-x'", "");
+    expect_bad_run(th_run("no-such-command"), "unknown command 'no-such-command'", "plan");
+}
+
+Test(cli_bad, plan_json_with_an_unknown_key)
+{
+    expect_bad_run(th_run("plan --plan tests/data/bad/plan_unknown_key.json"), "tests/data/bad/plan_unknown_key.json:19:77: ",
+                   "op: unknown key \"colour\"");
+}
+
+Test(cli_bad, plan_json_with_a_bad_value)
+{
+    expect_bad_run(th_run("plan --plan tests/data/bad/plan_bad_value.json"), "tests/data/bad/plan_bad_value.json:19:15: ",
+                   "op.m: -2 is out of range");
+    expect_bad_run(th_run("plan --plan tests/data/bad/plan_bad_kind.json"), "tests/data/bad/plan_bad_kind.json:18:18: ",
+                   "op.kind: expected one of:");
+    expect_bad_run(th_run("plan --plan tests/data/bad/plan_bad_ranks.json"),
+                   "tests/data/bad/plan_bad_ranks.json:21:57: ", "op.ranks");
+    expect_bad_run(th_run("plan --plan tests/data/bad/plan_bad_schema.json"),
+                   "tests/data/bad/plan_bad_schema.json:2:13: ", "not a vpsim plan");
+    expect_bad_run(th_run("plan --plan tests/data/bad/plan_ranks_mismatch.json"),
+                   "tests/data/bad/plan_ranks_mismatch.json:21:53: ", "spans 2 ranks but the plan has 4");
+    expect_bad_run(th_run("plan --plan tests/data/bad/plan_bad_context.json"),
+                   "tests/data/bad/plan_bad_context.json:6:14: ", "context: 4294967296 is out of range");
+    expect_bad_run(th_run("plan --plan tests/data/does-not-exist.json"), "tests/data/does-not-exist.json: ",
+                   "cannot open");
+    /* A scenario is not a plan. */
+    expect_bad_run(th_run("plan --plan configs/tiny.yaml"), "configs/tiny.yaml:", "not a vpsim plan");
+}
+
+Test(cli_bad, plan_json_cannot_take_set)
+{
+    expect_bad_run(th_run("plan --plan tests/data/plan_hand.json --set parallel.tp=2"), "--set", "scenario");
+}
+
+/* ---------------- TP degrees through the CLI ---------------- */
+
+Test(cli_tp, powers_of_two_build_and_tp3_is_rejected)
+{
+    const int tps[] = {1, 2, 4, 8, 16};
+    for (size_t i = 0; i < 5; i++) {
+        th_result r = th_run("plan configs/default.yaml --set parallel.tp=%d --format csv", tps[i]);
+        cr_assert_eq(r.status, 0, "default at TP=%d: %s", tps[i], r.err);
+        th_free(&r);
+        if (tps[i] <= 8) {
+            r = th_run("plan configs/tiny.yaml --set parallel.tp=%d --format csv", tps[i]);
+            cr_assert_eq(r.status, 0, "tiny at TP=%d: %s", tps[i], r.err);
+            th_free(&r);
+        }
+    }
+    expect_bad_run(th_run("plan configs/default.yaml --set parallel.tp=3"), "--set 'parallel.tp=3': ",
+                   "must be 1, 2, 4, 8 or 16");
+    /* tiny-moe has 8 heads. */
+    expect_bad_run(th_run("plan configs/tiny.yaml --set parallel.tp=16"), "--set 'parallel.tp=16': ",
+                   "does not divide model attention.heads=8");
+}
+

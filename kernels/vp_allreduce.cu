@@ -518,18 +518,24 @@ static bool all_aligned(const vp_ar_args *a, bool scratch, unsigned mask)
     return ok;
 }
 
+// Every collective launches the same grid on every rank; the 16-byte vector path needs aligned buffers.
+typedef void (*ar_kernel_fn)(const vp_ar_args);
+
+static int launch(const vp_ar_args *a, void *stream, int blocks, bool vec, ar_kernel_fn vec_kernel,
+                  ar_kernel_fn scalar_kernel)
+{
+    (vec ? vec_kernel : scalar_kernel)<<<blocks, VP_AR_THREADS, 0, (cudaStream_t)stream>>>(*a);
+    return (int)cudaGetLastError();
+}
+
 extern "C" int vp_allreduce_oneshot(const vp_ar_args *a, void *stream)
 {
     if (!valid(a))
         return (int)cudaErrorInvalidValue;
     if (a->count == 0)
         return 0;
-    const int blocks = vp_ar_blocks_oneshot(a->count, a->world);
-    if (all_aligned(a, false, 15u))
-        oneshot_kernel<true><<<blocks, VP_AR_THREADS, 0, (cudaStream_t)stream>>>(*a);
-    else
-        oneshot_kernel<false><<<blocks, VP_AR_THREADS, 0, (cudaStream_t)stream>>>(*a);
-    return (int)cudaGetLastError();
+    return launch(a, stream, vp_ar_blocks_oneshot(a->count, a->world), all_aligned(a, false, 15u),
+                  oneshot_kernel<true>, oneshot_kernel<false>);
 }
 
 extern "C" int vp_allreduce_twoshot(const vp_ar_args *a, void *stream)
@@ -538,12 +544,8 @@ extern "C" int vp_allreduce_twoshot(const vp_ar_args *a, void *stream)
         return (int)cudaErrorInvalidValue;
     if (a->count == 0)
         return 0;
-    const int blocks = vp_ar_blocks_twoshot(a->count, a->world);
-    if (all_aligned(a, true, 15u))
-        twoshot_kernel<true><<<blocks, VP_AR_THREADS, 0, (cudaStream_t)stream>>>(*a);
-    else
-        twoshot_kernel<false><<<blocks, VP_AR_THREADS, 0, (cudaStream_t)stream>>>(*a);
-    return (int)cudaGetLastError();
+    return launch(a, stream, vp_ar_blocks_twoshot(a->count, a->world), all_aligned(a, true, 15u),
+                  twoshot_kernel<true>, twoshot_kernel<false>);
 }
 
 extern "C" int vp_allreduce_push(const vp_ar_args *a, void *stream)
@@ -552,14 +554,9 @@ extern "C" int vp_allreduce_push(const vp_ar_args *a, void *stream)
         return (int)cudaErrorInvalidValue;
     if (a->count == 0)
         return 0;
-    const int blocks = vp_ar_blocks_push(a->count, a->world);
     // Only the local input and output matter for the vector path; the landing lines are 16-byte slots.
     const bool vec = (((uintptr_t)a->in[a->rank] | (uintptr_t)a->out) & 7u) == 0;
-    if (vec)
-        push_kernel<true><<<blocks, VP_AR_THREADS, 0, (cudaStream_t)stream>>>(*a);
-    else
-        push_kernel<false><<<blocks, VP_AR_THREADS, 0, (cudaStream_t)stream>>>(*a);
-    return (int)cudaGetLastError();
+    return launch(a, stream, vp_ar_blocks_push(a->count, a->world), vec, push_kernel<true>, push_kernel<false>);
 }
 
 extern "C" int vp_allgather_oneshot(const vp_ar_args *a, void *stream)
@@ -568,12 +565,8 @@ extern "C" int vp_allgather_oneshot(const vp_ar_args *a, void *stream)
         return (int)cudaErrorInvalidValue;
     if (a->count == 0)
         return 0;
-    const int blocks = vp_ar_blocks_oneshot(a->count, a->world);
-    if (all_aligned(a, false, 15u))
-        allgather_kernel<true><<<blocks, VP_AR_THREADS, 0, (cudaStream_t)stream>>>(*a);
-    else
-        allgather_kernel<false><<<blocks, VP_AR_THREADS, 0, (cudaStream_t)stream>>>(*a);
-    return (int)cudaGetLastError();
+    return launch(a, stream, vp_ar_blocks_oneshot(a->count, a->world), all_aligned(a, false, 15u),
+                  allgather_kernel<true>, allgather_kernel<false>);
 }
 
 extern "C" int vp_ar_probe(const vp_ar_args *a, void *stream)

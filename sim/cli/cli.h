@@ -35,6 +35,10 @@ enum {
     CLI_OPT_FIRST_PRIVATE = 1100,
 };
 int cli_common_option(cli_common *c, int opt, const char *arg);
+/* The end of every command's getopt loop: take a shared option, or report what is wrong with `opt`
+ * (a missing value when the optstring starts with ':', else an unknown option). Returns 0 when the
+ * option was taken, else the exit status to return (VP_EXIT_USAGE). */
+int cli_take_common(const char *cmd, cli_common *c, int opt, const char *arg, char **argv);
 /* Common long options, to splice into a command's getopt table (terminated by a zero entry). */
 #define CLI_COMMON_LONGOPTS                                                                                             \
     {"set", required_argument, NULL, CLI_OPT_SET}, {"system", required_argument, NULL, CLI_OPT_SYSTEM},                 \

@@ -5,6 +5,7 @@
 #include "../util/util.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,4 +180,16 @@ int cli_parse_enum(const char *cmd, const char *opt, const char *arg, const char
     }
     *out = v;
     return VP_EXIT_OK;
+}
+
+int cli_take_common(const char *cmd, cli_common *c, int opt, const char *arg, char **argv)
+{
+    if (opt == ':')
+        return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+    int r = cli_common_option(c, opt, arg);
+    if (r > 0)
+        return VP_EXIT_OK;
+    if (r < 0)
+        return VP_EXIT_USAGE;
+    return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 }

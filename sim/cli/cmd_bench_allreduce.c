@@ -177,12 +177,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
     optind = 1;
     opterr = 0;
     int opt;
-    while ((opt = getopt_long(argc, argv, "hb:e:f:n:w:", longopts, NULL)) != -1) {
-        int r = cli_common_option(&a->c, opt, optarg);
-        if (r < 0)
-            return VP_EXIT_USAGE;
-        if (r > 0)
-            continue;
+    while ((opt = getopt_long(argc, argv, ":hb:e:f:n:w:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'h': bench_help(); return -1;
         case OPT_BACKEND: backends = optarg; break;
@@ -232,7 +227,12 @@ static int parse_args(int argc, char **argv, bench_args *a)
             if (parse_fault(optarg, &a->o))
                 return VP_EXIT_USAGE;
             break;
-        default: return cli_usage_error("bench-allreduce", "unknown option '%s'", argv[optind - 1]);
+        default: {
+            int rc = cli_take_common("bench-allreduce", &a->c, opt, optarg, argv);
+            if (rc)
+                return rc;
+            break;
+        }
         }
     }
     if (cli_positional(&a->c, argc, argv, optind, "bench-allreduce"))

@@ -90,7 +90,7 @@ int cmd_calibrate(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int opt;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (opt == 'h') {
             calibrate_help();
             return VP_EXIT_OK;
@@ -99,11 +99,9 @@ int cmd_calibrate(int argc, char **argv)
             results = optarg;
             continue;
         }
-        int r = cli_common_option(&c, opt, optarg);
-        if (r < 0)
-            return VP_EXIT_USAGE;
-        if (r == 0)
-            return cli_usage_error("calibrate", "unknown option '%s'", argv[optind - 1]);
+        int rc = cli_take_common("calibrate", &c, opt, optarg, argv);
+        if (rc)
+            return rc;
     }
     if (cli_positional(&c, argc, argv, optind, "calibrate"))
         return VP_EXIT_USAGE;

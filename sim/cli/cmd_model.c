@@ -153,7 +153,7 @@ int cmd_model(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int opt;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (opt == 'h') {
             model_help();
             return VP_EXIT_OK;
@@ -171,11 +171,9 @@ int cmd_model(int argc, char **argv)
             *(opt == OPT_EXPLAIN ? &explain : &ops) = true;
             continue;
         }
-        int r = cli_common_option(&c, opt, optarg);
-        if (r < 0)
-            return VP_EXIT_USAGE;
-        if (r == 0)
-            return cli_usage_error("model", "unknown option or missing value: '%s'", argv[optind - 1]);
+        int rc = cli_take_common("model", &c, opt, optarg, argv);
+        if (rc)
+            return rc;
     }
     if (cli_positional(&c, argc, argv, optind, "model"))
         return VP_EXIT_USAGE;

@@ -40,19 +40,15 @@ int cmd_plan(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int opt;
-    /* The leading ':' makes a missing option value ':' rather than '?', so it is not called unknown. */
+    /* The leading ':' makes a missing option value ':' rather than '?' (cli_take_common). */
     while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (opt == 'h') {
             plan_help();
             return VP_EXIT_OK;
         }
-        if (opt == ':')
-            return cli_usage_error("plan", "option '%s' needs a value", argv[optind - 1]);
-        int r = cli_common_option(&c, opt, optarg);
-        if (r < 0)
-            return VP_EXIT_USAGE;
-        if (r == 0)
-            return cli_usage_error("plan", "unknown option '%s'", argv[optind - 1]);
+        int rc = cli_take_common("plan", &c, opt, optarg, argv);
+        if (rc)
+            return rc;
     }
     if (cli_positional(&c, argc, argv, optind, "plan"))
         return VP_EXIT_USAGE;

@@ -109,12 +109,7 @@ static int parse_run_args(int argc, char **argv, run_args *a)
     optind = 1;
     opterr = 0;
     int opt, v;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        int r = cli_common_option(&a->c, opt, optarg);
-        if (r < 0)
-            return VP_EXIT_USAGE;
-        if (r > 0)
-            continue;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'h': run_help(); return -1;
         case OPT_BACKEND:
@@ -163,8 +158,12 @@ static int parse_run_args(int argc, char **argv, run_args *a)
                 return VP_EXIT_USAGE;
             a->max_host_gib = v;
             break;
-        default:
-            return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
+        default: {
+            int rc = cli_take_common("run", &a->c, opt, optarg, argv);
+            if (rc)
+                return rc;
+            break;
+        }
         }
     }
     if (cli_positional(&a->c, argc, argv, optind, "run"))

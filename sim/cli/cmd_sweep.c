@@ -511,7 +511,7 @@ int cmd_sweep(int argc, char **argv)
     optind = 1;
     opterr = 0;
     int opt, rc = VP_EXIT_USAGE;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (opt == 'h') {
             sweep_help();
             return VP_EXIT_OK;
@@ -530,11 +530,9 @@ int cmd_sweep(int argc, char **argv)
         } else if (opt == OPT_RESTART) {
             sw.restart = true;
         } else {
-            int r = cli_common_option(&sw.c, opt, optarg);
-            if (r < 0)
-                return VP_EXIT_USAGE;
-            if (r == 0)
-                return cli_usage_error("sweep", "unknown option or missing value: '%s'", argv[optind - 1]);
+            int bad = cli_take_common("sweep", &sw.c, opt, optarg, argv);
+            if (bad)
+                return bad;
         }
     }
     if (cli_positional(&sw.c, argc, argv, optind, "sweep"))

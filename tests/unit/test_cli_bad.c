@@ -330,3 +330,15 @@ Test(cli_tp, powers_of_two_build_and_tp3_is_rejected)
                    "does not divide model attention.heads=8");
 }
 
+
+Test(cli_bad, a_missing_option_value_is_named_in_every_command)
+{
+    const char *cmds[] = {"run --iters", "model --backend", "sweep --vary", "calibrate --results",
+                          "bench-allreduce -n"};
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+        th_result r = th_run("%s", cmds[i]);
+        cr_assert_eq(r.status, 2, "%s: exit %d", cmds[i], r.status);
+        cr_assert(strstr(r.err, "needs a value") != NULL, "%s:\n%s", cmds[i], r.err);
+        th_free(&r);
+    }
+}

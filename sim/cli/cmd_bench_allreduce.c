@@ -7,6 +7,7 @@
 #include "../exec/comm_bench.h"
 #include "../exec/comm_policy.h"
 #include "../exec/exec.h"
+#include "../exec/exec_watch.h"
 #include "../util/util.h"
 
 #include <getopt.h>
@@ -44,6 +45,9 @@ static void bench_help(void)
            "  --device D        cuda or cpu (default cuda in CUDA builds)\n"
            "  --format F        table (default) or json (schema vpsim.bench_allreduce/1)\n"
            "  --out FILE        write the output there (atomically) instead of stdout\n"
+           "  --timeout S       watchdog: when a rank makes no progress for S seconds, every rank exits 1\n"
+           "                    naming its backend, size and last completed step (default: the\n"
+           "                    scenario's run.timeout, else 60; 0 = none)\n"
            "  --inject-fault MODE:RANK:CALL[:SECONDS]\n"
            "                    testing: rank RANK kills itself (kill), exits (exit) or sleeps SECONDS\n"
            "                    (stall, default 10) before its allreduce call number CALL\n"
@@ -63,6 +67,7 @@ enum {
     OPT_DEVICE,
     OPT_FAULT,
     OPT_POLICY,
+    OPT_TIMEOUT,
 };
 
 typedef struct bench_args {
@@ -70,6 +75,7 @@ typedef struct bench_args {
     comm_bench_opts o;
     bool explicit_backends;
     long long min, max, factor;
+    int timeout; /* -1: the scenario's run.timeout, else the default */
     const char *sizes;
 } bench_args;
 
@@ -129,23 +135,6 @@ static int parse_sizes(const char *arg, size_t elem, comm_bench_opts *o)
     return 0;
 }
 
-static int parse_fault(const char *arg, comm_bench_opts *o)
-{
-    char mode[16] = "";
-    int rank = -1, secs = 10;
-    long long n = 0;
-    int got = sscanf(arg, "%15[a-z]:%d:%lld:%d", mode, &rank, &n, &secs);
-    o->fault_mode = cfg_enum_index(comm_fault_names, mode);
-    if (got < 3 || o->fault_mode <= COMM_FAULT_NONE || rank < 0 || n < 1 || secs < 0)
-        return cli_usage_error("bench-allreduce",
-                               "--inject-fault '%s': expected MODE:RANK:CALL[:SECONDS] with MODE kill, exit or stall",
-                               arg);
-    o->fault_rank = rank;
-    o->fault_call = n;
-    o->fault_stall_s = secs;
-    return 0;
-}
-
 /* Returns 0, -1 after --help, or VP_EXIT_USAGE. */
 static int parse_args(int argc, char **argv, bench_args *a)
 {
@@ -163,6 +152,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
         {"device", required_argument, NULL, OPT_DEVICE},
         {"inject-fault", required_argument, NULL, OPT_FAULT},
         {"policy", required_argument, NULL, OPT_POLICY},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof(*a));
@@ -170,6 +160,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
     a->o.iters = 20;
     a->o.warmup = 5;
     a->o.seed = 1234;
+    a->timeout = -1;
     a->min = 16;
     a->max = 8LL << 20;
     a->factor = 2;
@@ -223,8 +214,14 @@ static int parse_args(int argc, char **argv, bench_args *a)
             a->o.with_policy = true;
             break;
         }
-        case OPT_FAULT:
-            if (parse_fault(optarg, &a->o))
+        case OPT_FAULT: {
+            char why[256];
+            if (exec_fault_parse(optarg, &a->o.fault, why, sizeof(why)))
+                return cli_usage_error("bench-allreduce", "%s", why);
+            break;
+        }
+        case OPT_TIMEOUT:
+            if (cli_parse_int("bench-allreduce", "--timeout", optarg, 0, 86400, &a->timeout))
                 return VP_EXIT_USAGE;
             break;
         default: {
@@ -294,6 +291,14 @@ int cmd_bench_allreduce(int argc, char **argv)
     exec_dist d;
     exec_dist_init(&d, &argc, &argv);
     a.c.quiet = d.rank != 0;
+    if (a.o.fault.mode != EXEC_FAULT_NONE && a.o.fault.rank >= d.size) {
+        if (d.rank == 0)
+            cli_usage_error("bench-allreduce", "--inject-fault: rank %d does not exist in a job of %d rank(s)",
+                            a.o.fault.rank, d.size);
+        exec_dist_finalize(&d);
+        return VP_EXIT_USAGE;
+    }
+    int timeout = a.timeout >= 0 ? a.timeout : EXEC_WATCH_DEFAULT_S;
     if (a.c.scenario_path || a.c.plan_path) {
         cfg_scenario sc;
         bool have_sc = false;
@@ -306,11 +311,15 @@ int cmd_bench_allreduce(int argc, char **argv)
         char why[256];
         verify_counts(&p, &a.o, exec_find_device(a.o.device, why, sizeof(why))->elem_bytes);
         plan_free(&p);
+        if (have_sc && a.timeout < 0)
+            timeout = sc.run.timeout;
         if (have_sc)
             cfg_scenario_free(&sc);
     }
+    exec_watch_start(&d, "bench-allreduce", timeout);
     comm_bench_result res;
     rc = comm_bench_run(&d, &a.o, &res);
+    exec_watch_step("reporting the results");
     if (rc == 0) {
         int unsupported = 0;
         for (int k = 0; k < res.n_backends; k++)
@@ -339,6 +348,8 @@ int cmd_bench_allreduce(int argc, char **argv)
             rc = VP_EXIT_FAIL;
         comm_bench_result_free(&res);
     }
+    exec_watch_step("MPI_Finalize (waiting for every rank)");
     exec_dist_finalize(&d);
+    exec_watch_stop();
     return rc;
 }

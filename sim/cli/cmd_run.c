@@ -3,6 +3,7 @@
 
 #include "../exec/comm_policy.h"
 #include "../exec/exec.h"
+#include "../exec/exec_watch.h"
 #include "../report/report.h"
 #include "../report/report_results.h"
 #include "../util/util.h"
@@ -41,7 +42,13 @@ static void run_help(void)
            "  --trace FILE         Chrome trace (chrome://tracing, Perfetto): a track per rank and stream\n"
            "  --out FILE           results JSON (vpsim.results/1 with the environment), written atomically\n"
            "  --max-host-memory GIB  CPU device: refuse plans needing more per rank (default 4)\n"
+           "  --timeout S          watchdog: when a rank makes no progress for S seconds, every rank exits 1\n"
+           "                       naming its backend, phase, op and last completed step (default: the\n"
+           "                       scenario's run.timeout, 60; 0 = none)\n"
            "  --debug-corrupt-rank R with --check: rank R corrupts each result (to test the check itself)\n"
+           "  --inject-fault MODE:RANK:CALL[:SECONDS]\n"
+           "                       testing: rank RANK kills itself (kill), exits (exit) or sleeps SECONDS\n"
+           "                       (stall, default 10) before its collective call number CALL\n"
            "  --plan FILE, --set K=V, --system FILE, --format F: as in `vpsim plan`\n"
            "\n"
            "examples:\n"
@@ -67,12 +74,16 @@ enum {
     OPT_MODEL_BACKEND,
     OPT_DEBUG_CORRUPT,
     OPT_POLICY,
+    OPT_TIMEOUT,
+    OPT_FAULT,
 };
 
 typedef struct run_args {
     cli_common c;
     int backend, device, iters, warmup, instrumented, model_backend, corrupt_rank;
-    int graph; /* -1: scenario default */
+    int graph;   /* -1: scenario default */
+    int timeout; /* -1: scenario default */
+    exec_fault fault;
     bool check;
     double max_host_gib;
     const char *target_system;
@@ -98,10 +109,12 @@ static int parse_run_args(int argc, char **argv, run_args *a)
         {"model-backend", required_argument, NULL, OPT_MODEL_BACKEND},
         {"debug-corrupt-rank", required_argument, NULL, OPT_DEBUG_CORRUPT},
         {"allreduce-policy", required_argument, NULL, OPT_POLICY},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"inject-fault", required_argument, NULL, OPT_FAULT},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof(*a));
-    a->backend = a->device = a->iters = a->warmup = a->graph = -1;
+    a->backend = a->device = a->iters = a->warmup = a->graph = a->timeout = -1;
     a->instrumented = 3;
     a->model_backend = CFG_BACKEND_NCCL;
     a->corrupt_rank = -1;
@@ -145,6 +158,16 @@ static int parse_run_args(int argc, char **argv, run_args *a)
                 return VP_EXIT_USAGE;
             break;
         case OPT_TRACE: a->trace = optarg; break;
+        case OPT_TIMEOUT:
+            if (cli_parse_int("run", "--timeout", optarg, 0, 86400, &a->timeout))
+                return VP_EXIT_USAGE;
+            break;
+        case OPT_FAULT: {
+            char why[256];
+            if (exec_fault_parse(optarg, &a->fault, why, sizeof(why)))
+                return cli_usage_error("run", "%s", why);
+            break;
+        }
         case OPT_POLICY: {
             comm_policy pol;
             char why[400];
@@ -212,10 +235,30 @@ int cmd_run(int argc, char **argv)
             rc = cli_load(&a.c, &sc, &have_sc, &p);
         }
     }
+    const bool loaded = rc == 0;
+    if (rc == 0 && a.fault.mode != EXEC_FAULT_NONE && a.fault.rank >= d.size) {
+        if (d.rank == 0)
+            cli_usage_error("run", "--inject-fault: rank %d does not exist in a job of %d rank(s)", a.fault.rank,
+                            d.size);
+        rc = VP_EXIT_USAGE;
+    }
+    if (rc == 0 && a.corrupt_rank >= 0 && (!a.check || a.corrupt_rank >= d.size)) {
+        if (d.rank == 0)
+            cli_usage_error("run", "--debug-corrupt-rank %d: %s", a.corrupt_rank,
+                            !a.check ? "needs --check (it corrupts checked results)"
+                                     : "no such rank in this job");
+        rc = VP_EXIT_USAGE;
+    }
     if (rc) {
+        if (loaded) {
+            plan_free(&p);
+            if (have_sc)
+                cfg_scenario_free(&sc);
+        }
         exec_dist_finalize(&d);
         return rc;
     }
+    exec_watch_start(&d, "run", a.timeout >= 0 ? a.timeout : (have_sc ? sc.run.timeout : EXEC_WATCH_DEFAULT_S));
 
     exec_options opt = {
         .device = a.device >= 0 ? a.device : (have_sc ? sc.run.device : CFG_DEVICE_CUDA),
@@ -229,6 +272,7 @@ int cmd_run(int argc, char **argv)
         .seed = have_sc ? sc.run.seed : 1234,
         .progress = d.rank == 0 && isatty(2),
         .max_host_bytes = (size_t)(a.max_host_gib * 1073741824.0),
+        .fault = a.fault,
     };
     /* Which collectives go where: --allreduce-policy, else an explicit --backend, else the scenario's
      * run.allreduce_policy, else its run.backend. */
@@ -249,6 +293,7 @@ int cmd_run(int argc, char **argv)
             if (have_sc)
                 cfg_scenario_free(&sc);
             exec_dist_finalize(&d);
+            exec_watch_stop();
             return rc;
         }
         opt.collective_us = modelled;
@@ -256,6 +301,7 @@ int cmd_run(int argc, char **argv)
 
     exec_result res;
     rc = exec_run(&d, &opt, &p, &res);
+    exec_watch_step("reporting the results");
     if (rc == 0 || rc == 1) {
         if (d.rank == 0) {
             report_result rr;
@@ -300,6 +346,8 @@ int cmd_run(int argc, char **argv)
     plan_free(&p);
     if (have_sc)
         cfg_scenario_free(&sc);
+    exec_watch_step("MPI_Finalize (waiting for every rank)");
     exec_dist_finalize(&d);
+    exec_watch_stop();
     return rc;
 }

@@ -111,6 +111,7 @@ typedef struct cfg_scenario {
         int iters, warmup;
         bool graph;
         int seed;
+        int timeout; /* watchdog seconds; 0 = none */
     } run;
 
     /* Loaded from the paths above. */

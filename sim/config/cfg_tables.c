@@ -177,6 +177,9 @@ static const cfg_field run_fields[] = {
      .doc = "capture the cycle as a CUDA graph (false = eager launches)"},
     {.key = "seed", .type = CFG_T_INT, .offset = RN(seed), .def = "1234", CFG_RANGE(0, 2147483647),
      .doc = "seed of the synthetic data"},
+    {.key = "timeout", .type = CFG_T_INT, .offset = RN(timeout), .def = "60", CFG_RANGE(0, 86400), .unit = "s",
+     .doc = "watchdog of `vpsim run` and `vpsim bench-allreduce`: when a rank makes no progress for this long, "
+            "every rank exits 1 naming its backend, phase, op and last completed step; 0 = no watchdog"},
     {0},
 };
 

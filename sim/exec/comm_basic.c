@@ -31,6 +31,7 @@ static void none_describe(exec_ctx *x) { exec_env_set(x, "comm", "none: collecti
 const comm_backend comm_backend_none = {
     .name = "none",
     .graph_safe = true,
+    .moves_no_data = true,
     .supported = always_supported,
     .init = nothing,
     .fini = nothing,
@@ -66,6 +67,7 @@ static void model_describe(exec_ctx *x)
 const comm_backend comm_backend_model = {
     .name = "model",
     .graph_safe = true,
+    .moves_no_data = true,
     .supported = model_supported,
     .init = nothing,
     .fini = nothing,

@@ -12,12 +12,12 @@
  * summed over ranks. */
 #include "comm_bench.h"
 #include "comm_select.h"
+#include "exec_watch.h"
 
 #include "../../kernels/vp_pattern.h"
 
 #include <math.h>
 #include <mpi.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,34 +26,15 @@
 typedef struct bench {
     exec_ctx x;
     const comm_bench_opts *o;
-    long long calls; /* allreduce calls made by this rank (fault injection counts these) */
     float *in, *out, *ref0;
     plan_op op; /* a stand-in op: backends receive it but the ones benchmarked do not read it */
     bool in_place; /* the backend under test accepts send == recv (MPI forbids aliased buffers) */
 } bench;
 
-static void fault(const bench *b)
-{
-    const comm_bench_opts *o = b->o;
-    fprintf(stderr, "vpsim[rank %d@%s]: --inject-fault %s: before allreduce call %lld\n", b->x.dist.rank,
-            b->x.dist.host, comm_fault_names[o->fault_mode], b->calls);
-    fflush(stderr);
-    switch (o->fault_mode) {
-    case COMM_FAULT_KILL: raise(SIGKILL); break;
-    case COMM_FAULT_EXIT: _exit(3);
-    case COMM_FAULT_STALL: sleep((unsigned)o->fault_stall_s); break;
-    default: break;
-    }
-}
-
 static void call(bench *b, const void *send, void *recv, long long count)
 {
-    b->calls++;
-    const comm_bench_opts *o = b->o;
-    if (o->fault_mode != COMM_FAULT_NONE && b->x.dist.rank == o->fault_rank && b->calls == o->fault_call)
-        fault(b);
     b->op.count = count;
-    b->x.comm->allreduce(&b->x, &b->op, 0, send, recv, count);
+    exec_collective(&b->x, &b->op, 0, send, recv, count);
 }
 
 /* splitmix64 (Steele, Lea, Flood 2014): value i of rank r depends only on (r, i, salt). */
@@ -128,10 +109,12 @@ static void time_size(bench *b, comm_bench_row *w, bool graph, int salt)
     const long long count = w->count;
     x->dev->fill_pattern(x, send, count, salt);
     x->dev->poison(x, recv, count);
+    exec_watch_step("size %lld B: warm-up", w->bytes);
     for (int i = 0; i < o->warmup; i++)
         call(b, send, recv, count);
     x->dev->sync(x);
     if (graph) {
+        exec_watch_step("size %lld B: capturing %d calls as a CUDA graph", w->bytes, o->iters);
         x->dev->capture_begin(x);
         for (int i = 0; i < o->iters; i++)
             call(b, send, recv, count);
@@ -139,9 +122,13 @@ static void time_size(bench *b, comm_bench_row *w, bool graph, int salt)
         x->dev->graph_launch(x, EXEC_GRAPH_TIMED); /* first launch uploads the graph: not timed */
     }
     /* Poisoned again, so that the check below sees what the timed calls wrote. */
+    exec_watch_step("size %lld B: waiting for the %s to finish", w->bytes,
+                    graph ? "first (untimed) graph launch" : "warm-up calls");
     x->dev->poison(x, recv, count);
     x->dev->sync(x);
+    exec_watch_step("size %lld B: barrier before the timed calls", w->bytes);
     exec_dist_barrier();
+    exec_watch_step("size %lld B: timed %s", w->bytes, graph ? "graph launch" : "calls");
     x->dev->timer_record(x, 0, 0);
     if (graph)
         x->dev->graph_launch(x, EXEC_GRAPH_TIMED);
@@ -155,6 +142,7 @@ static void time_size(bench *b, comm_bench_row *w, bool graph, int salt)
     w->time_us = us;
     w->algbw = comm_algbw(w->bytes, us);
     w->busbw = comm_busbw(w->algbw, x->dist.size);
+    exec_watch_step("size %lld B: checking the results", w->bytes);
     /* The last of the back-to-back calls (or graph replays) must still be right. */
     double wrong = (double)check_pattern(b, send, recv, count, salt, false);
     if (o->check) {
@@ -212,6 +200,7 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, comm_bench_ba
     }
     b->in_place = !uses_mpi;
     int rc = c ? 0 : -1;
+    exec_watch_step("asking whether backend %s can run here", out->name);
     if (c) {
         x->comm = c;
         rc = c->supported(x, why, sizeof(why));
@@ -228,6 +217,8 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, comm_bench_ba
     }
     out->ran = true;
     out->graph = o->graph && x->dev->has_graphs && c->graph_safe;
+    exec_watch_backend(out->name);
+    exec_watch_step("initialising backend %s", out->name);
     c->init(x);
     for (int i = 0; i < o->n_sizes; i++) {
         comm_bench_row *w = &out->rows[out->n_rows++];
@@ -241,7 +232,7 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, comm_bench_ba
     c->describe(x);
     memcpy(out->env, x->env, sizeof(x->env));
     out->n_env = x->n_env;
-    c->fini(x);
+    exec_comm_fini(x);
     x->comm = NULL;
 }
 
@@ -249,7 +240,8 @@ int comm_bench_run(exec_dist *d, const comm_bench_opts *o, comm_bench_result *ou
 {
     memset(out, 0, sizeof(*out));
     exec_options eo = {.device = o->device, .backend = CFG_BACKEND_NONE, .graph = o->graph, .iters = o->iters,
-                       .warmup = o->warmup, .check = o->check, .seed = o->seed, .debug_corrupt_rank = -1};
+                       .warmup = o->warmup, .check = o->check, .seed = o->seed, .debug_corrupt_rank = -1,
+                       .fault = o->fault};
     plan p;
     memset(&p, 0, sizeof(p));
     p.ranks = d->size;
@@ -276,6 +268,7 @@ int comm_bench_run(exec_dist *d, const comm_bench_opts *o, comm_bench_result *ou
         if (o->sizes[i] / (long long)x->dev->elem_bytes > max_count)
             max_count = o->sizes[i] / (long long)x->dev->elem_bytes;
     x->max_comm_elems = max_count;
+    exec_watch_step("initialising the %s device", x->dev->name);
     x->dev->init(x);
     int rc = x->dev->prepare(x);
     if (agree_why(x, rc, x->why, sizeof(x->why))) {

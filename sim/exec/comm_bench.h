@@ -16,9 +16,6 @@
 
 #define COMM_BENCH_MAX_SIZES 128
 
-typedef enum { COMM_FAULT_NONE, COMM_FAULT_KILL, COMM_FAULT_EXIT, COMM_FAULT_STALL } comm_fault_mode;
-extern const char *const comm_fault_names[]; /* "none", "kill", "exit", "stall" */
-
 typedef struct comm_bench_opts {
     int device;                          /* cfg_device */
     int backends[CFG_BACKEND_COUNT];     /* cfg_backend, in run order */
@@ -32,11 +29,7 @@ typedef struct comm_bench_opts {
     int iters, warmup;
     bool graph, check;
     int seed;
-    /* Testing hook (--inject-fault): rank `fault_rank` kills itself, exits, or stalls on the host for
-     * `fault_stall_s` seconds just before its allreduce call number `fault_call` (counted from 1). */
-    int fault_mode, fault_rank;
-    long long fault_call;
-    int fault_stall_s;
+    exec_fault fault; /* testing hook (--inject-fault), see exec.h */
 } comm_bench_opts;
 
 typedef struct comm_bench_row {

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const comm_fault_names[] = {"none", "kill", "exit", "stall", NULL};
 
 double comm_busbw(double algbw_gbps, int ranks)
 {

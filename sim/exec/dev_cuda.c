@@ -270,18 +270,28 @@ static int cuda_prepare(exec_ctx *x)
     return 0;
 }
 
+/* Destroying a graph drops what its nodes hold: NCCL's persistent plans (a communicator cannot be
+ * destroyed while one lives) and the kernel arguments pointing into IPC-mapped peer memory. */
+static void cuda_graphs_release(exec_ctx *x)
+{
+    cuda_state *s = st(x);
+    for (int g = 0; g < EXEC_GRAPH_SLOTS; g++) {
+        if (s->graph_exec[g])
+            VP_CUDA(cudaGraphExecDestroy(s->graph_exec[g]));
+        if (s->graph[g])
+            VP_CUDA(cudaGraphDestroy(s->graph[g]));
+        s->graph_exec[g] = NULL;
+        s->graph[g] = NULL;
+    }
+}
+
 static void cuda_fini(exec_ctx *x)
 {
     cuda_state *s = st(x);
     if (!s)
         return;
     cudaDeviceSynchronize();
-    for (int g = 0; g < EXEC_GRAPH_SLOTS; g++) {
-        if (s->graph_exec[g])
-            cudaGraphExecDestroy(s->graph_exec[g]);
-        if (s->graph[g])
-            cudaGraphDestroy(s->graph[g]);
-    }
+    cuda_graphs_release(x);
     for (int i = 0; i < s->n_timers; i++)
         cudaEventDestroy(s->timers[i]);
     free(s->timers);
@@ -548,6 +558,7 @@ const exec_device exec_device_cuda = {
     .capture_begin = cuda_capture_begin,
     .capture_end = cuda_capture_end,
     .graph_launch = cuda_graph_launch,
+    .graphs_release = cuda_graphs_release,
     .comm_send = cuda_send,
     .comm_recv = cuda_recv,
     .stream = cuda_stream,

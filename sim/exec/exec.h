@@ -14,6 +14,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Testing hook (--inject-fault MODE:RANK:CALL[:SECONDS]): rank `rank` kills itself, exits, or stalls
+ * on the host for `stall_s` seconds just before its collective call number `call` (counted from 1
+ * over the whole job: checks, warm-up and captures included). */
+typedef enum { EXEC_FAULT_NONE, EXEC_FAULT_KILL, EXEC_FAULT_EXIT, EXEC_FAULT_STALL } exec_fault_mode;
+extern const char *const exec_fault_names[]; /* "none", "kill", "exit", "stall" */
+typedef struct exec_fault {
+    int mode; /* exec_fault_mode */
+    int rank;
+    long long call;
+    int stall_s;
+} exec_fault;
+/* Parse MODE:RANK:CALL[:SECONDS] (SECONDS default 10); 0, or -1 with a reason. */
+int exec_fault_parse(const char *arg, exec_fault *f, char *why, size_t len);
+
 typedef struct exec_options {
     int device;  /* cfg_device */
     int backend; /* cfg_backend */
@@ -29,6 +43,7 @@ typedef struct exec_options {
     const struct comm_policy *allreduce_policy;
     /* Backend model: modelled duration of every op in flat plan order (only collectives are read). */
     const double *collective_us;
+    exec_fault fault;
 } exec_options;
 
 typedef struct exec_ctx exec_ctx;
@@ -60,6 +75,8 @@ typedef struct exec_device {
     void (*capture_begin)(exec_ctx *x);
     void (*capture_end)(exec_ctx *x, int slot);
     void (*graph_launch)(exec_ctx *x, int slot);
+    /* Destroy every captured graph (exec_comm_fini calls it before a backend's fini). */
+    void (*graphs_release)(exec_ctx *x);
     /* Collective buffers: send (op output) and receive, sized for the largest collective. */
     void *(*comm_send)(exec_ctx *x);
     void *(*comm_recv)(exec_ctx *x);
@@ -82,7 +99,8 @@ typedef struct exec_device {
  * allgather: `count` elements per rank, send -> recv (count * ranks). */
 typedef struct comm_backend {
     const char *name;
-    bool graph_safe; /* can be captured in a CUDA graph */
+    bool graph_safe;    /* can be captured in a CUDA graph */
+    bool moves_no_data; /* collectives skipped or replaced by delays (none, model): nothing to --check */
     /* 0 when usable on this device and job; else -1 with a reason in why. */
     int (*supported)(exec_ctx *x, char *why, size_t len);
     void (*init)(exec_ctx *x);
@@ -108,6 +126,7 @@ struct exec_ctx {
     void *dev_state;  /* the device's private state */
     void *comm_state; /* the backend's private state */
     long long max_comm_elems; /* largest collective (all-gather counted whole) */
+    long long calls;          /* collective calls made through exec_collective (faults count these) */
     char why[512];
     exec_env_item env[EXEC_ENV_MAX];
     int n_env;
@@ -115,6 +134,12 @@ struct exec_ctx {
 
 /* Record an environment fact (later ones with the same key replace earlier ones). */
 void exec_env_set(exec_ctx *x, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Every collective of a run or a benchmark goes through here: counts the call, injects the requested
+ * fault, tells the watchdog, then calls the backend (allreduce or all-gather by op->kind). */
+void exec_collective(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count);
+/* Release the device's graphs, then the backend (a graph may hold the backend's resources). */
+void exec_comm_fini(exec_ctx *x);
 
 /* Registry (exec_registry.c). NULL with a reason when not available in this build. */
 const exec_device *exec_find_device(int cfg_device, char *why, size_t len);

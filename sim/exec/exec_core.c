@@ -3,6 +3,7 @@
 #include "exec.h"
 
 #include "comm_select.h"
+#include "exec_watch.h"
 
 #include "../util/util.h"
 
@@ -43,14 +44,6 @@ static bool is_collective(const plan_op *op)
     return op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLGATHER;
 }
 
-static void run_collective(exec_ctx *x, const plan_op *op, int flat, void *send, void *recv)
-{
-    if (op->kind == PLAN_OP_ALLREDUCE)
-        x->comm->allreduce(x, op, flat, send, recv, op->count);
-    else
-        x->comm->allgather(x, op, flat, send, recv, op->count);
-}
-
 /* Enqueue one cycle. With timers, slot 2*i / 2*i+1 bracket flat op i on the op's stream. */
 static void enqueue_cycle(exec_ctx *x, bool timers)
 {
@@ -73,10 +66,12 @@ static void enqueue_cycle(exec_ctx *x, bool timers)
             int s = op->stream == PLAN_STREAM_SIDE ? 1 : 0;
             if (timers)
                 x->dev->timer_record(x, 2 * flat, s);
-            if (is_collective(op))
-                run_collective(x, op, flat, x->dev->comm_send(x), x->dev->comm_recv(x));
-            else
+            if (is_collective(op)) {
+                exec_collective(x, op, flat, x->dev->comm_send(x), x->dev->comm_recv(x), op->count);
+            } else {
+                exec_watch_op(flat, -1, -1);
                 x->dev->compute(x, op, flat);
+            }
             if (timers)
                 x->dev->timer_record(x, 2 * flat + 1, s);
         }
@@ -144,7 +139,7 @@ static long long check_collectives(exec_ctx *x, char *msg, size_t msg_len)
             void *send = x->dev->comm_send(x), *recv = x->dev->comm_recv(x);
             x->dev->fill_pattern(x, send, op->count, salt);
             x->dev->poison(x, recv, out_n);
-            run_collective(x, op, salt, send, recv);
+            exec_collective(x, op, salt, send, recv, op->count);
             if (x->opt->debug_corrupt_rank == x->dist.rank)
                 x->dev->poison(x, recv, 1); /* proves --check can fail (tests) */
             long long bad = x->dev->check(x, recv, out_n, salt, gather);
@@ -192,6 +187,13 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
                     p->ranks, d->size, p->ranks);
         return 2;
     }
+    if (opt->check && x.comm->moves_no_data) {
+        if (d->rank == 0)
+            fprintf(stderr, "vpsim run: --check: backend %s moves no data (its collectives are %s), so there is "
+                            "nothing to check; use a backend that reduces (nccl, mpi, oneshot, ...)\n",
+                    x.comm->name, strcmp(x.comm->name, "model") == 0 ? "delays" : "skipped");
+        return 2;
+    }
     if (x.comm->supported(&x, why, sizeof(why))) {
         if (d->rank == 0)
             fprintf(stderr, "vpsim run: backend %s: %s\n", x.comm->name, why);
@@ -210,11 +212,16 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
                 x.max_comm_elems = n;
         }
 
+    exec_watch_backend(x.comm->name);
+    exec_watch_plan(p);
+    exec_watch_step("initialising the %s device and its buffers", x.dev->name);
     x.dev->init(&x);
     if (agree_or_fail(&x, x.dev->prepare(&x))) {
         x.dev->fini(&x);
+        exec_watch_plan(NULL);
         return 2;
     }
+    exec_watch_step("initialising backend %s", x.comm->name);
     x.comm->init(&x);
     int n_ops = 0;
     for (int ph = 0; ph < p->n_phases; ph++)
@@ -232,7 +239,9 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
     out->graph = graph;
     out->n_ops = n_ops;
 
-    if (opt->check && d->size > 1) {
+    /* At one rank an allreduce is the identity and an all-gather a copy: checked all the same. */
+    if (opt->check) {
+        exec_watch_step("--check of every collective");
         out->check_failures = check_collectives(&x, out->check_message, sizeof(out->check_message));
         if (out->check_failures && out->check_message[0])
             fprintf(stderr, "vpsim[rank %d@%s]: check failed: %s\n", d->rank, d->host, out->check_message);
@@ -240,6 +249,7 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
 
     /* Warm-up: NCCL connects lazily, cuBLAS picks kernels, pages fault in. */
     for (int i = 0; i < (opt->warmup > 0 ? 1 : 0); i++) {
+        exec_watch_step("eager warm-up cycle");
         enqueue_cycle(&x, false);
         x.dev->sync(&x);
     }
@@ -254,6 +264,7 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
     /* In graph mode the instrumented pass is a graph too: eager launches leave gaps that a per-op
      * timer would charge to small ops. */
     if (graph) {
+        exec_watch_step("capturing the instrumented cycle as a CUDA graph");
         x.dev->capture_begin(&x);
         for (int k = 0; k < 2 * N_CALIB; k++)
             x.dev->timer_record(&x, slot_calib + k, 0);
@@ -261,12 +272,14 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
         enqueue_cycle(&x, true);
         x.dev->timer_record(&x, slot_b, 0);
         x.dev->capture_end(&x, EXEC_GRAPH_INSTRUMENTED);
+        exec_watch_step("first (untimed) launch of the instrumented graph");
         x.dev->graph_launch(&x, EXEC_GRAPH_INSTRUMENTED);
         x.dev->sync(&x);
     }
     out->inst_graph = graph;
     out->n_inst = n_inst;
     for (int it = 0; it < n_inst; it++) {
+        exec_watch_step("instrumented pass %d/%d%s", it + 1, n_inst, graph ? " (CUDA graph)" : "");
         exec_dist_barrier();
         if (graph) {
             x.dev->graph_launch(&x, EXEC_GRAPH_INSTRUMENTED);
@@ -307,10 +320,12 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
 
     /* Timed cycles. */
     if (graph) {
+        exec_watch_step("capturing the cycle as a CUDA graph");
         x.dev->capture_begin(&x);
         enqueue_cycle(&x, false);
         x.dev->capture_end(&x, EXEC_GRAPH_TIMED);
     }
+    exec_watch_step("%d warm-up cycle(s)%s", opt->warmup, graph ? " (CUDA graph)" : "");
     for (int i = 0; i < opt->warmup; i++) {
         if (graph)
             x.dev->graph_launch(&x, EXEC_GRAPH_TIMED);
@@ -320,6 +335,7 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
     x.dev->sync(&x);
     double *cycle = util_xcalloc((size_t)(opt->iters > 0 ? opt->iters : 1), sizeof(double));
     for (int it = 0; it < opt->iters; it++) {
+        exec_watch_step("timed cycle %d/%d%s", it + 1, opt->iters, graph ? " (CUDA graph)" : "");
         exec_dist_barrier();
         x.dev->timer_record(&x, slot_a, 0);
         if (graph)
@@ -367,8 +383,10 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
     x.comm->describe(&x);
     memcpy(out->env, x.env, sizeof(x.env));
     out->n_env = x.n_env;
-    x.comm->fini(&x);
+    exec_comm_fini(&x);
+    exec_watch_step("releasing the %s device", x.dev->name);
     x.dev->fini(&x);
+    exec_watch_plan(NULL);
     return out->check_failures ? 1 : 0;
 }
 

@@ -176,3 +176,38 @@ Test(run_cpu, model_backend_replays_modelled_collectives_on_the_cpu, .timeout = 
     cr_assert(strstr(r.out, "model") != NULL, "%s", r.out);
     th_free(&r);
 }
+
+/* At one rank an allreduce is the identity and an all-gather a copy: --check still compares every
+ * element, so a corrupted result fails it. */
+Test(run_cpu, check_at_1_rank_catches_a_corrupted_result, .timeout = 120)
+{
+    th_result r = mpirun_vpsim(1, "configs/tiny.yaml --device cpu --backend mpi --check --iters 1 --warmup 0 "
+                                  "--debug-corrupt-rank 0");
+    cr_assert_eq(r.status, 1, "exit %d\n%s\n%s", r.status, r.out, r.err);
+    cr_assert(strstr(r.err, "check failed") != NULL, "%s", r.err);
+    cr_assert(strstr(r.err, "wrong on rank 0: first bad index 0") != NULL, "%s", r.err);
+    th_free(&r);
+}
+
+Test(run_cpu, check_needs_a_backend_that_moves_data)
+{
+    const char *backends[] = {"none", "model --target-system configs/systems/rtx-pro-6000-8x-pcie.yaml"};
+    for (int i = 0; i < 2; i++) {
+        th_result r = th_run("run configs/tiny.yaml --device cpu --check --iters 1 --backend %s", backends[i]);
+        cr_assert_eq(r.status, 2, "%s: exit %d\n%s", backends[i], r.status, r.err);
+        cr_assert(strstr(r.err, "moves no data") != NULL, "%s", r.err);
+        th_free(&r);
+    }
+}
+
+Test(run_cpu, debug_corrupt_rank_needs_check_and_an_existing_rank)
+{
+    th_result r = th_run("run configs/tiny.yaml --device cpu --backend mpi --iters 1 --debug-corrupt-rank 0");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strstr(r.err, "needs --check") != NULL, "%s", r.err);
+    th_free(&r);
+    r = th_run("run configs/tiny.yaml --device cpu --backend mpi --iters 1 --check --debug-corrupt-rank 3");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strstr(r.err, "no such rank") != NULL, "%s", r.err);
+    th_free(&r);
+}

@@ -1,0 +1,74 @@
+/* The executor's one door to the comm backends: every collective of `vpsim run` and of
+ * `vpsim bench-allreduce` passes through exec_collective (call count, injected faults, watchdog marks),
+ * and every backend is finished through exec_comm_fini (graphs first). */
+#include "exec.h"
+#include "exec_watch.h"
+
+#include "../config/cfg_schema.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *const exec_fault_names[] = {"none", "kill", "exit", "stall", NULL};
+
+int exec_fault_parse(const char *arg, exec_fault *f, char *why, size_t len)
+{
+    char mode[16] = "", tail = 0;
+    int rank = -1, secs = 10;
+    long long n = 0;
+    memset(f, 0, sizeof(*f));
+    int got = sscanf(arg, "%15[a-z]:%d:%lld:%d%c", mode, &rank, &n, &secs, &tail);
+    int m = cfg_enum_index(exec_fault_names, mode);
+    if (got < 3 || got > 4 || m <= EXEC_FAULT_NONE || rank < 0 || n < 1 || secs < 0 || secs > 86400) {
+        snprintf(why, len,
+                 "--inject-fault '%s': expected MODE:RANK:CALL[:SECONDS] with MODE kill, exit or stall, RANK >= 0, "
+                 "CALL >= 1, SECONDS in 0..86400",
+                 arg);
+        return -1;
+    }
+    f->mode = m;
+    f->rank = rank;
+    f->call = n;
+    f->stall_s = secs;
+    return 0;
+}
+
+static void inject(const exec_ctx *x, const exec_fault *f)
+{
+    fprintf(stderr, "vpsim[rank %d@%s]: --inject-fault %s: before collective call %lld\n", x->dist.rank,
+            x->dist.host, exec_fault_names[f->mode], x->calls);
+    fflush(stderr);
+    switch (f->mode) {
+    case EXEC_FAULT_KILL: raise(SIGKILL); break;
+    case EXEC_FAULT_EXIT: _exit(3);
+    case EXEC_FAULT_STALL: sleep((unsigned)f->stall_s); break;
+    default: break;
+    }
+}
+
+void exec_collective(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+{
+    x->calls++;
+    exec_watch_op(flat, count * (long long)x->dev->elem_bytes, x->calls);
+    const exec_fault *f = &x->opt->fault;
+    if (f->mode != EXEC_FAULT_NONE && x->dist.rank == f->rank && x->calls == f->call)
+        inject(x, f);
+    if (op->kind == PLAN_OP_ALLGATHER)
+        x->comm->allgather(x, op, flat, send, recv, count);
+    else
+        x->comm->allreduce(x, op, flat, send, recv, count);
+}
+
+/* NCCL's ncclCommDestroy waits until every CUDA graph that captured one of the communicator's
+ * collectives is destroyed (commDestroySync loops while comm->localPersistentRefs != 0): with a
+ * graph still alive it blocks for ever. The custom backends' captured kernels point into IPC-mapped
+ * peer memory that their fini unmaps. So graphs go first. */
+void exec_comm_fini(exec_ctx *x)
+{
+    exec_watch_step("finishing backend %s", x->comm->name);
+    if (x->dev->graphs_release)
+        x->dev->graphs_release(x);
+    x->comm->fini(x);
+}

@@ -8,9 +8,11 @@
 #include "../exec/comm_policy.h"
 #include "../exec/exec.h"
 #include "../exec/exec_watch.h"
+#include "../model/model.h"
 #include "../util/util.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +47,11 @@ static void bench_help(void)
            "  --device D        cuda or cpu (default cuda in CUDA builds)\n"
            "  --format F        table (default) or json (schema vpsim.bench_allreduce/1)\n"
            "  --out FILE        write the output there (atomically) instead of stdout\n"
+           "  --model           compare every row with the model of the scenario's system (after --system\n"
+           "                    and --set; default scenario when none is given): adds model (us) and error\n"
+           "                    columns; use --set system.measured.use=false for the formulas alone\n"
+           "  --from FILE       no measurement: load a saved --format json result and compare it with the\n"
+           "                    model (implies --model), e.g. after editing the system file\n"
            "  --timeout S       watchdog: when a rank makes no progress for S seconds, every rank exits 1\n"
            "                    naming its backend, size and last completed step (default: the\n"
            "                    scenario's run.timeout, else 60; 0 = none)\n"
@@ -56,7 +63,9 @@ static void bench_help(void)
            "\n"
            "examples:\n"
            "  mpirun -np 8 vpsim bench-allreduce configs/default.yaml -b 1K -e 1M --graph --check\n"
-           "  mpirun -np 4 --oversubscribe vpsim bench-allreduce --device cpu --backend mpi --check\n");
+           "  mpirun -np 4 --oversubscribe vpsim bench-allreduce --device cpu --backend mpi --check\n"
+           "  mpirun -np 2 vpsim bench-allreduce --system configs/systems/h200-2x-nvlink.yaml --model --graph\n"
+           "  vpsim bench-allreduce --from ar.json --system configs/systems/h200-2x-nvlink.yaml\n");
 }
 
 enum {
@@ -68,6 +77,8 @@ enum {
     OPT_FAULT,
     OPT_POLICY,
     OPT_TIMEOUT,
+    OPT_MODEL,
+    OPT_FROM,
 };
 
 typedef struct bench_args {
@@ -76,6 +87,8 @@ typedef struct bench_args {
     bool explicit_backends;
     long long min, max, factor;
     int timeout; /* -1: the scenario's run.timeout, else the default */
+    bool model;  /* compare with the model */
+    const char *from; /* a saved result to compare instead of measuring */
     const char *sizes;
 } bench_args;
 
@@ -153,6 +166,8 @@ static int parse_args(int argc, char **argv, bench_args *a)
         {"inject-fault", required_argument, NULL, OPT_FAULT},
         {"policy", required_argument, NULL, OPT_POLICY},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"model", no_argument, NULL, OPT_MODEL},
+        {"from", required_argument, NULL, OPT_FROM},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof(*a));
@@ -220,6 +235,8 @@ static int parse_args(int argc, char **argv, bench_args *a)
                 return cli_usage_error("bench-allreduce", "%s", why);
             break;
         }
+        case OPT_MODEL: a->model = true; break;
+        case OPT_FROM: a->from = optarg; a->model = true; break;
         case OPT_TIMEOUT:
             if (cli_parse_int("bench-allreduce", "--timeout", optarg, 0, 86400, &a->timeout))
                 return VP_EXIT_USAGE;
@@ -280,6 +297,84 @@ static void verify_counts(const plan *p, comm_bench_opts *o, size_t elem)
     }
 }
 
+/* Model every row of `r` on the scenario's system: the per-call time of back-to-back calls at the
+ * result's rank count, graph or eager as each backend was timed. */
+static void attach_model(comm_bench_result *r, const cfg_scenario *sc)
+{
+    const cfg_system *sys = &sc->system;
+    snprintf(r->model_system, sizeof(r->model_system), "%s", sys->name);
+    snprintf(r->model_note, sizeof(r->model_note), "%s; topology.p2p %s; measured tables %s; %d ranks",
+             sc->system_path ? sc->system_path : "?", cfg_p2p_names[sys->topology.p2p],
+             sys->measured.use ? "used where they apply" : "off (formulas only)", r->ranks);
+    for (int k = 0; k < r->n_backends; k++) {
+        comm_bench_backend *b = &r->backends[k];
+        b->model_method[0] = '\0';
+        if (!b->ran || b->backend < 0) {
+            snprintf(b->model_method, sizeof(b->model_method), "%s", b->ran ? "a per-size policy: not modelled" : "");
+            continue;
+        }
+        for (int i = 0; i < b->n_rows; i++) {
+            model_coll c;
+            model_bench_call(sys, (cfg_backend)b->backend, (double)b->rows[i].bytes, r->ranks, b->graph, &c);
+            b->rows[i].model_us = c.available ? c.us : NAN;
+            if (!b->model_method[0] || b->rows[i].verify_size)
+                snprintf(b->model_method, sizeof(b->model_method), "%s", c.available ? c.method : c.reason);
+        }
+        /* NCCL's transport follows its environment, the model the system file: say when they differ. */
+        for (int e = 0; e < b->n_env; e++)
+            if (!strcmp(b->env[e].key, "nccl_env") && strstr(b->env[e].value, "NCCL_P2P_DISABLE=1") &&
+                sys->topology.p2p != CFG_P2P_OFF)
+                fprintf(stderr, "vpsim bench-allreduce: note: backend %s ran with NCCL_P2P_DISABLE=1 but the model's "
+                                "system has topology.p2p=%s; add --set system.topology.p2p=off to compare like with "
+                                "like\n",
+                        b->name, cfg_p2p_names[sys->topology.p2p]);
+    }
+}
+
+static int emit(const bench_args *a, const comm_bench_result *res, int argc, char **argv)
+{
+    util_buf text = {0};
+    util_json j;
+    if (a->c.format == CLI_FMT_JSON) {
+        util_json_init(&j, true);
+        comm_bench_json(&j, res, argc, argv);
+        util_buf_printf(&j.out, "\n");
+        text = j.out;
+    } else {
+        comm_bench_table(&text, res);
+    }
+    int rc = cli_emit(&a->c, text.s ? text.s : "", text.len);
+    util_buf_free(&text);
+    return rc;
+}
+
+/* --from: no MPI, no device; the saved result compared with the model. */
+static int compare_saved(bench_args *a, int argc, char **argv)
+{
+    comm_bench_result res;
+    char err[1024];
+    if (comm_bench_load(a->from, &res, err, sizeof(err))) {
+        fprintf(stderr, "vpsim bench-allreduce: --from: %s\n", err);
+        return VP_EXIT_USAGE;
+    }
+    cfg_scenario sc;
+    bool have_sc = false;
+    plan p;
+    int rc = cli_load(&a->c, &sc, &have_sc, &p);
+    if (rc == 0) {
+        plan_free(&p);
+        if (have_sc) {
+            attach_model(&res, &sc);
+            cfg_scenario_free(&sc);
+            rc = emit(a, &res, argc, argv);
+        } else {
+            rc = cli_usage_error("bench-allreduce", "--from needs a scenario or the default one (not --plan alone)");
+        }
+    }
+    comm_bench_result_free(&res);
+    return rc;
+}
+
 int cmd_bench_allreduce(int argc, char **argv)
 {
     bench_args a;
@@ -288,6 +383,8 @@ int cmd_bench_allreduce(int argc, char **argv)
         return VP_EXIT_OK; /* --help */
     if (rc)
         return rc;
+    if (a.from)
+        return compare_saved(&a, argc, argv);
     exec_dist d;
     exec_dist_init(&d, &argc, &argv);
     a.c.quiet = d.rank != 0;
@@ -299,22 +396,23 @@ int cmd_bench_allreduce(int argc, char **argv)
         return VP_EXIT_USAGE;
     }
     int timeout = a.timeout >= 0 ? a.timeout : EXEC_WATCH_DEFAULT_S;
-    if (a.c.scenario_path || a.c.plan_path) {
-        cfg_scenario sc;
-        bool have_sc = false;
+    cfg_scenario sc;
+    bool have_sc = false;
+    /* A scenario is loaded when one is named, or when --set, --system or --model need one (the default). */
+    if (a.c.scenario_path || a.c.plan_path || a.c.n_sets || a.c.system_path || a.model) {
         plan p;
         rc = cli_load(&a.c, &sc, &have_sc, &p);
         if (rc) {
             exec_dist_finalize(&d);
             return rc;
         }
+        /* Only a scenario the user named adds its verify payloads to the sweep. */
         char why[256];
-        verify_counts(&p, &a.o, exec_find_device(a.o.device, why, sizeof(why))->elem_bytes);
+        if (a.c.scenario_path || a.c.plan_path)
+            verify_counts(&p, &a.o, exec_find_device(a.o.device, why, sizeof(why))->elem_bytes);
         plan_free(&p);
         if (have_sc && a.timeout < 0)
             timeout = sc.run.timeout;
-        if (have_sc)
-            cfg_scenario_free(&sc);
     }
     exec_watch_start(&d, "bench-allreduce", timeout);
     comm_bench_result res;
@@ -325,18 +423,9 @@ int cmd_bench_allreduce(int argc, char **argv)
         for (int k = 0; k < res.n_backends; k++)
             unsupported += !res.backends[k].ran;
         if (d.rank == 0) {
-            util_buf text = {0};
-            util_json j;
-            if (a.c.format == CLI_FMT_JSON) {
-                util_json_init(&j, true);
-                comm_bench_json(&j, &res, argc, argv);
-                util_buf_printf(&j.out, "\n");
-                text = j.out;
-            } else {
-                comm_bench_table(&text, &res);
-            }
-            rc = cli_emit(&a.c, text.s ? text.s : "", text.len);
-            util_buf_free(&text);
+            if (a.model && have_sc)
+                attach_model(&res, &sc);
+            rc = emit(&a, &res, argc, argv);
             if (res.wrong_total)
                 fprintf(stderr, "vpsim bench-allreduce: %lld wrong elements (see #wrong)\n", res.wrong_total);
             if (unsupported && a.explicit_backends)
@@ -348,6 +437,8 @@ int cmd_bench_allreduce(int argc, char **argv)
             rc = VP_EXIT_FAIL;
         comm_bench_result_free(&res);
     }
+    if (have_sc)
+        cfg_scenario_free(&sc);
     exec_watch_step("MPI_Finalize (waiting for every rank)");
     exec_dist_finalize(&d);
     exec_watch_stop();

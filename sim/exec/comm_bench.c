@@ -223,6 +223,7 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, comm_bench_ba
     for (int i = 0; i < o->n_sizes; i++) {
         comm_bench_row *w = &out->rows[out->n_rows++];
         w->bytes = o->sizes[i];
+        w->model_us = NAN;
         w->count = o->sizes[i] / (long long)x->dev->elem_bytes;
         for (int v = 0; v < o->n_verify; v++)
             w->verify_size = w->verify_size || o->verify_counts[v] == w->count;

@@ -38,6 +38,7 @@ typedef struct comm_bench_row {
     double algbw, busbw; /* GB/s */
     long long wrong;     /* elements wrong, summed over ranks and checks (-1: not run) */
     bool verify_size;    /* the scenario's verify pass reduces this many elements */
+    double model_us;     /* the model's per-call time on the compared system; NAN when not modelled */
 } comm_bench_row;
 
 typedef struct comm_bench_backend {
@@ -50,6 +51,7 @@ typedef struct comm_bench_backend {
     int n_rows;
     exec_env_item env[EXEC_ENV_MAX];
     int n_env;
+    char model_method[256]; /* how the model priced this backend ("" when not compared) */
 } comm_bench_backend;
 
 typedef struct comm_bench_result {
@@ -65,6 +67,9 @@ typedef struct comm_bench_result {
     long long wrong_total;
     exec_env_item env[EXEC_ENV_MAX]; /* device facts */
     int n_env;
+    char command[1024];     /* the measuring command line, when loaded from a file ("" = this process's) */
+    char model_system[64];  /* the system the model was compared on ("" = no comparison) */
+    char model_note[256];   /* what the comparison assumes (file, overrides) */
 } comm_bench_result;
 
 /* Run the benchmark (every rank). Returns 0, or 2 with a message on stderr from rank 0 when the
@@ -85,6 +90,10 @@ int comm_bench_sizes(long long min, long long max, long long factor, size_t elem
                      char *why, size_t why_len);
 /* Insert `bytes` into an ascending list without duplicates; returns the new count (cap respected). */
 int comm_bench_add_size(long long *sizes, int n, int cap, long long bytes);
+
+/* Load a `vpsim.bench_allreduce/1` document written by comm_bench_json (to compare it with the model
+ * again). 0, or -1 with "file:line:col: what" in err. Free with comm_bench_result_free. */
+int comm_bench_load(const char *path, comm_bench_result *r, char *err, size_t len);
 
 /* nccl-tests-style table for every backend, with a header naming ranks, device, type, iterations
  * and the virtual-ranks caveat, and a footer with #wrong total and average bus bandwidth. */

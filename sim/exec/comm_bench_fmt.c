@@ -4,6 +4,7 @@
 
 #include "comm_custom.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,6 +84,11 @@ void comm_bench_table(util_buf *o, const comm_bench_result *r)
                     r->ranks, r->ranks == 1 ? "" : "s", r->device, r->type, r->iters, r->warmup,
                     r->graph_requested ? ", CUDA graphs" : ", eager", r->check ? ", --check" : "");
     util_buf_printf(o, "# time: per call, max over ranks; algbw = size / time; busbw = algbw x 2(n-1)/n\n");
+    if (r->model_system[0])
+        util_buf_printf(o, "# model: per call on system %s (%s); error = (model - time) / time\n", r->model_system,
+                        r->model_note);
+    if (r->command[0])
+        util_buf_printf(o, "# measured by: %s\n", r->command);
     if (r->virtual_ranks)
         util_buf_printf(o, "# NOTE: %s\n", COMM_VIRTUAL_NOTE);
     for (int k = 0; k < r->n_backends; k++) {
@@ -92,21 +98,28 @@ void comm_bench_table(util_buf *o, const comm_bench_result *r)
             util_buf_printf(o, "# backend %s: unsupported: %s\n", b->name, b->why);
             continue;
         }
+        const bool model = r->model_system[0] != '\0';
         util_buf_printf(o, "# backend %s (%s)\n", b->name, b->graph ? "timed as CUDA graphs" : "timed eager");
-        util_buf_printf(o, "# %12s %13s %6s %6s %9s %8s %8s %7s\n", "size", "count", "type", "redop", "time", "algbw",
-                        "busbw", "#wrong");
-        util_buf_printf(o, "# %12s %13s %6s %6s %9s %8s %8s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)",
-                        "(GB/s)");
+        if (model)
+            util_buf_printf(o, "# model: %s\n", b->model_method[0] ? b->model_method : "not modelled");
+        util_buf_printf(o, "# %12s %13s %6s %6s %9s %8s %8s %7s%s\n", "size", "count", "type", "redop", "time", "algbw",
+                        "busbw", "#wrong", model ? "     model     error" : "");
+        util_buf_printf(o, "# %12s %13s %6s %6s %9s %8s %8s %7s%s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)",
+                        "(GB/s)", "", model ? "      (us)" : "");
         for (int i = 0; i < b->n_rows; i++) {
             const comm_bench_row *w = &b->rows[i];
-            char t[32], wrong[24];
+            char t[32], wrong[24], m[48] = "";
             fmt_time(t, sizeof(t), w->time_us);
             if (w->wrong < 0)
                 snprintf(wrong, sizeof(wrong), "N/A");
             else
                 snprintf(wrong, sizeof(wrong), "%lld", w->wrong);
-            util_buf_printf(o, "  %12lld %13lld %6s %6s %9s %8.2f %8.2f %7s%s\n", w->bytes, w->count, r->type, "sum", t,
-                            w->algbw, w->busbw, wrong, w->verify_size ? "  <- verify pass" : "");
+            if (model && isfinite(w->model_us) && w->time_us > 0)
+                snprintf(m, sizeof(m), " %9.2f %+8.1f%%", w->model_us, 100.0 * (w->model_us - w->time_us) / w->time_us);
+            else if (model)
+                snprintf(m, sizeof(m), " %9s %9s", "-", "-");
+            util_buf_printf(o, "  %12lld %13lld %6s %6s %9s %8.2f %8.2f %7s%s%s\n", w->bytes, w->count, r->type, "sum",
+                            t, w->algbw, w->busbw, wrong, m, w->verify_size ? "  <- verify pass" : "");
         }
         util_buf_printf(o, "# avg bus bandwidth (%s): %.3f GB/s\n", b->name, avg_busbw(b));
     }
@@ -128,7 +141,12 @@ void comm_bench_json(util_json *j, const comm_bench_result *r, int argc, char **
     util_buf cmd = {0};
     for (int i = 0; i < argc; i++)
         util_buf_printf(&cmd, "%s%s", i ? " " : "", argv[i]);
-    util_json_kstr(j, "command", cmd.s ? cmd.s : "");
+    if (r->command[0]) { /* loaded from a file: the measurement's command stays, this one compares */
+        util_json_kstr(j, "command", r->command);
+        util_json_kstr(j, "compare_command", cmd.s ? cmd.s : "");
+    } else {
+        util_json_kstr(j, "command", cmd.s ? cmd.s : "");
+    }
     util_buf_free(&cmd);
     util_json_kint(j, "ranks", r->ranks);
     util_json_kstr(j, "device", r->device);
@@ -146,6 +164,16 @@ void comm_bench_json(util_json *j, const comm_bench_result *r, int argc, char **
     util_json_kstr(j, "busbw_definition", "algbw x 2(n-1)/n (nccl-tests)");
     util_json_key(j, "environment");
     env_object(j, r->env, r->n_env);
+    util_json_key(j, "model");
+    if (r->model_system[0]) {
+        util_json_obj_begin(j);
+        util_json_kstr(j, "system", r->model_system);
+        util_json_kstr(j, "note", r->model_note);
+        util_json_kstr(j, "error_definition", "(model_us - time_us) / time_us, percent");
+        util_json_obj_end(j);
+    } else {
+        util_json_null(j);
+    }
     util_json_key(j, "backends");
     util_json_arr_begin(j);
     for (int k = 0; k < r->n_backends; k++) {
@@ -159,6 +187,8 @@ void comm_bench_json(util_json *j, const comm_bench_result *r, int argc, char **
         else
             util_json_str(j, b->why);
         util_json_kbool(j, "graph", b->graph);
+        if (r->model_system[0])
+            util_json_kstr(j, "model_method", b->model_method);
         util_json_key(j, "environment");
         env_object(j, b->env, b->n_env);
         util_json_key(j, "rows");
@@ -177,6 +207,18 @@ void comm_bench_json(util_json *j, const comm_bench_result *r, int argc, char **
             else
                 util_json_int(j, w->wrong);
             util_json_kbool(j, "verify_pass", w->verify_size);
+            if (r->model_system[0]) {
+                util_json_key(j, "model_us");
+                if (isfinite(w->model_us))
+                    util_json_num(j, w->model_us);
+                else
+                    util_json_null(j);
+                util_json_key(j, "model_error_pct");
+                if (isfinite(w->model_us) && w->time_us > 0)
+                    util_json_num(j, 100.0 * (w->model_us - w->time_us) / w->time_us);
+                else
+                    util_json_null(j);
+            }
             util_json_obj_end(j);
         }
         util_json_arr_end(j);

@@ -59,6 +59,10 @@ typedef struct model_coll {
 void model_collective(const cfg_system *sys, cfg_backend be, plan_op_kind kind, double bytes, int ranks,
                       model_terms *terms, model_coll *out);
 
+/* Per-call time of back-to-back allreduces as `vpsim bench-allreduce` times them (a CUDA graph of N
+ * calls, or N eager launches): the collective plus the launch terms of model_cycle's timeline. */
+void model_bench_call(const cfg_system *sys, cfg_backend be, double bytes, int ranks, bool graph, model_coll *out);
+
 /* NCCL's tuning-model time alone (no transport penalty, no table): for tests and explain. `algo_proto`
  * (may be NULL, >= 16 chars) receives e.g. "ring/LL". */
 double model_nccl_formula_us(const cfg_system *sys, plan_op_kind kind, double bytes, int ranks, model_terms *terms,

@@ -390,3 +390,28 @@ void model_collective(const cfg_system *s, cfg_backend be, plan_op_kind kind, do
     snprintf(out->method, sizeof(out->method), "measured table (%d point%s; formula would give %.1f us)", t->n_bytes,
              t->n_bytes == 1 ? "" : "s", f);
 }
+
+void model_bench_call(const cfg_system *s, cfg_backend be, double bytes, int ranks, bool graph, model_coll *out)
+{
+    model_collective(s, be, PLAN_OP_ALLREDUCE, bytes, ranks, NULL, out);
+    if (!out->available)
+        return;
+    const double t = out->us;
+    char how[64];
+    /* The same launch terms as a cycle (model_cycle.c, docs/model.md "Launch costs"), for a stream of
+     * identical calls: a graph pays one node gap per call; eager launches run ahead of the GPU, so a
+     * call costs the GPU's gap plus its time unless the host's launch is longer; a host-staged
+     * collective waits for the GPU and cannot be captured, so it costs its own time. */
+    if (be == CFG_BACKEND_MPI) {
+        snprintf(how, sizeof(how), "; host-staged, eager");
+    } else if (graph) {
+        out->us = t + s->launch.graph_node_us;
+        snprintf(how, sizeof(how), "; + launch.graph_node_us");
+    } else {
+        const double gpu = t + s->launch.eager_gap_us, host = s->launch.eager_collective_us;
+        out->us = gpu > host ? gpu : host;
+        snprintf(how, sizeof(how), gpu >= host ? "; + launch.eager_gap_us" : "; host-bound: launch.eager_collective_us");
+    }
+    size_t n = strlen(out->method);
+    snprintf(out->method + n, sizeof(out->method) - n, "%s", how);
+}

@@ -1,0 +1,169 @@
+/* Reading a saved `vpsim.bench_allreduce/1` document back (comm_bench.h), so that a measurement can be
+ * compared with the model again after the model or the system file changed, without the machine. The
+ * document is what comm_bench_json writes; anything else is refused with file:line:col. */
+#include "comm_bench.h"
+
+#include "../config/cfg_tree.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct loader {
+    cfg_error err;
+    bool failed;
+} loader;
+
+static void fail(loader *l, const cfg_node *at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void fail(loader *l, const cfg_node *at, const char *fmt, ...)
+{
+    if (l->failed)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    cfg_errorf(&l->err, at, "%s", msg);
+    l->failed = true;
+}
+
+static const cfg_node *need(loader *l, const cfg_node *map, const char *key, cfg_node_kind kind)
+{
+    const cfg_node *n = cfg_map_get(map, key);
+    static const char *const kinds[] = {"a scalar", "a list", "an object"};
+    if (!n)
+        fail(l, map, "missing key '%s'", key);
+    else if (n->kind != kind)
+        fail(l, n, "'%s' must be %s", key, kinds[kind]);
+    return l->failed ? NULL : n;
+}
+
+static double num(loader *l, const cfg_node *map, const char *key, bool null_ok)
+{
+    const cfg_node *n = need(l, map, key, CFG_NODE_SCALAR);
+    if (!n)
+        return NAN;
+    if (null_ok && !n->quoted && strcmp(n->scalar, "null") == 0)
+        return NAN;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(n->scalar, &end);
+    if (n->quoted || end == n->scalar || *end || errno || !isfinite(v))
+        fail(l, n, "'%s' must be a number (got '%s')", key, n->scalar);
+    return v;
+}
+
+static bool boolean(loader *l, const cfg_node *map, const char *key)
+{
+    const cfg_node *n = need(l, map, key, CFG_NODE_SCALAR);
+    if (n && strcmp(n->scalar, "true") != 0 && strcmp(n->scalar, "false") != 0)
+        fail(l, n, "'%s' must be true or false", key);
+    return n && strcmp(n->scalar, "true") == 0;
+}
+
+static void str(loader *l, const cfg_node *map, const char *key, char *dst, size_t len)
+{
+    const cfg_node *n = need(l, map, key, CFG_NODE_SCALAR);
+    if (n)
+        snprintf(dst, len, "%s", n->scalar);
+}
+
+static int env(loader *l, const cfg_node *map, exec_env_item *items)
+{
+    const cfg_node *e = need(l, map, "environment", CFG_NODE_MAP);
+    int n = 0;
+    for (size_t i = 0; e && i < e->n && n < EXEC_ENV_MAX; i++) {
+        if (e->items[i]->kind != CFG_NODE_SCALAR)
+            continue;
+        snprintf(items[n].key, sizeof(items[n].key), "%s", e->keys[i]->scalar);
+        snprintf(items[n].value, sizeof(items[n].value), "%s", e->items[i]->scalar);
+        n++;
+    }
+    return n;
+}
+
+static void backend(loader *l, const cfg_node *bn, comm_bench_backend *b)
+{
+    str(l, bn, "name", b->name, sizeof(b->name));
+    b->backend = cfg_enum_index(cfg_backend_names, b->name); /* -1: a per-size policy */
+    b->ran = boolean(l, bn, "supported");
+    if (!b->ran)
+        str(l, bn, "reason", b->why, sizeof(b->why));
+    b->graph = boolean(l, bn, "graph");
+    b->n_env = env(l, bn, b->env);
+    const cfg_node *rows = need(l, bn, "rows", CFG_NODE_SEQ);
+    if (rows && rows->n > COMM_BENCH_MAX_SIZES)
+        fail(l, rows, "%zu rows (at most %d)", rows->n, COMM_BENCH_MAX_SIZES);
+    for (size_t i = 0; rows && !l->failed && i < rows->n; i++) {
+        const cfg_node *rn = rows->items[i];
+        if (rn->kind != CFG_NODE_MAP) {
+            fail(l, rn, "a row must be an object");
+            break;
+        }
+        comm_bench_row *w = &b->rows[b->n_rows++];
+        w->bytes = (long long)num(l, rn, "bytes", false);
+        w->count = (long long)num(l, rn, "count", false);
+        w->time_us = num(l, rn, "time_us", false);
+        w->algbw = num(l, rn, "algbw_gbps", false);
+        w->busbw = num(l, rn, "busbw_gbps", false);
+        double wrong = num(l, rn, "wrong", true);
+        w->wrong = isnan(wrong) ? -1 : (long long)wrong;
+        w->verify_size = boolean(l, rn, "verify_pass");
+        w->model_us = NAN;
+        if (!l->failed && (w->bytes < 1 || w->time_us < 0))
+            fail(l, rn, "bytes must be >= 1 and time_us >= 0");
+    }
+}
+
+int comm_bench_load(const char *path, comm_bench_result *r, char *err, size_t len)
+{
+    memset(r, 0, sizeof(*r));
+    loader l = {0};
+    cfg_doc *doc = cfg_doc_load_file(path, &l.err);
+    if (!doc) {
+        snprintf(err, len, "%s", l.err.msg);
+        return -1;
+    }
+    const cfg_node *root = cfg_doc_root(doc);
+    const cfg_node *schema = root && root->kind == CFG_NODE_MAP ? cfg_map_get(root, "schema") : NULL;
+    if (!schema || schema->kind != CFG_NODE_SCALAR || strcmp(schema->scalar, "vpsim.bench_allreduce/1") != 0) {
+        fail(&l, schema ? schema : root, "not a vpsim bench-allreduce result (schema vpsim.bench_allreduce/1)");
+    } else {
+        str(&l, root, "command", r->command, sizeof(r->command));
+        r->ranks = (int)num(&l, root, "ranks", false);
+        str(&l, root, "device", r->device, sizeof(r->device));
+        str(&l, root, "type", r->type, sizeof(r->type));
+        r->elem_bytes = (size_t)num(&l, root, "elem_bytes", false);
+        r->iters = (int)num(&l, root, "iters", false);
+        r->warmup = (int)num(&l, root, "warmup", false);
+        r->graph_requested = boolean(&l, root, "graph_requested");
+        r->check = boolean(&l, root, "check");
+        r->virtual_ranks = boolean(&l, root, "virtual_ranks");
+        r->n_env = env(&l, root, r->env);
+        r->wrong_total = (long long)num(&l, root, "wrong_total", false);
+        if (!l.failed && r->ranks < 1)
+            fail(&l, cfg_map_get(root, "ranks"), "ranks must be >= 1");
+        const cfg_node *bes = need(&l, root, "backends", CFG_NODE_SEQ);
+        if (bes && bes->n > CFG_BACKEND_COUNT + 1)
+            fail(&l, bes, "%zu backends (at most %d)", bes->n, CFG_BACKEND_COUNT + 1);
+        if (!l.failed) {
+            r->backends = calloc(bes->n ? bes->n : 1, sizeof(*r->backends));
+            for (size_t k = 0; r->backends && !l.failed && k < bes->n; k++) {
+                if (bes->items[k]->kind != CFG_NODE_MAP)
+                    fail(&l, bes->items[k], "a backend must be an object");
+                else
+                    backend(&l, bes->items[k], &r->backends[r->n_backends++]);
+            }
+        }
+    }
+    cfg_doc_free(doc);
+    if (l.failed) {
+        snprintf(err, len, "%s", l.err.msg);
+        comm_bench_result_free(r);
+        return -1;
+    }
+    return 0;
+}

@@ -94,8 +94,18 @@ typedef struct cli_compare {
     char note[320];
     double measured_ms[PLAN_CLASS_COUNT + 1], modelled_ms[PLAN_CLASS_COUNT + 1]; /* verify; [COUNT] = total */
     double measured_cycle_ms[PLAN_CLASS_COUNT + 1], modelled_cycle_ms[PLAN_CLASS_COUNT + 1];
+    /* The whole cycle with the run's backend, as the replay runs it (graph or eager; the model's
+     * host.cycle_overhead_us, which a replay has no serving stack to pay, left out). */
+    bool have_cycle;
+    char backend[64];
+    bool graph;
+    double cycle_measured_ms, cycle_modelled_ms, host_excluded_ms;
+    double allreduce_measured_us, allreduce_modelled_us; /* mean per verify allreduce */
+    char allreduce_method[96];
 } cli_compare;
-int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const struct exec_result *res);
+/* `backend`: the run's cfg_backend, or -1 (a per-size policy: no whole-cycle comparison). */
+int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const struct exec_result *res,
+                    int backend, const struct report_result *measured);
 void cli_run_compare_table(util_buf *out, const cli_compare *cmp);
 void cli_run_json(struct util_json *j, const struct report_results_meta *m, const struct report_result *r,
                   const plan *p, const struct exec_result *res, const cli_compare *cmp, int argc, char **argv);

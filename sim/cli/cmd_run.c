@@ -320,7 +320,7 @@ int cmd_run(int argc, char **argv)
             cli_run_summary(&out, &p, &res, &rr);
             cli_compare cmp = {0};
             if (have_sc && opt.device == CFG_DEVICE_CUDA)
-                cli_run_compare(&cmp, &sc, &p, &res);
+                cli_run_compare(&cmp, &sc, &p, &res, opt.allreduce_policy ? -1 : opt.backend, &rr);
             cli_run_compare_table(&out, &cmp);
             fputs(out.s ? out.s : "", stdout);
             fflush(stdout);

@@ -176,9 +176,41 @@ static void class_sums(const plan *p, const double *op_us, int kind, double out_
         }
 }
 
-int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res)
+/* The run's backend over the whole cycle, in the run's launch mode. */
+static void compare_cycle(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res,
+                          int backend, const report_result *measured)
+{
+    if (backend < 0 || backend == CFG_BACKEND_MODEL)
+        return;
+    cfg_scenario as_run = *sc; /* shallow: only run.graph differs, and the model only reads */
+    as_run.run.graph = res->graph;
+    char why[256];
+    model_ctx *ctx = model_prepare(&as_run, p, why, sizeof(why));
+    if (!ctx)
+        return;
+    report_result r;
+    memset(&r, 0, sizeof(r));
+    model_eval(ctx, (cfg_backend)backend, false, &r);
+    if (r.available) {
+        cmp->have_cycle = true;
+        snprintf(cmp->backend, sizeof(cmp->backend), "%s", cfg_backend_names[backend]);
+        cmp->graph = res->graph;
+        cmp->cycle_measured_ms = res->cycle.median_us / 1000.0;
+        cmp->host_excluded_ms = r.host_ms;
+        cmp->cycle_modelled_ms = r.cycle_ms - r.host_ms;
+        cmp->allreduce_measured_us = measured->allreduce_us;
+        cmp->allreduce_modelled_us = r.allreduce_us;
+        snprintf(cmp->allreduce_method, sizeof(cmp->allreduce_method), "%s", r.allreduce_method);
+    }
+    report_result_free(&r);
+    model_free(ctx);
+}
+
+int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res, int backend,
+                    const report_result *measured_result)
 {
     memset(cmp, 0, sizeof(*cmp));
+    compare_cycle(cmp, sc, p, res, backend, measured_result);
     char why[256];
     model_ctx *ctx = model_prepare(sc, p, why, sizeof(why));
     if (!ctx) {
@@ -240,6 +272,16 @@ void cli_run_compare_table(util_buf *out, const cli_compare *cmp)
                         cmp->measured_cycle_ms[c], cmp->modelled_cycle_ms[c],
                         err_pct(cmp->modelled_cycle_ms[c], cmp->measured_cycle_ms[c]));
     }
+    if (cmp->have_cycle) {
+        util_buf_printf(out, "model (system %s, backend %s, %s) against the timed cycle, collectives included; the "
+                             "model's host overhead (%.3f ms) left out:\n",
+                        cmp->system, cmp->backend, cmp->graph ? "CUDA graph" : "eager", cmp->host_excluded_ms);
+        util_buf_printf(out, "  %-10s %9.3f ms %9.3f ms %+7.1f%%\n", "cycle", cmp->cycle_measured_ms,
+                        cmp->cycle_modelled_ms, err_pct(cmp->cycle_modelled_ms, cmp->cycle_measured_ms));
+        util_buf_printf(out, "  %-10s %9.2f us %9.2f us %+7.1f%%   (%s; measured: per-op timers in the cycle)\n",
+                        "allreduce", cmp->allreduce_measured_us, cmp->allreduce_modelled_us,
+                        err_pct(cmp->allreduce_modelled_us, cmp->allreduce_measured_us), cmp->allreduce_method);
+    }
 }
 
 static void compare_json(util_json *j, const cli_compare *cmp)
@@ -269,6 +311,24 @@ static void compare_json(util_json *j, const cli_compare *cmp)
             util_json_obj_end(j);
         }
         util_json_obj_end(j);
+    }
+    util_json_key(j, "backend_cycle");
+    if (cmp->have_cycle) {
+        util_json_obj_begin(j);
+        util_json_kstr(j, "what", "the timed cycle (median) against the model of the same backend and launch mode, "
+                                  "collectives included, host.cycle_overhead_us left out (a replay pays none)");
+        util_json_kstr(j, "backend", cmp->backend);
+        util_json_kbool(j, "graph", cmp->graph);
+        util_json_knum(j, "measured_ms", cmp->cycle_measured_ms);
+        util_json_knum(j, "modelled_ms", cmp->cycle_modelled_ms);
+        util_json_knum(j, "error_pct", err_pct(cmp->cycle_modelled_ms, cmp->cycle_measured_ms));
+        util_json_knum(j, "host_overhead_excluded_ms", cmp->host_excluded_ms);
+        util_json_knum(j, "allreduce_measured_us", cmp->allreduce_measured_us);
+        util_json_knum(j, "allreduce_modelled_us", cmp->allreduce_modelled_us);
+        util_json_kstr(j, "allreduce_method", cmp->allreduce_method);
+        util_json_obj_end(j);
+    } else {
+        util_json_null(j);
     }
     util_json_obj_end(j);
 }

@@ -59,6 +59,9 @@ typedef struct model_coll {
 void model_collective(const cfg_system *sys, cfg_backend be, plan_op_kind kind, double bytes, int ranks,
                       model_terms *terms, model_coll *out);
 
+/* Host time to launch one collective of backend `be` eagerly (launch.eager_collective_us for NCCL's
+ * host-planned calls, launch.eager_us for a single custom kernel). */
+double model_collective_launch_us(const cfg_system *sys, cfg_backend be);
 /* Per-call time of back-to-back allreduces as `vpsim bench-allreduce` times them (a CUDA graph of N
  * calls, or N eager launches): the collective plus the launch terms of model_cycle's timeline. */
 void model_bench_call(const cfg_system *sys, cfg_backend be, double bytes, int ranks, bool graph, model_coll *out);

@@ -323,7 +323,10 @@ static double backend_formula(const cfg_system *s, cfg_backend be, plan_op_kind 
                  s->topology.p2p == CFG_P2P_SYSMEM ? "host memory (p2p=sysmem)"
                  : s->topology.interconnect == CFG_IC_NVLINK ? "NVLink"
                                                               : "direct PCIe P2P");
-        return ipc_us(s, be, kind, S, n, terms);
+        /* Each call is one kernel: it pays a kernel's fixed start and finish before and after its chain
+         * of barriers and transfers (NCCL's tuning base latencies and symm_base_us include theirs). */
+        model_term_add(terms, "kernel_floor", s->gpu.kernel_floor_us, "us", "gpu.kernel_floor_us: one kernel per call");
+        return s->gpu.kernel_floor_us + ipc_us(s, be, kind, S, n, terms);
     case CFG_BACKEND_MPI:
         snprintf(method, mlen, "formula: host-staged MPI");
         return mpi_us(s, kind, S, n, terms);
@@ -391,6 +394,13 @@ void model_collective(const cfg_system *s, cfg_backend be, plan_op_kind kind, do
              t->n_bytes == 1 ? "" : "s", f);
 }
 
+double model_collective_launch_us(const cfg_system *s, cfg_backend be)
+{
+    /* NCCL plans every call on the host (group, algorithm choice, work upload) before its kernel
+     * launch; vpsim's IPC kernels are one plain kernel launch, like any compute op. */
+    return be == CFG_BACKEND_NCCL || be == CFG_BACKEND_NCCL_SYMM ? s->launch.eager_collective_us : s->launch.eager_us;
+}
+
 void model_bench_call(const cfg_system *s, cfg_backend be, double bytes, int ranks, bool graph, model_coll *out)
 {
     model_collective(s, be, PLAN_OP_ALLREDUCE, bytes, ranks, NULL, out);
@@ -408,9 +418,9 @@ void model_bench_call(const cfg_system *s, cfg_backend be, double bytes, int ran
         out->us = t + s->launch.graph_node_us;
         snprintf(how, sizeof(how), "; + launch.graph_node_us");
     } else {
-        const double gpu = t + s->launch.eager_gap_us, host = s->launch.eager_collective_us;
+        const double gpu = t + s->launch.eager_gap_us, host = model_collective_launch_us(s, be);
         out->us = gpu > host ? gpu : host;
-        snprintf(how, sizeof(how), gpu >= host ? "; + launch.eager_gap_us" : "; host-bound: launch.eager_collective_us");
+        snprintf(how, sizeof(how), gpu >= host ? "; + launch.eager_gap_us" : "; host-bound: eager launch");
     }
     size_t n = strlen(out->method);
     snprintf(out->method + n, sizeof(out->method) - n, "%s", how);

@@ -216,7 +216,7 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, report_resu
         r->n_op_us = ctx->n_ops;
     }
     const bool graph = ctx->graph, staged = host_staged(be);
-    const launch_costs L = {s->launch.eager_us, s->launch.eager_collective_us, s->launch.eager_gap_us,
+    const launch_costs L = {s->launch.eager_us, model_collective_launch_us(s, be), s->launch.eager_gap_us,
                                 s->launch.graph_node_us, s->launch.graph_launch_us};
     double verify_ar_sum = 0.0, verify_ag_sum = 0.0;
     int verify_ar = 0, verify_ag = 0;

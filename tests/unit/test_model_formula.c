@@ -147,8 +147,9 @@ Test(model_ipc, oneshot_loads_bottleneck_on_the_root_complex)
     double us = coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 4, &t);
     /* Loads: 12 flows x 43008 = 516096 B through the root complex at 100 GB/s = 5.16096 us (each GPU's
      * inbound link: 3 x 43008 = 129024 B at 63 x 0.85 x 0.75 = 40.1625 GB/s = 3.2125 us, less).
-     * t = 2 barriers x 2.3 + round trip 2.9 + 5.16096 = 12.66096 */
-    cr_assert_float_eq(us, 12.66096, EPS, "got %f", us);
+     * t = kernel floor 1.2 + 2 barriers x 2.3 + round trip 2.9 + 5.16096 = 13.86096 */
+    cr_assert_float_eq(us, 13.86096, EPS, "got %f", us);
+    cr_assert_float_eq(model_term_get(&t, "kernel_floor"), 1.2, 1e-9);
     cr_assert_float_eq(model_term_get(&t, "barrier"), 2.3, 1e-9);
 }
 
@@ -156,16 +157,17 @@ Test(model_ipc, twoshot_moves_a_quarter_per_stage_with_three_barriers)
 {
     cfg_system s = pcie_system(4, 1, 0);
     /* chunk 10752; per stage: 12 x 10752 = 129024 B / 100 GB/s = 1.29024 + round trip 2.9 = 4.19024;
-     * t = 3 x 2.3 + 2 x 4.19024 = 15.28048 */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_TWOSHOT, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 15.28048, EPS);
+     * t = kernel floor 1.2 + 3 x 2.3 + 2 x 4.19024 = 16.48048 */
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_TWOSHOT, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 16.48048, EPS);
 }
 
 Test(model_ipc, push_writes_twice_the_payload_with_no_barrier)
 {
     cfg_system s = pcie_system(4, 1, 0);
     /* wire 2 x 43008 = 86016 per peer; root complex: 12 x 86016 = 1032192 B / 100 GB/s = 10.32192 (each GPU's
-     * inbound: 258048 B at 63 x 0.85 x 0.8 = 42.84 GB/s = 6.0235, less); + one-way latency 1.3 = 11.62192 */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_PUSH, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 11.62192, EPS);
+     * inbound: 258048 B at 63 x 0.85 x 0.8 = 42.84 GB/s = 6.0235, less); + one-way latency 1.3 + kernel floor 1.2
+     * = 12.82192 */
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_PUSH, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 12.82192, EPS);
 }
 
 Test(model_ipc, sysmem_oneshot_stages_through_host_memory)
@@ -175,8 +177,8 @@ Test(model_ipc, sysmem_oneshot_stages_through_host_memory)
     /* Stage to host: GPU out 0.5 + RC 0.3 + host 0.3 = 1.1 us; root complex 2 x 43008 / 100 GB/s = 0.86016
      * -> 1.96016. Barrier: fence 1.0 + 1.1 + polling round trip 2 x 1.1 = 4.3 (two of them). Loads from host:
      * round trip 2 x 1.1 = 2.2, GPU inbound 43008 B at 40.1625 GB/s = 1.07085 -> 3.27085.
-     * t = 1.96016 + 8.6 + 3.27085 = 13.83101 */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 2, NULL), 13.83101, EPS);
+     * t = kernel floor 1.2 + 1.96016 + 8.6 + 3.27085 = 15.03101 */
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 2, NULL), 15.03101, EPS);
 }
 
 Test(model_ipc, crossing_sockets_makes_the_socket_link_the_bottleneck)
@@ -186,8 +188,8 @@ Test(model_ipc, crossing_sockets_makes_the_socket_link_the_bottleneck)
     double us = coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 8, &t);
     /* 4 x 4 flows x 43008 = 688128 B each way across the socket link at 30 GB/s = 22.9376 us;
      * one-way SYS latency 0.5 + 0.3 + 0.6 + 0.3 + 0.5 = 2.2 -> barrier 3.2, round trip 4.4 + 0.3 = 4.7;
-     * t = 6.4 + 4.7 + 22.9376 = 34.0376 */
-    cr_assert_float_eq(us, 34.0376, EPS, "got %f", us);
+     * t = kernel floor 1.2 + 6.4 + 4.7 + 22.9376 = 35.2376 */
+    cr_assert_float_eq(us, 35.2376, EPS, "got %f", us);
     bool named = false;
     for (int i = 0; i < t.n; i++)
         named |= strstr(t.t[i].note, "socket link") != NULL;
@@ -341,4 +343,42 @@ Test(model_compute, measured_op_table_replaces_the_formula)
     cr_assert_str_eq(src, "measured");
     s.measured.use = false;
     cr_assert_float_eq(model_op_us(&s, &op, false, NULL, &src), 8.95203, EPS);
+}
+
+/* bench-allreduce's per-call model: the collective plus the launch terms of the cycle's timeline. */
+Test(model_bench, graph_adds_a_node_gap_eager_runs_ahead_or_waits_for_the_host)
+{
+    cfg_system s = pcie_system(4, 1, 0);
+    s.launch.graph_node_us = 0.5;
+    s.launch.eager_gap_us = 1.0;
+    s.launch.eager_us = 6.0;
+    s.launch.eager_collective_us = 12.0;
+    model_coll c;
+    const double push = coll(&s, CFG_BACKEND_PUSH, PLAN_OP_ALLREDUCE, S42K, 4, NULL); /* 12.82192 */
+    model_bench_call(&s, CFG_BACKEND_PUSH, S42K, 4, true, &c);
+    cr_assert_float_eq(c.us, push + 0.5, EPS, "graph: collective + graph_node_us, got %f", c.us);
+    /* Eager: a custom kernel is launched like any kernel (eager_us 6 < 12.82 + 1): GPU-bound. */
+    model_bench_call(&s, CFG_BACKEND_PUSH, S42K, 4, false, &c);
+    cr_assert_float_eq(c.us, push + 1.0, EPS, "eager, GPU-bound: + eager_gap_us, got %f", c.us);
+    cr_assert(strstr(c.method, "eager_gap") != NULL, "%s", c.method);
+    /* A tiny payload: the host's launch is the longer: NCCL pays eager_collective_us, a custom kernel
+     * eager_us. */
+    const double nccl16 = coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 16, 4, NULL);
+    model_bench_call(&s, CFG_BACKEND_NCCL, 16, 4, false, &c);
+    cr_assert_float_eq(c.us, fmax(nccl16 + 1.0, 12.0), EPS, "got %f for NCCL's %f", c.us, nccl16);
+    cr_assert_float_eq(model_collective_launch_us(&s, CFG_BACKEND_NCCL), 12.0, EPS);
+    cr_assert_float_eq(model_collective_launch_us(&s, CFG_BACKEND_ONESHOT), 6.0, EPS);
+    s.links.pcie_lat_us = 0.01;
+    s.links.root_complex_lat_us = 0.01;
+    s.links.fence_us = 0.01;
+    s.gpu.kernel_floor_us = 0.1;
+    model_bench_call(&s, CFG_BACKEND_PUSH, 16, 4, false, &c);
+    cr_assert_float_eq(c.us, 6.0, EPS, "host-bound custom kernel: eager_us, got %f", c.us);
+    cr_assert(strstr(c.method, "host-bound") != NULL, "%s", c.method);
+    /* Host-staged MPI cannot be captured: its own time, graph or not. */
+    model_coll g, e;
+    model_bench_call(&s, CFG_BACKEND_MPI, S42K, 4, true, &g);
+    model_bench_call(&s, CFG_BACKEND_MPI, S42K, 4, false, &e);
+    cr_assert_float_eq(g.us, e.us, EPS);
+    cr_assert_float_eq(g.us, coll(&s, CFG_BACKEND_MPI, PLAN_OP_ALLREDUCE, S42K, 4, NULL), EPS);
 }

@@ -3,7 +3,8 @@
 # Writes JSON under OUTDIR (default build/measure-np$NP) and a log; prints a short summary last.
 #
 #   1. vpsim bench-allreduce, every backend, 16 B .. 64 MiB (+ the verify payload), --check, as CUDA
-#      graphs and eager;
+#      graphs and eager, each row beside the model of SYSTEM (--model); then REPEATS more sweeps over
+#      three sizes, for the spread between runs;
 #   2. NCCL alone with NCCL_P2P_DISABLE=1 (through host memory), and with NCCL_SHM_DISABLE=1 as well,
 #      graph and eager;
 #   3. vpsim run configs/default.yaml at TP=NP per backend, graph and eager (--system SYSTEM);
@@ -12,7 +13,7 @@
 #
 # Usage: VPSIM=build/vpsim NCCL_TESTS=.nccl-tests/build bash bench/measure_multi_gpu.sh [OUTDIR]
 # Knobs: NP (2), SYSTEM (configs/systems/h200-2x-nvlink.yaml), ITERS (50), RUN_ITERS (20),
-# SECTIONS ("bench p2p run nccltests").
+# REPEATS (3), SECTIONS ("bench spread p2p run nccltests").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 NP=${NP:-2}
@@ -22,7 +23,8 @@ NCCL_TESTS=${NCCL_TESTS:-}
 SYSTEM=${SYSTEM:-configs/systems/h200-2x-nvlink.yaml}
 ITERS=${ITERS:-50}
 RUN_ITERS=${RUN_ITERS:-20}
-SECTIONS=" ${SECTIONS:-bench p2p run nccltests} "
+REPEATS=${REPEATS:-3}
+SECTIONS=" ${SECTIONS:-bench spread p2p run nccltests} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 mkdir -p "$OUTDIR"
 LOG="$OUTDIR/measure.log"
@@ -53,18 +55,29 @@ if want bench; then
     for mode in graph eager; do
         flag=$([ "$mode" = graph ] && echo --graph)
         step "bench-$mode" 420 "${M[@]}" "$VPSIM" bench-allreduce configs/default.yaml --backend all -b 16 -e 64M \
-            --check -n "$ITERS" -w 10 $flag --format json --out "$OUTDIR/bench-np$NP-$mode.json"
+            --check -n "$ITERS" -w 10 $flag --system "$SYSTEM" --model --format json \
+            --out "$OUTDIR/bench-np$NP-$mode.json"
+    done
+fi
+if want spread; then
+    for ((r = 1; r <= REPEATS; r++)); do
+        for mode in graph eager; do
+            flag=$([ "$mode" = graph ] && echo --graph)
+            step "spread-$mode-$r" 120 "${M[@]}" "$VPSIM" bench-allreduce --backend all --sizes 4096,43008,1048576 \
+                -n "$ITERS" -w 10 $flag --format json --out "$OUTDIR/spread-np$NP-$mode-$r.json"
+        done
     done
 fi
 if want p2p; then
     for mode in graph eager; do
         flag=$([ "$mode" = graph ] && echo --graph)
         step "bench-p2p-off-$mode" 300 env NCCL_P2P_DISABLE=1 "${M[@]}" -x NCCL_P2P_DISABLE "$VPSIM" bench-allreduce \
-            configs/default.yaml --backend nccl -b 16 -e 64M --check -n "$ITERS" -w 10 $flag --format json \
-            --out "$OUTDIR/bench-np$NP-p2p-off-$mode.json"
+            configs/default.yaml --backend nccl -b 16 -e 64M --check -n "$ITERS" -w 10 $flag --system "$SYSTEM" \
+            --set system.topology.p2p=off --model --format json --out "$OUTDIR/bench-np$NP-p2p-off-$mode.json"
         step "bench-p2p-shm-off-$mode" 300 env NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 "${M[@]}" -x NCCL_P2P_DISABLE \
             -x NCCL_SHM_DISABLE "$VPSIM" bench-allreduce configs/default.yaml --backend nccl -b 16 -e 64M --check \
-            -n "$ITERS" -w 10 $flag --format json --out "$OUTDIR/bench-np$NP-p2p-shm-off-$mode.json"
+            -n "$ITERS" -w 10 $flag --system "$SYSTEM" --set system.topology.p2p=off --model --format json \
+            --out "$OUTDIR/bench-np$NP-p2p-shm-off-$mode.json"
     done
 fi
 if want run; then
@@ -76,7 +89,7 @@ if want run; then
         step "run-$b-eager" 240 "${M[@]}" "${R[@]}" --backend "$b" --eager --out "$OUTDIR/run-np$NP-$b-eager.json"
     done
     step "run-nccl-p2p-off-graph" 240 env NCCL_P2P_DISABLE=1 "${M[@]}" -x NCCL_P2P_DISABLE "${R[@]}" --backend nccl \
-        --out "$OUTDIR/run-np$NP-nccl-p2p-off-graph.json"
+        --set system.topology.p2p=off --out "$OUTDIR/run-np$NP-nccl-p2p-off-graph.json"
 fi
 if want nccltests; then
     if [ -n "$NCCL_TESTS" ] && [ -x "$NCCL_TESTS/all_reduce_perf" ]; then
@@ -100,7 +113,19 @@ for f in sorted(glob.glob(os.path.join(d, "bench-*.json"))):
         rows = {r["bytes"]: r for r in b.get("rows", [])}
         r = rows.get(43008)
         if r:
-            print(f"{os.path.basename(f):32s} {b['name']:10s} 43008 B {r['time_us']:8.2f} us wrong {r['wrong']}")
+            m = r.get("model_us")
+            print(f"{os.path.basename(f):32s} {b['name']:10s} 43008 B {r['time_us']:8.2f} us wrong {r['wrong']}"
+                  + (f"  model {m:8.2f} us" if m is not None else ""))
+spread = {}
+for f in sorted(glob.glob(os.path.join(d, "spread-*.json"))):
+    j = json.load(open(f))
+    mode = "graph" if j["graph_requested"] else "eager"
+    for b in j["backends"]:
+        for r in b.get("rows", []):
+            spread.setdefault((mode, b["name"], r["bytes"]), []).append(r["time_us"])
+for (mode, name, size), v in sorted(spread.items()):
+    v = sorted(v)
+    print(f"spread {mode:5s} {name:10s} {size:8d} B  median {v[len(v) // 2]:8.2f}  min {v[0]:8.2f}  max {v[-1]:8.2f}  (n={len(v)})")
 for f in sorted(glob.glob(os.path.join(d, "run-*.json"))):
     j = json.load(open(f))
     b = j["backends"][0]

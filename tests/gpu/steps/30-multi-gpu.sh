@@ -81,6 +81,13 @@ else
             run_step "mgpu-np$np-run-$b-graph-check" bounded "$MG_TIMEOUT" "${MGRUN[@]}" -np "$np" "$VPSIM" run \
                 configs/tiny.yaml --device cuda --backend "$b" --check --iters 3 --warmup 1
         done
+        # The run compares its whole cycle with the model of the same backend and launch mode (on a system
+        # file with peers: the tiny scenario's own h200-1x has none, so NCCL is not modelled there).
+        run_step "mgpu-np$np-run-nccl-json" bounded "$MG_TIMEOUT" "${MGRUN[@]}" -np "$np" "$VPSIM" run \
+            configs/tiny.yaml --device cuda --backend nccl --iters 3 --warmup 1 --out "$LOGS/mgpu-np$np-nccl.json" \
+            --system configs/systems/h200-2x-nvlink.yaml
+        run_step "mgpu-np$np-run-nccl-json-cycle" expect_json "$LOGS/mgpu-np$np-nccl.json" \
+            'd["model_comparison"]["backend_cycle"]["backend"] == "nccl" and d["model_comparison"]["backend_cycle"]["graph"] == d["measured"]["graph"] and d["model_comparison"]["backend_cycle"]["measured_ms"] > 0 and d["model_comparison"]["backend_cycle"]["modelled_ms"] > 0'
         for b in nccl oneshot; do
             run_step "mgpu-np$np-run-$b-eager-check" bounded "$MG_TIMEOUT" "${MGRUN[@]}" -np "$np" "$VPSIM" run \
                 configs/tiny.yaml --device cuda --backend "$b" --check --iters 3 --warmup 1 --eager

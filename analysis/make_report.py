@@ -224,6 +224,22 @@ def section_allreduce(found, out, blocks, readme):
                 rows.append((s["label"], f"{vb:,}", f"{t:.2f}" if t is not None else "not run at this size"))
         rows += [(label, "-", f"unsupported: {why}") for label, why in data["unsupported"]]
         blocks.append(("table", ["backend", "verify payload (B)", "time per call (us)"], rows))
+        if doc.get("model"):
+            blocks.append(("p", f"Model (dashed) on system `{doc['model']['system']}` ({doc['model'].get('note', '')}): "
+                                "per-call time of back-to-back calls as `vpsim bench-allreduce --model` prices them; "
+                                "error = (model - measured) / measured, over the rows from 4 KiB to 1 MiB."))
+            mrows = []
+            for sr in data["series"]:
+                e = ex.model_errors(sr)
+                if e is None:
+                    continue
+                at = [ex.model_at(sr, vb) for vb in data["verify_bytes"]]
+                at = next((a for a in at if a), None)
+                mrows.append((sr["label"], f"{e[0]:.1f}%", f"{e[1]:+.1f}%", str(e[2]),
+                              f"{at[0]:.2f} / {at[1]:.2f}" if at else "-", sr.get("model_method") or ""))
+            if mrows:
+                blocks.append(("table", ["backend", "median |error|", "median error", "rows",
+                                         "verify payload: measured / model (us)", "how the model priced it"], mrows))
 
 
 def section_sweeps(found, out, blocks, readme):
@@ -263,7 +279,9 @@ def section_compare(found, out, blocks, readme):
         rows.append(cells)
     # One figure per model system, from its compute-only run (backend none) when there is one.
     drawn = set()
-    for p, d in sorted(runs, key=lambda pd: pd[1]["backends"][0]["backend"] != "none"):
+    # The compute-only run (backend none) of each system, timed as a graph when there is one.
+    for p, d in sorted(runs, key=lambda pd: (pd[1]["backends"][0]["backend"] != "none",
+                                             not pd[1].get("measured", {}).get("graph", False))):
         system = d["model_comparison"]["system"]
         if system in drawn:
             continue
@@ -272,9 +290,14 @@ def section_compare(found, out, blocks, readme):
         models = [(mp, m) for mp, m in found["results"] if m["mode"] == "model" and m.get("system") == system
                   and any(b.get("ops") for b in m["backends"])]
         plan = found["plan"][0][1] if found["plan"] else None
+        stale = None
         if models:
             kinds = ex.compare_op_kinds(d, models[0][1], plan)
             foot.append(describe("results", models[0][0], models[0][1], readme))
+            embedded = d["model_comparison"]["verify"]["total"]["modelled_ms"]
+            now = sum(k[3] for k in kinds)
+            if abs(now - embedded) > 0.01 * max(now, embedded):
+                stale = (os.path.basename(models[0][0]), now, embedded)
         foot.append(ex.instrumentation_note(d))
         name = f"compare-{system}"
         title = f"Model ({system}) against measurement on {ex.gpu_name(d)}"
@@ -282,9 +305,26 @@ def section_compare(found, out, blocks, readme):
                                   title + " - label: (modelled - measured) / measured", system)
         blocks.append(("h3", title))
         blocks.append(fig_block(out, paths, title, [p] + [mp for mp, _ in models[:1]]))
+        if stale:
+            blocks.append(("p", f"**Two model versions:** the per-kind bars use `{stale[0]}` ({stale[1]:.2f} ms of "
+                                f"verify compute); the per-class bars are the run's own comparison, made by the model "
+                                f"of its day ({stale[2]:.2f} ms). The model changed since the run; the measured "
+                                f"side is the same."))
         if not ex.same_card(d):
             blocks.append(("p", f"**Different cards:** the model describes `{system}`, the measurement ran on "
                                 f"{ex.gpu_name(d)}; the error here mixes the model's error with the card difference."))
+    cyc = ex.compare_backend_cycles(runs)
+    if cyc:
+        blocks.append(("h3", "Whole cycle per backend, collectives included"))
+        blocks.append(("p", "Each run's timed cycle (median) against the model of the same backend and launch mode "
+                            "on the run's system file, the model's host overhead left out (a replay has no serving "
+                            "stack); allreduce: the mean verify allreduce inside the cycle (per-op timers) against "
+                            "the model's."))
+        blocks.append(("table", ["run", "system", "ranks", "mode", "backend", "cycle measured / modelled (ms)",
+                                 "error", "allreduce measured / modelled (us)", "model method"],
+                       [(os.path.basename(r["path"]), r["system"], r["ranks"], r["mode"], r["backend"],
+                         f"{r['measured_ms']:.3f} / {r['modelled_ms']:.3f}", f"{r['error_pct']:+.1f}%",
+                         f"{r['ar_measured_us']:.2f} / {r['ar_modelled_us']:.2f}", r["ar_method"]) for r in cyc]))
     blocks.append(("p", "Verify pass, compute only (collectives excluded on both sides), main stream; from each "
                         "run's own `model_comparison` (the model system is the run's scenario system: a "
                         "comparison against a system other than the measured GPU compares different cards)."))

@@ -118,9 +118,14 @@ def draw_breakdown(bars, out_prefix, footnote, title=None):
 def draw_allreduce(data, out_prefix, footnote, title=None):
     """Latency against payload size per backend, log-log, the verify pass's payloads marked."""
     fig, ax = plt.subplots(figsize=(9.5, 5.6))
+    modelled = False
     for i, s in enumerate(data["series"]):
-        ax.plot(s["bytes"], s["time_us"], marker="o", ms=3.5, lw=1.6, label=s["label"],
-                color=backend_color(s["label"], i))
+        color = backend_color(s["label"], i)
+        ax.plot(s["bytes"], s["time_us"], marker="o", ms=3.5, lw=1.6, label=s["label"], color=color)
+        pts = [(b, m) for b, m in zip(s["bytes"], s.get("model_us", [])) if m is not None]
+        if pts:
+            modelled = True
+            ax.plot([b for b, _ in pts], [m for _, m in pts], ls="--", lw=1.2, color=color, alpha=0.9)
         for vb in s["verify_bytes"]:
             t = s["time_us"][s["bytes"].index(vb)]
             ax.plot([vb], [t], marker="D", ms=7, mfc="none", mec="black", zorder=5)
@@ -143,6 +148,8 @@ def draw_allreduce(data, out_prefix, footnote, title=None):
     handles, labels = ax.get_legend_handles_labels()
     if data["verify_bytes"]:
         handles.append(Line2D([], [], marker="D", ls="", mfc="none", mec="black", label="verify-pass payload"))
+    if modelled:
+        handles.append(Line2D([], [], ls="--", color="gray", label="model (same colour: same backend)"))
     ax.legend(handles=handles, loc="upper left", fontsize=8)
     lines = list(footnote)
     for label, reason in data["unsupported"]:

@@ -5,6 +5,7 @@ files without looking at pixels, and so the report's tables show exactly what th
 """
 
 import os
+import statistics
 
 from vpsim_inputs import CSV_COLUMNS, CSV_TEXT, InputError, is_number
 
@@ -161,12 +162,57 @@ def allreduce_series(benches, plans=()):
             verify.update(vb)
             series.append({"label": label, "bytes": [r["bytes"] for r in rows],
                            "time_us": [r["time_us"] for r in rows], "busbw": [r["busbw_gbps"] for r in rows],
+                           "model_us": [r.get("model_us") for r in rows], "model_method": b.get("model_method"),
                            "verify_bytes": vb, "path": doc["path"]})
     for plan in plans:
         verify.update(verify_payloads(plan))
     if not series:
         raise InputError(", ".join(d["path"] for d in benches) or "(no files)", "no backend with rows to draw")
     return {"series": series, "unsupported": unsupported, "verify_bytes": sorted(verify), "caveats": caveats}
+
+
+def model_errors(series, lo=4096, hi=1 << 20):
+    """The model against one bench series: (median |error| %, median error %, n) over the rows with
+    lo <= bytes <= hi that carry model_us, error = (model - measured) / measured; None when no row has it."""
+    errs = [100.0 * (m - t) / t for b, t, m in zip(series["bytes"], series["time_us"], series.get("model_us", []))
+            if m is not None and lo <= b <= hi]
+    if not errs:
+        return None
+    return statistics.median(abs(e) for e in errs), statistics.median(errs), len(errs)
+
+
+def model_at(series, nbytes):
+    """(measured, modelled) at exactly nbytes, or None."""
+    for b, t, m in zip(series["bytes"], series["time_us"], series.get("model_us", [])):
+        if b == nbytes and m is not None:
+            return t, m
+    return None
+
+
+def compare_backend_cycles(runs):
+    """Rows from each run's model_comparison.backend_cycle (the whole timed cycle, collectives included,
+    against the model of the same backend and launch mode): dicts sorted by (system, mode, backend)."""
+    rows = []
+    for path, doc in runs:
+        cmp = doc.get("model_comparison") or {}
+        bc = cmp.get("backend_cycle")
+        if not bc:
+            continue
+        for key in ("backend", "measured_ms", "modelled_ms", "error_pct", "allreduce_measured_us",
+                    "allreduce_modelled_us"):
+            if key not in bc:
+                raise InputError(path, f"model_comparison.backend_cycle: missing key '{key}'")
+        err = 100.0 * (bc["modelled_ms"] - bc["measured_ms"]) / bc["measured_ms"]
+        if abs(err - bc["error_pct"]) > 0.05:
+            raise InputError(path, f"model_comparison.backend_cycle.error_pct {bc['error_pct']:.2f} disagrees with "
+                                   f"its own numbers ({err:.2f})")
+        rows.append({"path": path, "system": cmp.get("system", "?"), "backend": bc["backend"],
+                     "mode": "graph" if bc.get("graph") else "eager", "ranks": doc.get("measured", {}).get("ranks"),
+                     "measured_ms": bc["measured_ms"], "modelled_ms": bc["modelled_ms"], "error_pct": err,
+                     "ar_measured_us": bc["allreduce_measured_us"], "ar_modelled_us": bc["allreduce_modelled_us"],
+                     "ar_method": bc.get("allreduce_method", "")})
+    rows.sort(key=lambda r: (r["system"], r["mode"], r["backend"], r["path"]))
+    return rows
 
 
 def verify_payloads(plan):

@@ -241,6 +241,10 @@ def check_bench(path, doc):
            "virtual_ranks": bool(doc.get("virtual_ranks", False)), "note": doc.get("note"),
            "environment": doc.get("environment") if isinstance(doc.get("environment"), dict) else {},
            "command": doc.get("command"), "backends": []}
+    model = doc.get("model")
+    if model is not None and not (isinstance(model, dict) and isinstance(model.get("system"), str)):
+        raise InputError(path, "top level: 'model' must be null or an object with a 'system' string")
+    out["model"] = model
     backends = _need(path, doc, "backends", "top level", "list")
     if not backends:
         raise InputError(path, "top level: 'backends' is empty")
@@ -256,7 +260,7 @@ def check_bench(path, doc):
         if not isinstance(supported, bool):
             raise InputError(path, f"{where}: 'supported' must be true or false")
         nb = {"name": name, "supported": supported, "reason": b.get("reason"), "graph": bool(b.get("graph")),
-              "rows": []}
+              "model_method": b.get("model_method"), "rows": []}
         for j, r in enumerate(_need(path, b, "rows", where, "list") if supported else b.get("rows", [])):
             rw = f"{where}.rows[{j}]"
             if not isinstance(r, dict):
@@ -280,6 +284,10 @@ def check_bench(path, doc):
             if not isinstance(vp, bool):
                 raise InputError(path, f"{rw}: 'verify_pass' must be true or false")
             nr["verify_pass"] = vp
+            mu = r.get("model_us")  # bench-allreduce --model / --from: the model's per-call time
+            if mu is not None and (not is_number(mu) or mu <= 0):
+                raise InputError(path, f"{rw}: 'model_us' must be a positive number or null")
+            nr["model_us"] = mu
             nb["rows"].append(nr)
         if supported and not nb["rows"]:
             raise InputError(path, f"{where}: supported but has no rows")

@@ -218,11 +218,17 @@ def test_compare_rejects_missing_comparison(write_json):
 
 
 def test_op_kinds_add_up_to_the_runs_own_comparison():
-    """Summed op by op (main stream, verify, no collectives), the kinds give back the run's own class totals."""
+    """Summed op by op (main stream, verify, no collectives), the kinds give back the run's measured class
+    total and the model file's own total (the run's embedded model total is as old as the run)."""
     rows = ex.compare_op_kinds(results(RUN_NONE), results(H200_OPS), load_plan(PLAN))
     total = read_json(RUN_NONE)["model_comparison"]["verify"]["total"]
     assert sum(r[2] for r in rows) == pytest.approx(total["measured_ms"], rel=1e-6)
-    assert sum(r[3] for r in rows) == pytest.approx(total["modelled_ms"], rel=1e-6)
+    main = {(ph["name"], i) for ph in read_json(PLAN)["phases"] for i, op in enumerate(ph.get("ops", []))
+            if op["stream"] == "main"}
+    modelled = sum(o["us"] for o in read_json(H200_OPS)["backends"][0]["ops"]
+                   if o["phase"] == "verify" and o["kind"] not in ("allreduce", "allgather")
+                   and (o["phase"], o["index"]) in main) / 1e3
+    assert sum(r[3] for r in rows) == pytest.approx(modelled, rel=1e-6)
     kinds = {r[0]: r for r in rows}
     assert set(kinds) == {"gemm", "grouped_gemm", "attention", "norm", "elementwise", "embedding"}
     assert kinds["attention"][1] == 61  # one attention per layer
@@ -255,3 +261,56 @@ def test_draw_writes_png_and_svg(tmp_path):
     for p in out:
         data = open(p, "rb").read()
         assert data.startswith(b"\x89PNG") if p.endswith(".png") else b"<svg" in data[:2000]
+
+
+# ---------------------------------------------------------------- model against measurement, 2 GPUs
+
+X2_BENCH = sample("h200x2-bench-graph.json")
+X2_RUNS = [sample(f"h200x2-{b}.results.json") for b in ("nccl-graph", "push-graph", "none-eager")]
+
+
+def test_allreduce_series_carry_the_model_and_its_errors():
+    raw = read_json(X2_BENCH)
+    data = ex.allreduce_series([load_bench(X2_BENCH)])
+    assert raw["model"]["system"] == "h200-2x-nvlink"
+    for s, b in zip(data["series"], raw["backends"]):
+        assert s["model_us"] == [r["model_us"] for r in b["rows"]]
+        errs = sorted(100.0 * (r["model_us"] - r["time_us"]) / r["time_us"] for r in b["rows"]
+                      if 4096 <= r["bytes"] <= 1 << 20)
+        med_abs, med, n = ex.model_errors(s)
+        assert n == len(errs) == 10  # 4 KiB .. 1 MiB by powers of two, plus the 43,008 B verify payload
+        assert med == pytest.approx((errs[4] + errs[5]) / 2)
+        assert med_abs == pytest.approx(sorted(abs(e) for e in errs)[4:6][0] / 2 + sorted(abs(e) for e in errs)[5] / 2)
+        row = [r for r in b["rows"] if r["bytes"] == 43008][0]
+        assert ex.model_at(s, 43008) == (row["time_us"], row["model_us"])
+    # A benchmark without the model has no errors to report.
+    plain = ex.allreduce_series([load_bench(BENCH)])
+    assert all(ex.model_errors(s) is None for s in plain["series"])
+
+
+def test_bench_model_us_must_be_a_positive_number(write_json):
+    doc = read_json(X2_BENCH)
+    doc["backends"][0]["rows"][0]["model_us"] = -1
+    with pytest.raises(InputError, match="model_us"):
+        load_bench(write_json(doc))
+    doc["backends"][0]["rows"][0]["model_us"] = None  # a backend the model cannot price
+    assert load_bench(write_json(doc))["backends"][0]["rows"][0]["model_us"] is None
+
+
+def test_backend_cycles_match_the_runs_own_numbers():
+    runs = [(p, load_results(p)) for p in X2_RUNS]
+    rows = ex.compare_backend_cycles(runs)
+    assert [(r["mode"], r["backend"]) for r in rows] == [("eager", "none"), ("graph", "nccl"), ("graph", "push")]
+    for r in rows:
+        bc = read_json(r["path"])["model_comparison"]["backend_cycle"]
+        assert r["measured_ms"] == bc["measured_ms"] and r["modelled_ms"] == bc["modelled_ms"]
+        assert r["error_pct"] == pytest.approx(bc["error_pct"], abs=1e-9)
+        assert r["measured_ms"] == pytest.approx(read_json(r["path"])["measured"]["cycle_median_ms"])
+
+
+def test_backend_cycles_reject_an_inconsistent_error(write_json):
+    doc = read_json(X2_RUNS[0])
+    doc["model_comparison"]["backend_cycle"]["error_pct"] = 50.0
+    path = write_json(doc)
+    with pytest.raises(InputError, match="disagrees"):
+        ex.compare_backend_cycles([(path, load_results(path))])

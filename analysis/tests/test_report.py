@@ -28,9 +28,10 @@ def test_every_sample_is_described_in_the_readme():
             continue
         assert name in readme, f"{name} has no entry in traces/samples/README.md"
         entry = readme[name]
-        assert entry.get("command", "").startswith("vpsim "), name
+        # "vpsim ...", or the same under mpirun with environment variables before it.
+        assert re.match(r"^([A-Z0-9_]+=\S+ )*(mpirun( -\S+( \S+)?)* )?vpsim \w", entry.get("command", "")), name
         assert re.match(r"\d{4}-\d\d-\d\d", entry.get("date", "")), name
-        if name.startswith(("h200-", "bench-")):
+        if name.startswith(("h200-", "bench-", "h200x2-")):
             assert "nvidia-h200" in entry.get("machine", ""), name
 
 

@@ -50,47 +50,51 @@ static void assert_line_has(const char *line, const char *what)
     free(copy);
 }
 
-Test(watchdog, a_stalled_rank_ends_a_cpu_run_with_exit_1_and_a_line_per_rank, .timeout = 120)
+/* `vpsim ARGS` under mpirun with NP ranks, one of which stalls 90 s with a 2 s timeout: the job must end
+ * with exit status 1 long before the stall would (2 s of timeout, 1 s of grace, start-up, mpirun's
+ * clean-up). */
+static th_result stalled_job(int np, const char *args)
 {
     const double t0 = now_s();
-    /* Rank 1 sleeps 90 s before its 5th collective; the watchdog fires after 2 s without progress. */
-    th_result r = th_sh(MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu --backend mpi --iters 3 --warmup 1 "
-                               "--inject-fault stall:1:5:90 --timeout 2",
-                        bin());
+    th_result r = th_sh(MPIRUN " -np %d '%s' %s --timeout 2", np, bin(), args);
     const double took = now_s() - t0;
     cr_assert_eq(r.status, 1, "exit %d after %.1f s\n%s\n%s", r.status, took, r.out, r.err);
-    /* 2 s of timeout, 1 s of grace, start-up and mpirun's clean-up: far below the 90 s stall. */
     cr_assert_lt(took, 30.0, "the job took %.1f s: the watchdog did not end it", took);
-    for (int rank = 0; rank < 2; rank++) {
-        const char *line = line_of(r.err, rank);
-        cr_assert_not_null(line, "no watchdog line from rank %d:\n%s", rank, r.err);
-        assert_line_has(line, "run, backend mpi");
-        assert_line_has(line, "phase ");
-        assert_line_has(line, "op #");
-        assert_line_has(line, "(call 5)"); /* rank 1 stalls before call 5, rank 0 waits in it */
-        assert_line_has(line, "; last completed: ");
-        assert_line_has(line, "timeout 2 s");
+    return r;
+}
+
+/* Every rank printed its watchdog line, and each line says every one of `wants` (NULL-terminated). */
+static void assert_every_rank_says(const th_result *r, int np, const char *const *wants)
+{
+    for (int rank = 0; rank < np; rank++) {
+        const char *line = line_of(r->err, rank);
+        cr_assert_not_null(line, "no watchdog line from rank %d:\n%s", rank, r->err);
+        for (const char *const *w = wants; *w; w++)
+            assert_line_has(line, *w);
     }
+}
+
+Test(watchdog, a_stalled_rank_ends_a_cpu_run_with_exit_1_and_a_line_per_rank, .timeout = 120)
+{
+    /* Rank 1 sleeps 90 s before its 5th collective. */
+    th_result r = stalled_job(2, "run configs/tiny.yaml --device cpu --backend mpi --iters 3 --warmup 1 "
+                                 "--inject-fault stall:1:5:90");
+    /* Rank 1 stalls before call 5, rank 0 waits in it. */
+    const char *const wants[] = {"run, backend mpi", "phase ", "op #", "(call 5)", "; last completed: ",
+                                 "timeout 2 s", NULL};
+    assert_every_rank_says(&r, 2, wants);
     cr_assert(strstr(r.err, "--inject-fault stall") != NULL, "%s", r.err);
     th_free(&r);
 }
 
 Test(watchdog, a_stalled_rank_ends_a_cpu_benchmark_naming_the_size, .timeout = 120)
 {
-    const double t0 = now_s();
-    th_result r = th_sh(MPIRUN " -np 3 '%s' bench-allreduce --device cpu --backend mpi --sizes 16,1K,64K -n 10 -w 2 "
-                               "--inject-fault stall:2:30:90 --timeout 2",
-                        bin());
-    const double took = now_s() - t0;
-    cr_assert_eq(r.status, 1, "exit %d\n%s\n%s", r.status, r.out, r.err);
-    cr_assert_lt(took, 30.0, "took %.1f s", took);
-    for (int rank = 0; rank < 3; rank++) {
-        const char *line = line_of(r.err, rank);
-        cr_assert_not_null(line, "no watchdog line from rank %d:\n%s", rank, r.err);
-        assert_line_has(line, "bench-allreduce, backend mpi");
-        assert_line_has(line, "collective of 65536 B (call 30)"); /* 12 calls per size: 2 warm-up + 10 */
-        assert_line_has(line, "last completed: ");
-    }
+    th_result r = stalled_job(3, "bench-allreduce --device cpu --backend mpi --sizes 16,1K,64K -n 10 -w 2 "
+                                 "--inject-fault stall:2:30:90");
+    /* 12 calls per size (2 warm-up + 10): call 30 is the third size's. */
+    const char *const wants[] = {"bench-allreduce, backend mpi", "collective of 65536 B (call 30)",
+                                 "last completed: ", NULL};
+    assert_every_rank_says(&r, 3, wants);
     th_free(&r);
 }
 

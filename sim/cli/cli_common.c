@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "../config/cfg_schema.h"
+#include "../exec/exec.h"
 #include "../plan/plan_json.h"
 #include "../util/util.h"
 
@@ -21,6 +22,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n(see 'vpsim %s --help')\n", cmd);
     va_end(ap);
+    return VP_EXIT_USAGE;
+}
+
+int cli_check_fault_rank(const char *cmd, const exec_fault *f, const exec_dist *d)
+{
+    if (f->mode == EXEC_FAULT_NONE || f->rank < d->size)
+        return 0;
+    if (d->rank == 0)
+        cli_usage_error(cmd, "--inject-fault: rank %d does not exist in a job of %d rank(s)", f->rank, d->size);
     return VP_EXIT_USAGE;
 }
 

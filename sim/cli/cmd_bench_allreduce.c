@@ -388,12 +388,9 @@ int cmd_bench_allreduce(int argc, char **argv)
     exec_dist d;
     exec_dist_init(&d, &argc, &argv);
     a.c.quiet = d.rank != 0;
-    if (a.o.fault.mode != EXEC_FAULT_NONE && a.o.fault.rank >= d.size) {
-        if (d.rank == 0)
-            cli_usage_error("bench-allreduce", "--inject-fault: rank %d does not exist in a job of %d rank(s)",
-                            a.o.fault.rank, d.size);
+    if ((rc = cli_check_fault_rank("bench-allreduce", &a.o.fault, &d)) != 0) {
         exec_dist_finalize(&d);
-        return VP_EXIT_USAGE;
+        return rc;
     }
     int timeout = a.timeout >= 0 ? a.timeout : EXEC_WATCH_DEFAULT_S;
     cfg_scenario sc;

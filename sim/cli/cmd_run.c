@@ -236,12 +236,8 @@ int cmd_run(int argc, char **argv)
         }
     }
     const bool loaded = rc == 0;
-    if (rc == 0 && a.fault.mode != EXEC_FAULT_NONE && a.fault.rank >= d.size) {
-        if (d.rank == 0)
-            cli_usage_error("run", "--inject-fault: rank %d does not exist in a job of %d rank(s)", a.fault.rank,
-                            d.size);
-        rc = VP_EXIT_USAGE;
-    }
+    if (rc == 0)
+        rc = cli_check_fault_rank("run", &a.fault, &d);
     if (rc == 0 && a.corrupt_rank >= 0 && (!a.check || a.corrupt_rank >= d.size)) {
         if (d.rank == 0)
             cli_usage_error("run", "--debug-corrupt-rank %d: %s", a.corrupt_rank,

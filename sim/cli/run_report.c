@@ -177,16 +177,10 @@ static void class_sums(const plan *p, const double *op_us, int kind, double out_
 }
 
 /* The run's backend over the whole cycle, in the run's launch mode. */
-static void compare_cycle(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res,
-                          int backend, const report_result *measured)
+static void compare_cycle(cli_compare *cmp, const model_ctx *ctx, const exec_result *res, int backend,
+                          const report_result *measured)
 {
     if (backend < 0 || backend == CFG_BACKEND_MODEL)
-        return;
-    cfg_scenario as_run = *sc; /* shallow: only run.graph differs, and the model only reads */
-    as_run.run.graph = res->graph;
-    char why[256];
-    model_ctx *ctx = model_prepare(&as_run, p, why, sizeof(why));
-    if (!ctx)
         return;
     report_result r;
     memset(&r, 0, sizeof(r));
@@ -203,20 +197,23 @@ static void compare_cycle(cli_compare *cmp, const cfg_scenario *sc, const plan *
         snprintf(cmp->allreduce_method, sizeof(cmp->allreduce_method), "%s", r.allreduce_method);
     }
     report_result_free(&r);
-    model_free(ctx);
 }
 
 int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res, int backend,
                     const report_result *measured_result)
 {
     memset(cmp, 0, sizeof(*cmp));
-    compare_cycle(cmp, sc, p, res, backend, measured_result);
+    /* The model in the run's launch mode: shallow copy, only run.graph differs (per-op durations, the
+     * compute comparison below, do not depend on it). */
+    cfg_scenario as_run = *sc;
+    as_run.run.graph = res->graph;
     char why[256];
-    model_ctx *ctx = model_prepare(sc, p, why, sizeof(why));
+    model_ctx *ctx = model_prepare(&as_run, p, why, sizeof(why));
     if (!ctx) {
         snprintf(cmp->note, sizeof(cmp->note), "no model comparison: %s", why);
         return -1;
     }
+    compare_cycle(cmp, ctx, res, backend, measured_result);
     report_result r;
     memset(&r, 0, sizeof(r));
     /* Compute only: the collectives of the measurement are compared separately (allreduce_us). */

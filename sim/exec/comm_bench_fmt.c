@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 double comm_busbw(double algbw_gbps, int ranks)
 {
     return ranks > 0 ? algbw_gbps * 2.0 * (ranks - 1) / ranks : 0.0;

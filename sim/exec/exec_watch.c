@@ -8,8 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+/* What a rank is doing: a step (by slot, see below) and, within it, an op or collective. Small, because
+ * eager timing loops copy one per op. */
 typedef struct activity {
-    char step[112];
+    int step;        /* slot in watch.steps, -1 none */
     int op;          /* flat op index, -1 none */
     long long bytes; /* collective payload, -1 none */
     long long call;  /* collective call number, -1 none */
@@ -25,11 +27,14 @@ typedef struct watch {
     char command[32];
     char backend[48];
     const plan *plan;
+    /* Step labels in two slots: `now` names one, `prev` the same or the other, so a new step writes the
+     * slot `now` leaves and no label is copied per op. */
+    char steps[2][112];
     activity now, prev;
 } watch;
 
-static watch g_watch = {.mu = PTHREAD_MUTEX_INITIALIZER, .now = {.op = -1, .bytes = -1, .call = -1},
-                        .prev = {.op = -1, .bytes = -1, .call = -1}};
+static watch g_watch = {.mu = PTHREAD_MUTEX_INITIALIZER, .now = {.step = -1, .op = -1, .bytes = -1, .call = -1},
+                        .prev = {.step = -1, .op = -1, .bytes = -1, .call = -1}};
 
 static double mono_s(void)
 {
@@ -64,10 +69,12 @@ void exec_watch_step(const char *fmt, ...)
 {
     pthread_mutex_lock(&g_watch.mu);
     shift();
+    const int slot = g_watch.now.step == 0 ? 1 : 0;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_watch.now.step, sizeof(g_watch.now.step), fmt, ap);
+    vsnprintf(g_watch.steps[slot], sizeof(g_watch.steps[slot]), fmt, ap);
     va_end(ap);
+    g_watch.now.step = slot;
     g_watch.now.op = -1;
     g_watch.now.bytes = -1;
     g_watch.now.call = -1;
@@ -87,11 +94,11 @@ void exec_watch_op(int flat, long long bytes, long long call)
 /* Caller holds the mutex. */
 static void describe_activity(char *buf, size_t len, const activity *a)
 {
-    if (!a->step[0] && a->op < 0 && a->bytes < 0) {
+    if (a->step < 0 && a->op < 0 && a->bytes < 0) {
         snprintf(buf, len, "nothing yet");
         return;
     }
-    size_t n = (size_t)snprintf(buf, len, "%s", a->step[0] ? a->step : "(no step)");
+    size_t n = (size_t)snprintf(buf, len, "%s", a->step >= 0 ? g_watch.steps[a->step] : "(no step)");
     const plan *p = g_watch.plan;
     if (a->op >= 0 && p && n < len) {
         int flat = a->op;

@@ -59,6 +59,9 @@ typedef struct model_coll {
 void model_collective(const cfg_system *sys, cfg_backend be, plan_op_kind kind, double bytes, int ranks,
                       model_terms *terms, model_coll *out);
 
+/* Host-staged collectives (mpi) cannot live in a CUDA graph or run ahead of the GPU: the host waits for
+ * the GPU, runs the collective, and (in graph mode) launches the next piece of the graph. */
+bool model_backend_host_staged(cfg_backend be);
 /* Host time to launch one collective of backend `be` eagerly (launch.eager_collective_us for NCCL's
  * host-planned calls, launch.eager_us for a single custom kernel). */
 double model_collective_launch_us(const cfg_system *sys, cfg_backend be);

@@ -394,6 +394,8 @@ void model_collective(const cfg_system *s, cfg_backend be, plan_op_kind kind, do
              t->n_bytes == 1 ? "" : "s", f);
 }
 
+bool model_backend_host_staged(cfg_backend be) { return be == CFG_BACKEND_MPI; }
+
 double model_collective_launch_us(const cfg_system *s, cfg_backend be)
 {
     /* NCCL plans every call on the host (group, algorithm choice, work upload) before its kernel
@@ -412,7 +414,7 @@ void model_bench_call(const cfg_system *s, cfg_backend be, double bytes, int ran
      * identical calls: a graph pays one node gap per call; eager launches run ahead of the GPU, so a
      * call costs the GPU's gap plus its time unless the host's launch is longer; a host-staged
      * collective waits for the GPU and cannot be captured, so it costs its own time. */
-    if (be == CFG_BACKEND_MPI) {
+    if (model_backend_host_staged(be)) {
         snprintf(how, sizeof(how), "; host-staged, eager");
     } else if (graph) {
         out->us = t + s->launch.graph_node_us;

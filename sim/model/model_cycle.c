@@ -180,9 +180,6 @@ void model_free(model_ctx *ctx)
     free(ctx);
 }
 
-/* Host-staged collectives cannot live in a CUDA graph or run ahead of the GPU: the host waits for the
- * GPU, runs the collective, and (in graph mode) launches the next piece of the graph. */
-static bool host_staged(cfg_backend be) { return be == CFG_BACKEND_MPI; }
 
 typedef struct launch_costs {
     double eager, eager_coll, eager_gap, graph_node, graph_launch;
@@ -215,7 +212,7 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, report_resu
         r->op_us = util_xcalloc((size_t)ctx->n_ops + 1, sizeof(double));
         r->n_op_us = ctx->n_ops;
     }
-    const bool graph = ctx->graph, staged = host_staged(be);
+    const bool graph = ctx->graph, staged = model_backend_host_staged(be);
     const launch_costs L = {s->launch.eager_us, model_collective_launch_us(s, be), s->launch.eager_gap_us,
                                 s->launch.graph_node_us, s->launch.graph_launch_us};
     double verify_ar_sum = 0.0, verify_ag_sum = 0.0;

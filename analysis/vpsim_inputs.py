@@ -8,7 +8,7 @@ Formats (their producers are the reference):
   vpsim.results/1        `vpsim model --format json`, `vpsim run --out` (sim/report/report_results.c,
                          sim/cli/run_report.c adds measured / environment / model_comparison / command_line)
   sweep CSV              `vpsim sweep --out` (sim/cli/cmd_sweep.c): varied keys, then the results columns
-  vpsim.bench_allreduce/1  `vpsim bench-allreduce --format json` (sim/exec/comm_bench_fmt.c)
+  vpsim.bench_allreduce/1  `vpsim bench-allreduce --format json` (sim/exec/exec_bench_fmt.c)
   vpsim.plan/1           `vpsim plan --format json` (README "Plan JSON")
 """
 

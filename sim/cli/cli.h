@@ -66,8 +66,8 @@ int cli_parse_enum(const char *cmd, const char *opt, const char *arg, const char
 
 /* --inject-fault names a rank of this job: 0, else VP_EXIT_USAGE (said by rank 0). Call on every rank. */
 struct exec_fault;
-struct exec_dist;
-int cli_check_fault_rank(const char *cmd, const struct exec_fault *f, const struct exec_dist *d);
+struct dist_job;
+int cli_check_fault_rank(const char *cmd, const struct exec_fault *f, const struct dist_job *d);
 
 /* Print "vpsim CMD: message" plus a hint to use --help, return VP_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

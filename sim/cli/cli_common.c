@@ -25,7 +25,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     return VP_EXIT_USAGE;
 }
 
-int cli_check_fault_rank(const char *cmd, const exec_fault *f, const exec_dist *d)
+int cli_check_fault_rank(const char *cmd, const exec_fault *f, const dist_job *d)
 {
     if (f->mode == EXEC_FAULT_NONE || f->rank < d->size)
         return 0;

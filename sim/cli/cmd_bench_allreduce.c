@@ -4,8 +4,8 @@
 #include "cli.h"
 
 #include "../config/cfg_schema.h"
-#include "../exec/comm_bench.h"
-#include "../exec/comm_policy.h"
+#include "../exec/exec_bench.h"
+#include "../config/cfg_policy.h"
 #include "../exec/exec.h"
 #include "../exec/exec_watch.h"
 #include "../model/model.h"
@@ -83,7 +83,7 @@ enum {
 
 typedef struct bench_args {
     cli_common c;
-    comm_bench_opts o;
+    exec_bench_opts o;
     bool explicit_backends;
     long long min, max, factor;
     int timeout; /* -1: the scenario's run.timeout, else the default */
@@ -94,29 +94,29 @@ typedef struct bench_args {
 
 static int parse_size_arg(const char *opt, const char *arg, long long *out)
 {
-    if (comm_parse_bytes(arg, out) || *out < 1)
+    if (cfg_parse_bytes(arg, out) || *out < 1)
         return cli_usage_error("bench-allreduce", "%s '%s': expected a size in bytes, optionally with K, M or G", opt,
                                arg);
     return 0;
 }
 
-static int parse_backends(const char *arg, comm_bench_opts *o)
+static int parse_backends(const char *arg, exec_bench_opts *o)
 {
     char list[160] = "", buf[256];
     for (int b = 0; b < CFG_BACKEND_COUNT; b++)
-        if (comm_policy_backend_ok(b))
+        if (cfg_policy_backend_ok(b))
             snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s, ", cfg_backend_names[b]);
     snprintf(buf, sizeof(buf), "%s", arg);
     o->n_backends = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "all")) {
             for (int b = 0; b < CFG_BACKEND_COUNT && o->n_backends < CFG_BACKEND_COUNT; b++)
-                if (comm_policy_backend_ok(b))
+                if (cfg_policy_backend_ok(b))
                     o->backends[o->n_backends++] = b;
             continue;
         }
         int b = cfg_enum_index(cfg_backend_names, t);
-        if (!comm_policy_backend_ok(b))
+        if (!cfg_policy_backend_ok(b))
             return cli_usage_error("bench-allreduce", "--backend '%s': valid choices: %sall", t, list);
         bool dup = false;
         for (int i = 0; i < o->n_backends; i++)
@@ -129,7 +129,7 @@ static int parse_backends(const char *arg, comm_bench_opts *o)
     return 0;
 }
 
-static int parse_sizes(const char *arg, size_t elem, comm_bench_opts *o)
+static int parse_sizes(const char *arg, size_t elem, exec_bench_opts *o)
 {
     char buf[1024];
     snprintf(buf, sizeof(buf), "%s", arg);
@@ -141,7 +141,7 @@ static int parse_sizes(const char *arg, size_t elem, comm_bench_opts *o)
         v = v / (long long)elem * (long long)elem;
         if (v < 1)
             return cli_usage_error("bench-allreduce", "--sizes: %s is smaller than one %zu-byte element", t, elem);
-        o->n_sizes = comm_bench_add_size(o->sizes, o->n_sizes, COMM_BENCH_MAX_SIZES - 16, v);
+        o->n_sizes = exec_bench_add_size(o->sizes, o->n_sizes, EXEC_BENCH_MAX_SIZES - 16, v);
     }
     if (!o->n_sizes)
         return cli_usage_error("bench-allreduce", "--sizes '%s': no size given", arg);
@@ -224,7 +224,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
         }
         case OPT_POLICY: {
             char why[256];
-            if (comm_policy_parse(optarg, &a->o.policy, why, sizeof(why)))
+            if (cfg_policy_parse(optarg, &a->o.policy, why, sizeof(why)))
                 return cli_usage_error("bench-allreduce", "--policy: %s", why);
             a->o.with_policy = true;
             break;
@@ -268,7 +268,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
     }
     if (a->sizes)
         return parse_sizes(a->sizes, dev->elem_bytes, &a->o);
-    int n = comm_bench_sizes(a->min, a->max, a->factor, dev->elem_bytes, a->o.sizes, COMM_BENCH_MAX_SIZES - 16, why,
+    int n = exec_bench_sizes(a->min, a->max, a->factor, dev->elem_bytes, a->o.sizes, EXEC_BENCH_MAX_SIZES - 16, why,
                              sizeof(why));
     if (n < 0)
         return cli_usage_error("bench-allreduce", "%s", why);
@@ -277,7 +277,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
 }
 
 /* The verify pass's allreduce payloads (element counts; the decode phase without speculation). */
-static void verify_counts(const plan *p, comm_bench_opts *o, size_t elem)
+static void verify_counts(const plan *p, exec_bench_opts *o, size_t elem)
 {
     for (int ph = 0; ph < p->n_phases; ph++) {
         if (p->phases[ph].kind != PLAN_PHASE_VERIFY && p->phases[ph].kind != PLAN_PHASE_DECODE)
@@ -292,14 +292,14 @@ static void verify_counts(const plan *p, comm_bench_opts *o, size_t elem)
             if (dup || o->n_verify == (int)(sizeof(o->verify_counts) / sizeof(o->verify_counts[0])))
                 continue;
             o->verify_counts[o->n_verify++] = op->count;
-            o->n_sizes = comm_bench_add_size(o->sizes, o->n_sizes, COMM_BENCH_MAX_SIZES, op->count * (long long)elem);
+            o->n_sizes = exec_bench_add_size(o->sizes, o->n_sizes, EXEC_BENCH_MAX_SIZES, op->count * (long long)elem);
         }
     }
 }
 
 /* Model every row of `r` on the scenario's system: the per-call time of back-to-back calls at the
  * result's rank count, graph or eager as each backend was timed. */
-static void attach_model(comm_bench_result *r, const cfg_scenario *sc)
+static void attach_model(exec_bench_result *r, const cfg_scenario *sc)
 {
     const cfg_system *sys = &sc->system;
     snprintf(r->model_system, sizeof(r->model_system), "%s", sys->name);
@@ -307,7 +307,7 @@ static void attach_model(comm_bench_result *r, const cfg_scenario *sc)
              sc->system_path ? sc->system_path : "?", cfg_p2p_names[sys->topology.p2p],
              sys->measured.use ? "used where they apply" : "off (formulas only)", r->ranks);
     for (int k = 0; k < r->n_backends; k++) {
-        comm_bench_backend *b = &r->backends[k];
+        exec_bench_backend *b = &r->backends[k];
         b->model_method[0] = '\0';
         if (!b->ran || b->backend < 0) {
             snprintf(b->model_method, sizeof(b->model_method), "%s", b->ran ? "a per-size policy: not modelled" : "");
@@ -331,17 +331,17 @@ static void attach_model(comm_bench_result *r, const cfg_scenario *sc)
     }
 }
 
-static int emit(const bench_args *a, const comm_bench_result *res, int argc, char **argv)
+static int emit(const bench_args *a, const exec_bench_result *res, int argc, char **argv)
 {
     util_buf text = {0};
     util_json j;
     if (a->c.format == CLI_FMT_JSON) {
         util_json_init(&j, true);
-        comm_bench_json(&j, res, argc, argv);
+        exec_bench_json(&j, res, argc, argv);
         util_buf_printf(&j.out, "\n");
         text = j.out;
     } else {
-        comm_bench_table(&text, res);
+        exec_bench_table(&text, res);
     }
     int rc = cli_emit(&a->c, text.s ? text.s : "", text.len);
     util_buf_free(&text);
@@ -351,9 +351,9 @@ static int emit(const bench_args *a, const comm_bench_result *res, int argc, cha
 /* --from: no MPI, no device; the saved result compared with the model. */
 static int compare_saved(bench_args *a, int argc, char **argv)
 {
-    comm_bench_result res;
+    exec_bench_result res;
     char err[1024];
-    if (comm_bench_load(a->from, &res, err, sizeof(err))) {
+    if (exec_bench_load(a->from, &res, err, sizeof(err))) {
         fprintf(stderr, "vpsim bench-allreduce: --from: %s\n", err);
         return VP_EXIT_USAGE;
     }
@@ -371,7 +371,7 @@ static int compare_saved(bench_args *a, int argc, char **argv)
             rc = cli_usage_error("bench-allreduce", "--from needs a scenario or the default one (not --plan alone)");
         }
     }
-    comm_bench_result_free(&res);
+    exec_bench_result_free(&res);
     return rc;
 }
 
@@ -385,11 +385,11 @@ int cmd_bench_allreduce(int argc, char **argv)
         return rc;
     if (a.from)
         return compare_saved(&a, argc, argv);
-    exec_dist d;
-    exec_dist_init(&d, &argc, &argv);
+    dist_job d;
+    dist_init(&d, &argc, &argv);
     a.c.quiet = d.rank != 0;
     if ((rc = cli_check_fault_rank("bench-allreduce", &a.o.fault, &d)) != 0) {
-        exec_dist_finalize(&d);
+        dist_finalize(&d);
         return rc;
     }
     int timeout = a.timeout >= 0 ? a.timeout : EXEC_WATCH_DEFAULT_S;
@@ -400,7 +400,7 @@ int cmd_bench_allreduce(int argc, char **argv)
         plan p;
         rc = cli_load(&a.c, &sc, &have_sc, &p);
         if (rc) {
-            exec_dist_finalize(&d);
+            dist_finalize(&d);
             return rc;
         }
         /* Only a scenario the user named adds its verify payloads to the sweep. */
@@ -412,8 +412,8 @@ int cmd_bench_allreduce(int argc, char **argv)
             timeout = sc.run.timeout;
     }
     exec_watch_start(&d, "bench-allreduce", timeout);
-    comm_bench_result res;
-    rc = comm_bench_run(&d, &a.o, &res);
+    exec_bench_result res;
+    rc = exec_bench_run(&d, &a.o, &res);
     exec_watch_step("reporting the results");
     if (rc == 0) {
         int unsupported = 0;
@@ -432,12 +432,12 @@ int cmd_bench_allreduce(int argc, char **argv)
         }
         if (rc == 0 && (res.wrong_total || (unsupported && a.explicit_backends)))
             rc = VP_EXIT_FAIL;
-        comm_bench_result_free(&res);
+        exec_bench_result_free(&res);
     }
     if (have_sc)
         cfg_scenario_free(&sc);
     exec_watch_step("MPI_Finalize (waiting for every rank)");
-    exec_dist_finalize(&d);
+    dist_finalize(&d);
     exec_watch_stop();
     return rc;
 }

@@ -1,7 +1,7 @@
 /* vpsim run: replay one decode cycle per rank under MPI and report the measured breakdown. */
 #include "cli.h"
 
-#include "../exec/comm_policy.h"
+#include "../config/cfg_policy.h"
 #include "../exec/exec.h"
 #include "../exec/exec_watch.h"
 #include "../report/report.h"
@@ -169,9 +169,9 @@ static int parse_run_args(int argc, char **argv, run_args *a)
             break;
         }
         case OPT_POLICY: {
-            comm_policy pol;
+            cfg_policy pol;
             char why[400];
-            if (comm_policy_parse(optarg, &pol, why, sizeof(why)))
+            if (cfg_policy_parse(optarg, &pol, why, sizeof(why)))
                 return cli_usage_error("run", "--allreduce-policy '%s': %s", optarg, why);
             a->policy = optarg;
             break;
@@ -212,8 +212,8 @@ int cmd_run(int argc, char **argv)
     if (rc)
         return rc;
 
-    exec_dist d;
-    exec_dist_init(&d, &argc, &argv);
+    dist_job d;
+    dist_init(&d, &argc, &argv);
     a.c.quiet = d.rank != 0;
     cfg_scenario sc;
     bool have_sc = false;
@@ -251,7 +251,7 @@ int cmd_run(int argc, char **argv)
             if (have_sc)
                 cfg_scenario_free(&sc);
         }
-        exec_dist_finalize(&d);
+        dist_finalize(&d);
         return rc;
     }
     exec_watch_start(&d, "run", a.timeout >= 0 ? a.timeout : (have_sc ? sc.run.timeout : EXEC_WATCH_DEFAULT_S));
@@ -275,10 +275,10 @@ int cmd_run(int argc, char **argv)
     const char *policy_text = a.policy;
     if (!policy_text && a.backend < 0 && have_sc && sc.run.allreduce_policy && sc.run.allreduce_policy[0])
         policy_text = sc.run.allreduce_policy;
-    comm_policy policy;
+    cfg_policy policy;
     if (policy_text) {
         char why[400];
-        if (comm_policy_parse(policy_text, &policy, why, sizeof(why)) == 0)
+        if (cfg_policy_parse(policy_text, &policy, why, sizeof(why)) == 0)
             opt.allreduce_policy = &policy;
     }
     double *modelled = NULL;
@@ -288,7 +288,7 @@ int cmd_run(int argc, char **argv)
             plan_free(&p);
             if (have_sc)
                 cfg_scenario_free(&sc);
-            exec_dist_finalize(&d);
+            dist_finalize(&d);
             exec_watch_stop();
             return rc;
         }
@@ -343,7 +343,7 @@ int cmd_run(int argc, char **argv)
     if (have_sc)
         cfg_scenario_free(&sc);
     exec_watch_step("MPI_Finalize (waiting for every rank)");
-    exec_dist_finalize(&d);
+    dist_finalize(&d);
     exec_watch_stop();
     return rc;
 }

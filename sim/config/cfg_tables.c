@@ -2,7 +2,7 @@
  * these (`vpsim config-reference`), so `doc`, `unit` and `def` are the user-facing documentation. */
 #include "cfg.h"
 
-#include "../exec/comm_policy.h"
+#include "cfg_policy.h"
 
 #include <float.h>
 #include <stddef.h>
@@ -164,7 +164,7 @@ static const cfg_field run_fields[] = {
     {.key = "backend", .type = CFG_T_ENUM, .offset = RN(backend), .def = "nccl", .choices = cfg_backend_names,
      .doc = "collective backend for `vpsim run`"},
     {.key = "allreduce_policy", .type = CFG_T_STRING, .offset = RN(allreduce_policy), .def = "''",
-     .check = comm_policy_check, .unit = "bytes",
+     .check = cfg_policy_check, .unit = "bytes",
      .doc = "per-size allreduce backend for `vpsim run`, first match wins, e.g. `oneshot<=256K,twoshot<=8M,nccl` "
             "(K/M = KiB/MiB of payload per rank); empty = `backend` for every collective"},
     {.key = "device", .type = CFG_T_ENUM, .offset = RN(device), .def = "cuda", .choices = cfg_device_names,

@@ -148,7 +148,7 @@ static int cpu_prepare(exec_ctx *x)
             size_t sc = op_scratch_elems(op);
             scratch = sc > scratch ? sc : scratch;
         }
-    total += (2 * scratch + 2 * (size_t)x->max_comm_elems) * sizeof(float);
+    total += (2 * scratch + 2 * (size_t)x->cc.max_comm_elems) * sizeof(float);
     if (x->opt->max_host_bytes && total > x->opt->max_host_bytes) {
         char a[32], b[32];
         snprintf(x->why, sizeof(x->why),
@@ -177,7 +177,7 @@ static int cpu_prepare(exec_ctx *x)
     s->x = util_xcalloc(scratch, sizeof(float));
     s->y = util_xcalloc(scratch, sizeof(float));
     fill_random(s->x, scratch, (unsigned)x->opt->seed);
-    size_t comm = x->max_comm_elems > 0 ? (size_t)x->max_comm_elems : 1;
+    size_t comm = x->cc.max_comm_elems > 0 ? (size_t)x->cc.max_comm_elems : 1;
     s->send = util_xcalloc(comm, sizeof(float));
     s->recv = util_xcalloc(comm, sizeof(float));
     return 0;

@@ -8,7 +8,7 @@
  * stand-in misses is the dequantisation arithmetic (small next to the DRAM traffic at m <= 32) and
  * any difference in the tuned kernels' efficiency. README "Replay fidelity" states the error. */
 #include "exec.h"
-#include "exec_cuda.h"
+#include "../dist/dist_cuda.h"
 
 #include "../../kernels/vp_kernels.h"
 #include "../util/util.h"
@@ -24,7 +24,7 @@
     do {                                                                                                                \
         cublasStatus_t vp_s_ = (call);                                                                                  \
         if (vp_s_ != CUBLAS_STATUS_SUCCESS)                                                                             \
-            exec_dist_fail(__FILE__, __LINE__, #call, cublasGetStatusString(vp_s_));                                    \
+            dist_fail(__FILE__, __LINE__, #call, cublasGetStatusString(vp_s_));                                    \
     } while (0)
 
 #define CUBLAS_WORKSPACE_BYTES (32u << 20)
@@ -220,7 +220,7 @@ static int cuda_prepare(exec_ctx *x)
                 attn_ws = w > attn_ws ? w : attn_ws;
             }
         }
-    size_t comm = (size_t)(x->max_comm_elems > 0 ? x->max_comm_elems : 1) * 2;
+    size_t comm = (size_t)(x->cc.max_comm_elems > 0 ? x->cc.max_comm_elems : 1) * 2;
     size_t need = arena + 2 * scratch * 2 + attn_ws + norm_n * 2 + 2 * comm + (size_t)max_rows * 4 + (64u << 20);
     size_t free_b = 0, total_b = 0;
     VP_CUDA(cudaMemGetInfo(&free_b, &total_b));

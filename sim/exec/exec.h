@@ -1,15 +1,17 @@
 /* exec: replaying a plan on a device, one MPI rank per device, with a communication backend.
  *
  * The executor core (exec_core.c) walks the plan and drives two tables of function pointers: a device
- * (CUDA or CPU: buffers, compute ops, streams, timers, graphs) and a comm backend (NCCL, MPI, none,
- * model: allreduce and all-gather on device buffers). Which devices and backends exist in this build
- * is decided in exec_registry.c alone, so no CUDA or MPI conditional leaks into the logic. */
+ * (CUDA or CPU: buffers, compute ops, streams, timers, graphs) and a comm backend (sim/comm/comm.h).
+ * The backend sees only the comm_ctx embedded here (exec_comm.c binds the device's services to it).
+ * Which devices exist in this build is decided in exec_registry.c alone, which backends in
+ * comm_registry.c, so no CUDA or MPI conditional leaks into the logic. */
 #ifndef VPSIM_EXEC_H
 #define VPSIM_EXEC_H
 
 #include "../config/cfg.h"
 #include "../plan/plan.h"
-#include "exec_dist.h"
+#include "../comm/comm.h"
+#include "../dist/dist.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,8 +41,8 @@ typedef struct exec_options {
     int seed;
     bool progress;           /* progress line on stderr (rank 0, terminal only) */
     size_t max_host_bytes;   /* CPU device: refuse plans needing more memory per rank */
-    /* Per-size choice of allreduce backend (comm_policy.h); NULL = `backend` for every collective. */
-    const struct comm_policy *allreduce_policy;
+    /* Per-size choice of allreduce backend (cfg_policy.h); NULL = `backend` for every collective. */
+    const struct cfg_policy *allreduce_policy;
     /* Backend model: modelled duration of every op in flat plan order (only collectives are read). */
     const double *collective_us;
     exec_fault fault;
@@ -50,7 +52,7 @@ typedef struct exec_ctx exec_ctx;
 
 enum { EXEC_GRAPH_TIMED, EXEC_GRAPH_INSTRUMENTED, EXEC_GRAPH_SLOTS };
 
-/* A device: owns memory, streams, timers. Every function aborts the job through exec_dist_fail on
+/* A device: owns memory, streams, timers. Every function aborts the job through dist_fail on
  * an API error, so callers need no error paths for device faults. */
 typedef struct exec_device {
     const char *name;
@@ -95,40 +97,19 @@ typedef struct exec_device {
     void (*describe)(exec_ctx *x, bool after);
 } exec_device;
 
-/* A comm backend. allreduce: sum of `count` elements of x->dev->elem_bytes, send -> recv.
- * allgather: `count` elements per rank, send -> recv (count * ranks). */
-typedef struct comm_backend {
-    const char *name;
-    bool graph_safe;    /* can be captured in a CUDA graph */
-    bool moves_no_data; /* collectives skipped or replaced by delays (none, model): nothing to --check */
-    /* 0 when usable on this device and job; else -1 with a reason in why. */
-    int (*supported)(exec_ctx *x, char *why, size_t len);
-    void (*init)(exec_ctx *x);
-    void (*fini)(exec_ctx *x);
-    void (*allreduce)(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count);
-    void (*allgather)(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count);
-    /* Versions and settings for the results' environment block. */
-    void (*describe)(exec_ctx *x);
-} comm_backend;
-
-#define EXEC_ENV_MAX 48
-typedef struct exec_env_item {
-    char key[48];
-    char value[160];
-} exec_env_item;
-
 struct exec_ctx {
     const exec_options *opt;
     const plan *plan;
-    exec_dist dist;
+    dist_job dist;
     const exec_device *dev;
     const comm_backend *comm;
-    void *dev_state;  /* the device's private state */
-    void *comm_state; /* the backend's private state */
-    long long max_comm_elems; /* largest collective (all-gather counted whole) */
+    comm_ctx cc;       /* what the backend sees: exec_comm_bind fills it; cc.max_comm_elems is the
+                          largest collective (all-gather counted whole), which devices size buffers by */
+    comm_device cdev;  /* this device's services to the backend (thunks in exec_comm.c) */
+    void *dev_state;   /* the device's private state */
     long long calls;          /* collective calls made through exec_collective (faults count these) */
     char why[512];
-    exec_env_item env[EXEC_ENV_MAX];
+    util_env_item env[UTIL_ENV_MAX];
     int n_env;
 };
 
@@ -138,12 +119,14 @@ void exec_env_set(exec_ctx *x, const char *key, const char *fmt, ...) __attribut
 /* Every collective of a run or a benchmark goes through here: counts the call, injects the requested
  * fault, tells the watchdog, then calls the backend (allreduce or all-gather by op->kind). */
 void exec_collective(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count);
+/* Point x->cc at this context's dist, device services, options and environment block (before the
+ * backend's supported()). */
+void exec_comm_bind(exec_ctx *x);
 /* Release the device's graphs, then the backend (a graph may hold the backend's resources). */
 void exec_comm_fini(exec_ctx *x);
 
 /* Registry (exec_registry.c). NULL with a reason when not available in this build. */
 const exec_device *exec_find_device(int cfg_device, char *why, size_t len);
-const comm_backend *exec_find_backend(int cfg_backend, char *why, size_t len);
 
 /* Measured results of a replay, identical on every rank after exec_run. */
 typedef struct exec_stats {
@@ -166,13 +149,13 @@ typedef struct exec_result {
     double *op_dur_us;   /* per rank per op, same pass */
     long long check_failures;
     char check_message[512];
-    exec_env_item env[EXEC_ENV_MAX];
+    util_env_item env[UTIL_ENV_MAX];
     int n_env;
 } exec_result;
 
 /* Replay the plan. Collective: every rank calls it. Returns 0, 1 on wrong results (check), 2 when
  * the request cannot run here (message on stderr from rank 0). */
-int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *out);
+int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *out);
 void exec_result_free(exec_result *r);
 
 /* Index of (phase, op) in the flattened op order. */

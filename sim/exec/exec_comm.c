@@ -7,6 +7,7 @@
 #include "../config/cfg_schema.h"
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -56,9 +57,61 @@ void exec_collective(exec_ctx *x, const plan_op *op, int flat, const void *send,
     if (f->mode != EXEC_FAULT_NONE && x->dist.rank == f->rank && x->calls == f->call)
         inject(x, f);
     if (op->kind == PLAN_OP_ALLGATHER)
-        x->comm->allgather(x, op, flat, send, recv, count);
+        x->comm->allgather(&x->cc, op, flat, send, recv, count);
     else
-        x->comm->allreduce(x, op, flat, send, recv, count);
+        x->comm->allreduce(&x->cc, op, flat, send, recv, count);
+}
+
+/* The device's services as the backend calls them: back from the embedded comm_ctx to its exec_ctx. */
+static exec_ctx *owner(comm_ctx *c) { return (exec_ctx *)((char *)c - offsetof(exec_ctx, cc)); }
+static void *svc_stream(comm_ctx *c, int which)
+{
+    exec_ctx *x = owner(c);
+    return x->dev->stream(x, which);
+}
+static void *svc_send(comm_ctx *c)
+{
+    exec_ctx *x = owner(c);
+    return x->dev->comm_send(x);
+}
+static void *svc_recv(comm_ctx *c)
+{
+    exec_ctx *x = owner(c);
+    return x->dev->comm_recv(x);
+}
+static void svc_to_host(comm_ctx *c, float *dst, const void *src, long long n)
+{
+    exec_ctx *x = owner(c);
+    x->dev->to_host_float(x, dst, src, n);
+}
+static void svc_from_host(comm_ctx *c, void *dst, const float *src, long long n)
+{
+    exec_ctx *x = owner(c);
+    x->dev->from_host_float(x, dst, src, n);
+}
+static void svc_delay(comm_ctx *c, double ns)
+{
+    exec_ctx *x = owner(c);
+    x->dev->delay(x, ns);
+}
+
+void exec_comm_bind(exec_ctx *x)
+{
+    x->cdev = (comm_device){
+        .name = x->dev->name,
+        .elem_bytes = x->dev->elem_bytes,
+        .stream = svc_stream,
+        .comm_send = svc_send,
+        .comm_recv = svc_recv,
+        .to_host_float = svc_to_host,
+        .from_host_float = svc_from_host,
+        .delay = svc_delay,
+    };
+    x->cc.dist = x->dist;
+    x->cc.dev = &x->cdev;
+    x->cc.collective_us = x->opt ? x->opt->collective_us : NULL;
+    x->cc.env = x->env;
+    x->cc.n_env = &x->n_env;
 }
 
 /* NCCL's ncclCommDestroy waits until every CUDA graph that captured one of the communicator's
@@ -70,5 +123,5 @@ void exec_comm_fini(exec_ctx *x)
     exec_watch_step("finishing backend %s", x->comm->name);
     if (x->dev->graphs_release)
         x->dev->graphs_release(x);
-    x->comm->fini(x);
+    x->comm->fini(&x->cc);
 }

@@ -2,7 +2,7 @@
  * passes, then time whole cycles (as a CUDA graph where the device and backend allow it). */
 #include "exec.h"
 
-#include "comm_select.h"
+#include "../comm/comm_select.h"
 #include "exec_watch.h"
 
 #include "../util/util.h"
@@ -16,18 +16,9 @@
 
 void exec_env_set(exec_ctx *x, const char *key, const char *fmt, ...)
 {
-    int slot = 0;
-    while (slot < x->n_env && strcmp(x->env[slot].key, key) != 0)
-        slot++;
-    if (slot == x->n_env) {
-        if (x->n_env == EXEC_ENV_MAX)
-            return;
-        x->n_env++;
-    }
-    snprintf(x->env[slot].key, sizeof(x->env[slot].key), "%s", key);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(x->env[slot].value, sizeof(x->env[slot].value), fmt, ap);
+    util_env_vset(x->env, &x->n_env, key, fmt, ap);
     va_end(ap);
 }
 
@@ -144,7 +135,7 @@ static long long check_collectives(exec_ctx *x, char *msg, size_t msg_len)
                 x->dev->poison(x, recv, 1); /* proves --check can fail (tests) */
             long long bad = x->dev->check(x, recv, out_n, salt, gather);
             double flag = bad >= 0 ? 1.0 : 0.0;
-            exec_dist_sum_doubles(&flag, 1);
+            dist_sum_doubles(&flag, 1);
             if (bad >= 0 && failures == 0 && msg[0] == '\0')
                 snprintf(msg, msg_len, "%s '%s' (phase %s, op %d) wrong on rank %d: first bad index %lld of %lld",
                          plan_op_kind_names[op->kind], op->name, p->phases[ph].name, i, x->dist.rank, bad, out_n);
@@ -154,18 +145,7 @@ static long long check_collectives(exec_ctx *x, char *msg, size_t msg_len)
     return failures;
 }
 
-static int agree_or_fail(exec_ctx *x, int rc)
-{
-    /* A rank that cannot go on must not leave the others waiting in a collective. */
-    if (!exec_dist_all(rc == 0)) {
-        if (rc != 0)
-            fprintf(stderr, "vpsim[rank %d@%s]: %s\n", x->dist.rank, x->dist.host, x->why);
-        return -1;
-    }
-    return 0;
-}
-
-int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *out)
+int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *out)
 {
     memset(out, 0, sizeof(*out));
     exec_ctx x = {.opt = opt, .plan = p, .dist = *d};
@@ -173,7 +153,7 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
     x.dev = exec_find_device(opt->device, why, sizeof(why));
     if (x.dev)
         x.comm = opt->allreduce_policy ? comm_select_configure(opt->allreduce_policy, -1)
-                                       : exec_find_backend(opt->backend, why, sizeof(why));
+                                       : comm_find_backend(opt->backend, why, sizeof(why));
     if (!x.dev || !x.comm) {
         if (d->rank == 0)
             fprintf(stderr, "vpsim run: %s\n", why);
@@ -194,7 +174,8 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
                     x.comm->name, strcmp(x.comm->name, "model") == 0 ? "delays" : "skipped");
         return 2;
     }
-    if (x.comm->supported(&x, why, sizeof(why))) {
+    exec_comm_bind(&x);
+    if (x.comm->supported(&x.cc, why, sizeof(why))) {
         if (d->rank == 0)
             fprintf(stderr, "vpsim run: backend %s: %s\n", x.comm->name, why);
         return 2;
@@ -208,21 +189,23 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
         for (int i = 0; i < p->phases[ph].n_ops; i++) {
             const plan_op *op = &p->phases[ph].ops[i];
             long long n = op->kind == PLAN_OP_ALLGATHER ? op->count * p->ranks : op->count;
-            if (is_collective(op) && n > x.max_comm_elems)
-                x.max_comm_elems = n;
+            if (is_collective(op) && n > x.cc.max_comm_elems)
+                x.cc.max_comm_elems = n;
         }
 
     exec_watch_backend(x.comm->name);
     exec_watch_plan(p);
     exec_watch_step("initialising the %s device and its buffers", x.dev->name);
     x.dev->init(&x);
-    if (agree_or_fail(&x, x.dev->prepare(&x))) {
+    if (dist_agree(&x.dist, x.dev->prepare(&x), x.why, sizeof(x.why))) {
+        if (d->rank == 0)
+            fprintf(stderr, "vpsim run: %s\n", x.why);
         x.dev->fini(&x);
         exec_watch_plan(NULL);
         return 2;
     }
     exec_watch_step("initialising backend %s", x.comm->name);
-    x.comm->init(&x);
+    x.comm->init(&x.cc);
     int n_ops = 0;
     for (int ph = 0; ph < p->n_phases; ph++)
         n_ops += p->phases[ph].n_ops;
@@ -280,7 +263,7 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
     out->n_inst = n_inst;
     for (int it = 0; it < n_inst; it++) {
         exec_watch_step("instrumented pass %d/%d%s", it + 1, n_inst, graph ? " (CUDA graph)" : "");
-        exec_dist_barrier();
+        dist_barrier();
         if (graph) {
             x.dev->graph_launch(&x, EXEC_GRAPH_INSTRUMENTED);
         } else {
@@ -312,8 +295,8 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
     }
     free(col);
     free(calib);
-    exec_dist_max_doubles(raw, n_ops);
-    exec_dist_max_doubles(pass_wall, n_inst);
+    dist_max_doubles(raw, n_ops);
+    dist_max_doubles(pass_wall, n_inst);
     out->inst_cycle = stats_of(pass_wall, n_inst);
     free(per_pass);
     free(pass_wall);
@@ -336,7 +319,7 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
     double *cycle = util_xcalloc((size_t)(opt->iters > 0 ? opt->iters : 1), sizeof(double));
     for (int it = 0; it < opt->iters; it++) {
         exec_watch_step("timed cycle %d/%d%s", it + 1, opt->iters, graph ? " (CUDA graph)" : "");
-        exec_dist_barrier();
+        dist_barrier();
         x.dev->timer_record(&x, slot_a, 0);
         if (graph)
             x.dev->graph_launch(&x, EXEC_GRAPH_TIMED);
@@ -347,7 +330,7 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
         cycle[it] = x.dev->timer_elapsed_us(&x, slot_a, slot_b);
         progress(&x, "timed cycle", it + 1, opt->iters);
     }
-    exec_dist_max_doubles(cycle, opt->iters);
+    dist_max_doubles(cycle, opt->iters);
     out->cycle = stats_of(cycle, opt->iters);
     free(cycle);
 
@@ -374,13 +357,13 @@ int exec_run(exec_dist *d, const exec_options *opt, const plan *p, exec_result *
     free(raw);
     out->op_start_us = util_xcalloc((size_t)d->size * n_ops, sizeof(double));
     out->op_dur_us = util_xcalloc((size_t)d->size * n_ops, sizeof(double));
-    exec_dist_gather_doubles(start, n_ops, out->op_start_us);
-    exec_dist_gather_doubles(dur, n_ops, out->op_dur_us);
+    dist_gather_doubles(start, n_ops, out->op_start_us);
+    dist_gather_doubles(dur, n_ops, out->op_dur_us);
     free(start);
     free(dur);
 
     x.dev->describe(&x, true);
-    x.comm->describe(&x);
+    x.comm->describe(&x.cc);
     memcpy(out->env, x.env, sizeof(x.env));
     out->n_env = x.n_env;
     exec_comm_fini(&x);

@@ -23,7 +23,7 @@ typedef struct watch {
     bool running, stop;
     double timeout_s;
     double last; /* CLOCK_MONOTONIC seconds of the last mark */
-    exec_dist dist;
+    dist_job dist;
     char command[32];
     char backend[48];
     const plan *plan;
@@ -172,7 +172,7 @@ static void *watch_main(void *arg)
     }
 }
 
-void exec_watch_start(const exec_dist *d, const char *command, double timeout_s)
+void exec_watch_start(const dist_job *d, const char *command, double timeout_s)
 {
     pthread_mutex_lock(&g_watch.mu);
     bool already = g_watch.running;

@@ -12,7 +12,7 @@
 #define VPSIM_EXEC_WATCH_H
 
 #include "../plan/plan.h"
-#include "exec_dist.h"
+#include "../dist/dist.h"
 
 #include <stdbool.h>
 
@@ -22,7 +22,7 @@
 #define EXEC_WATCH_DEFAULT_S 60
 
 /* Start this rank's watchdog for `command` ("run", "bench-allreduce"). timeout_s <= 0: none. */
-void exec_watch_start(const exec_dist *d, const char *command, double timeout_s);
+void exec_watch_start(const dist_job *d, const char *command, double timeout_s);
 /* Stop and join the watchdog thread (no-op when none runs). */
 void exec_watch_stop(void);
 /* Seconds of the running watchdog's timeout (0 when none). */

@@ -1,6 +1,6 @@
 /* Registration records of the custom allreduce backends (the message every rank contributes to the
  * MPI_Allgather at init) and the topology summary built from them. Plain C: no MPI, no GPU. */
-#include "../../sim/exec/comm_custom.h"
+#include "../../sim/comm/comm_custom.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>

@@ -1,45 +1,49 @@
-/* exec_dist: the MPI job — rank, world, local rank, host — and the one error idiom for MPI, CUDA,
+/* dist_job: the MPI job — rank, world, local rank, host — and the one error idiom for MPI, CUDA,
  * cuBLAS and NCCL calls: report file:line, rank and host, then abort every rank (MPI_Abort), so one
  * failed rank never leaves the others hanging in a collective. */
-#ifndef VPSIM_EXEC_DIST_H
-#define VPSIM_EXEC_DIST_H
+#ifndef VPSIM_DIST_H
+#define VPSIM_DIST_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-typedef struct exec_dist {
+typedef struct dist_job {
     int rank, size;             /* MPI_COMM_WORLD */
     int local_rank, local_size; /* ranks on this host (MPI_Comm_split_type SHARED) */
     char host[64];
     bool mpi_initialised_here;
-} exec_dist;
+} dist_job;
 
 /* Initialise MPI (idempotent; works without mpirun as a singleton). */
-void exec_dist_init(exec_dist *d, int *argc, char ***argv);
-void exec_dist_finalize(exec_dist *d);
-const exec_dist *exec_dist_self(void);
+void dist_init(dist_job *d, int *argc, char ***argv);
+void dist_finalize(dist_job *d);
 
 /* Abort every rank after printing "vpsim[rank R@host]: file:line: what: detail". */
-_Noreturn void exec_dist_fail(const char *file, int line, const char *what, const char *detail);
+_Noreturn void dist_fail(const char *file, int line, const char *what, const char *detail);
 
 /* Checked MPI call: `VP_MPI(MPI_Barrier(MPI_COMM_WORLD));` */
 #define VP_MPI(call)                                                                                                    \
     do {                                                                                                                \
         int vp_rc_ = (call);                                                                                            \
         if (vp_rc_ != 0)                                                                                                \
-            exec_dist_mpi_fail(__FILE__, __LINE__, #call, vp_rc_);                                                      \
+            dist_mpi_fail(__FILE__, __LINE__, #call, vp_rc_);                                                      \
     } while (0)
-_Noreturn void exec_dist_mpi_fail(const char *file, int line, const char *call, int rc);
+_Noreturn void dist_mpi_fail(const char *file, int line, const char *call, int rc);
 
 /* Collective helpers over MPI_COMM_WORLD (checked). */
-void exec_dist_barrier(void);
-void exec_dist_bcast(void *buf, size_t bytes, int root);
+void dist_barrier(void);
+void dist_bcast(void *buf, size_t bytes, int root);
 /* Element-wise max / sum of doubles across ranks, in place. */
-void exec_dist_max_doubles(double *v, int n);
-void exec_dist_sum_doubles(double *v, int n);
+void dist_max_doubles(double *v, int n);
+void dist_sum_doubles(double *v, int n);
 /* Gather `n` doubles from every rank into out[size * n] on rank 0 (out ignored elsewhere). */
-void exec_dist_gather_doubles(const double *in, int n, double *out);
+void dist_gather_doubles(const double *in, int n, double *out);
 /* Logical AND of a flag across ranks. */
-bool exec_dist_all(bool v);
+bool dist_all(bool v);
+/* Agree on a verdict across ranks, so that a rank that cannot go on never leaves the others waiting
+ * in a collective and every rank reports the same reason. rc != 0 marks this rank failed, with its
+ * reason in why. Returns 0 on every rank when none failed; else -1 on every rank, with why replaced
+ * by the lowest failing rank's reason, prefixed "rank R: " when the job has several ranks. Collective. */
+int dist_agree(const dist_job *d, int rc, char *why, size_t len);
 
 #endif

@@ -1,11 +1,11 @@
 /* Backends `none` (compute only: collectives are skipped) and `model` (each collective replaced by a
  * GPU delay of the duration model mode predicts for a target system, so one GPU can answer "this
  * compute, that interconnect"). */
-#include "exec.h"
+#include "comm.h"
 
 #include <stdio.h>
 
-static int always_supported(exec_ctx *x, char *why, size_t len)
+static int always_supported(comm_ctx *x, char *why, size_t len)
 {
     (void)x;
     (void)why;
@@ -13,9 +13,9 @@ static int always_supported(exec_ctx *x, char *why, size_t len)
     return 0;
 }
 
-static void nothing(exec_ctx *x) { (void)x; }
+static void nothing(comm_ctx *x) { (void)x; }
 
-static void skip_collective(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
+static void skip_collective(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
                             long long count)
 {
     (void)x;
@@ -26,7 +26,7 @@ static void skip_collective(exec_ctx *x, const plan_op *op, int flat, const void
     (void)count;
 }
 
-static void none_describe(exec_ctx *x) { exec_env_set(x, "comm", "none: collectives skipped (compute only)"); }
+static void none_describe(comm_ctx *x) { comm_env_set(x, "comm", "none: collectives skipped (compute only)"); }
 
 const comm_backend comm_backend_none = {
     .name = "none",
@@ -40,28 +40,28 @@ const comm_backend comm_backend_none = {
     .describe = none_describe,
 };
 
-static int model_supported(exec_ctx *x, char *why, size_t len)
+static int model_supported(comm_ctx *x, char *why, size_t len)
 {
-    if (!x->opt->collective_us) {
+    if (!x->collective_us) {
         snprintf(why, len, "needs modelled collective durations (give --target-system FILE)");
         return -1;
     }
     return 0;
 }
 
-static void model_collective(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
+static void model_collective(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
                              long long count)
 {
     (void)op;
     (void)send;
     (void)recv;
     (void)count;
-    x->dev->delay(x, 1e3 * x->opt->collective_us[flat]);
+    x->dev->delay(x, 1e3 * x->collective_us[flat]);
 }
 
-static void model_describe(exec_ctx *x)
+static void model_describe(comm_ctx *x)
 {
-    exec_env_set(x, "comm", "model: each collective is a GPU delay of its modelled duration on the target system");
+    comm_env_set(x, "comm", "model: each collective is a GPU delay of its modelled duration on the target system");
 }
 
 const comm_backend comm_backend_model = {

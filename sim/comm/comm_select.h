@@ -1,10 +1,10 @@
 /* comm_select: a comm backend that sends each collective to one of several backends by payload size,
- * following a comm_policy ("oneshot<=256K,twoshot<=8M,nccl"), as servers do (custom allreduce for
+ * following a cfg_policy ("oneshot<=256K,twoshot<=8M,nccl"), as servers do (custom allreduce for
  * small payloads, NCCL for large ones). All-gathers go to one backend of their own (default: the
  * policy's last, unbounded one).
  *
  * Each backend the policy names is initialised once, with its own state; a call swaps that state
- * into x->comm_state around the delegated call, so the backends need no change. The composite can be
+ * into x->state around the delegated call, so the backends need no change. The composite can be
  * captured in a CUDA graph only when every backend it uses can.
  *
  * Usage (exec_run or a benchmark):
@@ -13,13 +13,11 @@
 #ifndef VPSIM_COMM_SELECT_H
 #define VPSIM_COMM_SELECT_H
 
-#include "comm_policy.h"
-#include "exec.h"
+#include "../config/cfg_policy.h"
+#include "comm.h"
 
 /* Configure the composite and return its table (graph_safe = false when a member backend is not
  * graph-safe or not in this build). allgather_backend: a cfg_backend, or -1 for the policy's last. */
-const comm_backend *comm_select_configure(const comm_policy *p, int allgather_backend);
-/* The policy in its text form, as configured (for reports). */
-const char *comm_select_describe_policy(char *buf, size_t len);
+const comm_backend *comm_select_configure(const cfg_policy *p, int allgather_backend);
 
 #endif

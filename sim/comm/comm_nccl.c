@@ -1,8 +1,8 @@
 /* Backend `nccl`: ncclAllReduce (bf16 sum) and ncclAllGather on the main stream. The communicator
  * comes from ncclGetUniqueId on rank 0, broadcast over MPI. NCCL calls are graph-capturable. */
-#include "exec.h"
-#include "exec_cuda.h"
-#include "exec_nccl.h"
+#include "comm.h"
+#include "../dist/dist_cuda.h"
+#include "comm_nccl.h"
 
 #include "comm_custom.h"
 
@@ -19,7 +19,7 @@ typedef struct nccl_state {
     ncclComm_t comm;
 } nccl_state;
 
-static int nccl_supported(exec_ctx *x, char *why, size_t len)
+static int nccl_supported(comm_ctx *x, char *why, size_t len)
 {
     if (strcmp(x->dev->name, "cuda") != 0) {
         snprintf(why, len, "nccl needs the cuda device (use --backend mpi with --device cpu)");
@@ -28,60 +28,61 @@ static int nccl_supported(exec_ctx *x, char *why, size_t len)
     /* Virtual ranks: NCCL would abort with "invalid usage"; say why instead. Collective. */
     char local[256] = "";
     comm_ranks_share_gpu(x, local, sizeof(local));
-    return comm_agree(x, local, why, len);
+    snprintf(why, len, "%s", local);
+    return dist_agree(&x->dist, local[0] != 0, why, len);
 }
 
-static void nccl_init(exec_ctx *x)
+static void nccl_init(comm_ctx *x)
 {
     nccl_state *s = util_xcalloc(1, sizeof(*s));
-    x->comm_state = s;
+    x->state = s;
     ncclUniqueId id;
     if (x->dist.rank == 0)
         VP_NCCL(ncclGetUniqueId(&id));
-    exec_dist_bcast(&id, sizeof(id), 0);
+    dist_bcast(&id, sizeof(id), 0);
     VP_NCCL(ncclCommInitRank(&s->comm, x->dist.size, id, x->dist.rank));
 }
 
-static void nccl_fini(exec_ctx *x)
+static void nccl_fini(comm_ctx *x)
 {
-    nccl_state *s = x->comm_state;
+    nccl_state *s = x->state;
     if (!s)
         return;
     ncclCommDestroy(s->comm);
     free(s);
-    x->comm_state = NULL;
+    x->state = NULL;
 }
 
-static void nccl_allreduce(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+static void nccl_allreduce(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
     (void)op;
     (void)flat;
-    nccl_state *s = x->comm_state;
+    nccl_state *s = x->state;
     VP_NCCL(ncclAllReduce(send, recv, (size_t)count, ncclBfloat16, ncclSum, s->comm, x->dev->stream(x, 0)));
 }
 
-static void nccl_allgather(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+static void nccl_allgather(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
     (void)op;
     (void)flat;
-    nccl_state *s = x->comm_state;
+    nccl_state *s = x->state;
     VP_NCCL(ncclAllGather(send, recv, (size_t)count, ncclBfloat16, s->comm, x->dev->stream(x, 0)));
 }
 
-void comm_nccl_describe_env(exec_ctx *x)
+void comm_nccl_describe_env(comm_ctx *x)
 {
     int v = 0;
     ncclGetVersion(&v);
-    exec_env_set(x, "nccl", "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
+    comm_env_set(x, "nccl", "%d.%d.%d", v / 10000, (v / 100) % 100, v % 100);
     util_buf vars = {0};
     for (char **e = environ; *e; e++)
         if (strncmp(*e, "NCCL_", 5) == 0)
             util_buf_printf(&vars, "%s%s", vars.len ? " " : "", *e);
-    exec_env_set(x, "nccl_env", "%s", vars.s ? vars.s : "(none set)");
+    comm_env_set(x, "nccl_env", "%s", vars.s ? vars.s : "(none set)");
     util_buf_free(&vars);
 }
 
-static void nccl_describe(exec_ctx *x) { comm_nccl_describe_env(x); }
+static void nccl_describe(comm_ctx *x) { comm_nccl_describe_env(x); }
 
 const comm_backend comm_backend_nccl = {
     .name = "nccl",

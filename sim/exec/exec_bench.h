@@ -2,59 +2,59 @@
  * size sweep on one device, nccl-tests style (time per call, algbw, busbw, #wrong).
  *
  * comm_bench.c runs it (collective over MPI_COMM_WORLD; drives the exec device and backend tables
- * directly, one device for all backends); comm_bench_fmt.c holds the plain functions (sizes, bus
+ * directly, one device for all backends); exec_bench_fmt.c holds the plain functions (sizes, bus
  * bandwidth, table and JSON output) that the unit tests exercise without MPI or a GPU. */
-#ifndef VPSIM_COMM_BENCH_H
-#define VPSIM_COMM_BENCH_H
+#ifndef VPSIM_EXEC_BENCH_H
+#define VPSIM_EXEC_BENCH_H
 
-#include "comm_policy.h"
+#include "../config/cfg_policy.h"
 #include "exec.h"
 
 #include "../util/util.h"
 
 #include <stdbool.h>
 
-#define COMM_BENCH_MAX_SIZES 128
+#define EXEC_BENCH_MAX_SIZES 128
 
-typedef struct comm_bench_opts {
+typedef struct exec_bench_opts {
     int device;                          /* cfg_device */
     int backends[CFG_BACKEND_COUNT];     /* cfg_backend, in run order */
     int n_backends;
-    long long sizes[COMM_BENCH_MAX_SIZES]; /* payload bytes per rank, ascending */
+    long long sizes[EXEC_BENCH_MAX_SIZES]; /* payload bytes per rank, ascending */
     int n_sizes;
     long long verify_counts[16];         /* element counts the scenario's verify pass reduces */
     int n_verify;
     bool with_policy; /* also run the per-size composite (comm_select) with this policy */
-    comm_policy policy;
+    cfg_policy policy;
     int iters, warmup;
     bool graph, check;
     int seed;
     exec_fault fault; /* testing hook (--inject-fault), see exec.h */
-} comm_bench_opts;
+} exec_bench_opts;
 
-typedef struct comm_bench_row {
+typedef struct exec_bench_row {
     long long bytes, count;
     double time_us; /* per call, max over ranks */
     double algbw, busbw; /* GB/s */
     long long wrong;     /* elements wrong, summed over ranks and checks (-1: not run) */
     bool verify_size;    /* the scenario's verify pass reduces this many elements */
     double model_us;     /* the model's per-call time on the compared system; NAN when not modelled */
-} comm_bench_row;
+} exec_bench_row;
 
-typedef struct comm_bench_backend {
+typedef struct exec_bench_backend {
     int backend; /* cfg_backend, or -1 for the per-size policy */
     char name[96];
     bool ran;
     char why[320]; /* not run: why */
     bool graph;    /* timed as CUDA graphs */
-    comm_bench_row rows[COMM_BENCH_MAX_SIZES];
+    exec_bench_row rows[EXEC_BENCH_MAX_SIZES];
     int n_rows;
-    exec_env_item env[EXEC_ENV_MAX];
+    util_env_item env[UTIL_ENV_MAX];
     int n_env;
     char model_method[256]; /* how the model priced this backend ("" when not compared) */
-} comm_bench_backend;
+} exec_bench_backend;
 
-typedef struct comm_bench_result {
+typedef struct exec_bench_result {
     int ranks;
     char device[16];
     char type[8]; /* "bf16" on cuda, "float" on cpu */
@@ -62,22 +62,22 @@ typedef struct comm_bench_result {
     int iters, warmup;
     bool graph_requested, check;
     bool virtual_ranks; /* several ranks share a GPU */
-    comm_bench_backend *backends;
+    exec_bench_backend *backends;
     int n_backends;
     long long wrong_total;
-    exec_env_item env[EXEC_ENV_MAX]; /* device facts */
+    util_env_item env[UTIL_ENV_MAX]; /* device facts */
     int n_env;
     char command[1024];     /* the measuring command line, when loaded from a file ("" = this process's) */
     char model_system[64];  /* the system the model was compared on ("" = no comparison) */
     char model_note[256];   /* what the comparison assumes (file, overrides) */
-} comm_bench_result;
+} exec_bench_result;
 
 /* Run the benchmark (every rank). Returns 0, or 2 with a message on stderr from rank 0 when the
- * device is not available. `out` is complete on rank 0; free it with comm_bench_result_free. */
-int comm_bench_run(exec_dist *d, const comm_bench_opts *o, comm_bench_result *out);
-void comm_bench_result_free(comm_bench_result *r);
+ * device is not available. `out` is complete on rank 0; free it with exec_bench_result_free. */
+int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out);
+void exec_bench_result_free(exec_bench_result *r);
 
-/* ---- plain helpers (comm_bench_fmt.c) ---- */
+/* ---- plain helpers (exec_bench_fmt.c) ---- */
 
 /* nccl-tests' bus bandwidth of an allreduce: algbw x 2 (n - 1) / n. */
 double comm_busbw(double algbw_gbps, int ranks);
@@ -86,19 +86,19 @@ double comm_algbw(long long bytes, double us);
 /* Geometric sweep min, min*factor, ... <= max (nccl-tests -b -e -f); each size rounded down to a
  * multiple of elem_bytes, sizes below one element dropped, duplicates dropped. Returns the count
  * written (at most cap), or -1 with a reason when the arguments make no sense. */
-int comm_bench_sizes(long long min, long long max, long long factor, size_t elem_bytes, long long *out, int cap,
+int exec_bench_sizes(long long min, long long max, long long factor, size_t elem_bytes, long long *out, int cap,
                      char *why, size_t why_len);
 /* Insert `bytes` into an ascending list without duplicates; returns the new count (cap respected). */
-int comm_bench_add_size(long long *sizes, int n, int cap, long long bytes);
+int exec_bench_add_size(long long *sizes, int n, int cap, long long bytes);
 
-/* Load a `vpsim.bench_allreduce/1` document written by comm_bench_json (to compare it with the model
- * again). 0, or -1 with "file:line:col: what" in err. Free with comm_bench_result_free. */
-int comm_bench_load(const char *path, comm_bench_result *r, char *err, size_t len);
+/* Load a `vpsim.bench_allreduce/1` document written by exec_bench_json (to compare it with the model
+ * again). 0, or -1 with "file:line:col: what" in err. Free with exec_bench_result_free. */
+int exec_bench_load(const char *path, exec_bench_result *r, char *err, size_t len);
 
 /* nccl-tests-style table for every backend, with a header naming ranks, device, type, iterations
  * and the virtual-ranks caveat, and a footer with #wrong total and average bus bandwidth. */
-void comm_bench_table(util_buf *out, const comm_bench_result *r);
+void exec_bench_table(util_buf *out, const exec_bench_result *r);
 /* JSON (schema "vpsim.bench_allreduce/1"): stable keys, one object per backend with its rows. */
-void comm_bench_json(util_json *j, const comm_bench_result *r, int argc, char **argv);
+void exec_bench_json(util_json *j, const exec_bench_result *r, int argc, char **argv);
 
 #endif

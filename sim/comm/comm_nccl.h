@@ -1,8 +1,8 @@
 /* Shared by the NCCL backends (comm_nccl.c, comm_nccl_symm.c). */
-#ifndef VPSIM_EXEC_NCCL_H
-#define VPSIM_EXEC_NCCL_H
+#ifndef VPSIM_COMM_NCCL_H
+#define VPSIM_COMM_NCCL_H
 
-#include "exec.h"
+#include "comm.h"
 
 #include <nccl.h>
 
@@ -10,10 +10,10 @@
     do {                                                                                                                \
         ncclResult_t vp_r_ = (call);                                                                                    \
         if (vp_r_ != ncclSuccess)                                                                                       \
-            exec_dist_fail(__FILE__, __LINE__, #call, ncclGetErrorString(vp_r_));                                       \
+            dist_fail(__FILE__, __LINE__, #call, ncclGetErrorString(vp_r_));                                       \
     } while (0)
 
 /* Record the NCCL version and every NCCL_* variable (they pick protocol, algorithm and transport). */
-void comm_nccl_describe_env(exec_ctx *x);
+void comm_nccl_describe_env(comm_ctx *x);
 
 #endif

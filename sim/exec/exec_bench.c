@@ -10,8 +10,8 @@
  *   - the same pattern in place (send == recv), except for mpi, where MPI forbids aliased buffers.
  * #wrong counts the elements that failed the random-data check plus 1 per failed pattern check,
  * summed over ranks. */
-#include "comm_bench.h"
-#include "comm_select.h"
+#include "exec_bench.h"
+#include "../comm/comm_select.h"
 #include "exec_watch.h"
 
 #include "../../kernels/vp_pattern.h"
@@ -25,7 +25,7 @@
 
 typedef struct bench {
     exec_ctx x;
-    const comm_bench_opts *o;
+    const exec_bench_opts *o;
     float *in, *out, *ref0;
     plan_op op; /* a stand-in op: backends receive it but the ones benchmarked do not read it */
     bool in_place; /* the backend under test accepts send == recv (MPI forbids aliased buffers) */
@@ -101,10 +101,10 @@ static long long check_pattern(bench *b, const void *send, void *recv, long long
     return x->dev->check(x, recv, count, salt, false) >= 0 ? 1 : 0;
 }
 
-static void time_size(bench *b, comm_bench_row *w, bool graph, int salt)
+static void time_size(bench *b, exec_bench_row *w, bool graph, int salt)
 {
     exec_ctx *x = &b->x;
-    const comm_bench_opts *o = b->o;
+    const exec_bench_opts *o = b->o;
     void *send = x->dev->comm_send(x), *recv = x->dev->comm_recv(x);
     const long long count = w->count;
     x->dev->fill_pattern(x, send, count, salt);
@@ -127,7 +127,7 @@ static void time_size(bench *b, comm_bench_row *w, bool graph, int salt)
     x->dev->poison(x, recv, count);
     x->dev->sync(x);
     exec_watch_step("size %lld B: barrier before the timed calls", w->bytes);
-    exec_dist_barrier();
+    dist_barrier();
     exec_watch_step("size %lld B: timed %s", w->bytes, graph ? "graph launch" : "calls");
     x->dev->timer_record(x, 0, 0);
     if (graph)
@@ -138,7 +138,7 @@ static void time_size(bench *b, comm_bench_row *w, bool graph, int salt)
     x->dev->timer_record(x, 1, 0);
     x->dev->sync(x);
     double us = x->dev->timer_elapsed_us(x, 0, 1) / o->iters;
-    exec_dist_max_doubles(&us, 1);
+    dist_max_doubles(&us, 1);
     w->time_us = us;
     w->algbw = comm_algbw(w->bytes, us);
     w->busbw = comm_busbw(w->algbw, x->dist.size);
@@ -150,22 +150,8 @@ static void time_size(bench *b, comm_bench_row *w, bool graph, int salt)
         if (b->in_place)
             wrong += (double)check_pattern(b, send, send, count, salt + 2000, true);
     }
-    exec_dist_sum_doubles(&wrong, 1);
+    dist_sum_doubles(&wrong, 1);
     w->wrong = (long long)wrong;
-}
-
-/* Agree on a verdict across ranks: the lowest failing rank's reason (every rank gets it). */
-static int agree_why(const exec_ctx *x, int rc, char *why, size_t len)
-{
-    int mine = rc ? x->dist.rank : x->dist.size, first = mine;
-    VP_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-    if (first == x->dist.size)
-        return 0;
-    char msg[320];
-    snprintf(msg, sizeof(msg), "%s", why);
-    VP_MPI(MPI_Bcast(msg, (int)sizeof(msg), MPI_CHAR, first, MPI_COMM_WORLD));
-    snprintf(why, len, "%s", msg);
-    return -1;
 }
 
 static bool env_has(const exec_ctx *x, const char *key)
@@ -177,10 +163,10 @@ static bool env_has(const exec_ctx *x, const char *key)
 }
 
 /* backend: a cfg_backend, or -1 for the per-size policy (o->policy through comm_select). */
-static void run_backend(bench *b, int backend, bool virtual_ranks, comm_bench_backend *out)
+static void run_backend(bench *b, int backend, bool virtual_ranks, exec_bench_backend *out)
 {
     exec_ctx *x = &b->x;
-    const comm_bench_opts *o = b->o;
+    const exec_bench_opts *o = b->o;
     memset(out, 0, sizeof(*out));
     out->backend = backend;
     char why[320] = "";
@@ -188,10 +174,10 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, comm_bench_ba
     bool uses_nccl = backend == CFG_BACKEND_NCCL, uses_mpi = backend == CFG_BACKEND_MPI;
     if (backend >= 0) {
         snprintf(out->name, sizeof(out->name), "%s", cfg_backend_names[backend]);
-        c = exec_find_backend(backend, why, sizeof(why));
+        c = comm_find_backend(backend, why, sizeof(why));
     } else {
         char pol[80];
-        snprintf(out->name, sizeof(out->name), "policy(%s)", comm_policy_format(&o->policy, pol, sizeof(pol)));
+        snprintf(out->name, sizeof(out->name), "policy(%s)", cfg_policy_format(&o->policy, pol, sizeof(pol)));
         c = comm_select_configure(&o->policy, -1);
         for (int i = 0; i < o->policy.n; i++) {
             uses_nccl = uses_nccl || o->policy.rule[i].backend == CFG_BACKEND_NCCL;
@@ -203,7 +189,8 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, comm_bench_ba
     exec_watch_step("asking whether backend %s can run here", out->name);
     if (c) {
         x->comm = c;
-        rc = c->supported(x, why, sizeof(why));
+        exec_comm_bind(x);
+        rc = c->supported(&x->cc, why, sizeof(why));
         /* The plain nccl backend does not check this itself; NCCL would abort in ncclCommInitRank. */
         if (!rc && uses_nccl && virtual_ranks) {
             snprintf(why, sizeof(why), "NCCL needs one GPU per rank (it rejects duplicate GPUs); these ranks share "
@@ -211,7 +198,7 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, comm_bench_ba
             rc = -1;
         }
     }
-    if (agree_why(x, rc, why, sizeof(why))) {
+    if (dist_agree(&x->dist, rc, why, sizeof(why))) {
         snprintf(out->why, sizeof(out->why), "%s", why);
         return;
     }
@@ -219,9 +206,9 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, comm_bench_ba
     out->graph = o->graph && x->dev->has_graphs && c->graph_safe;
     exec_watch_backend(out->name);
     exec_watch_step("initialising backend %s", out->name);
-    c->init(x);
+    c->init(&x->cc);
     for (int i = 0; i < o->n_sizes; i++) {
-        comm_bench_row *w = &out->rows[out->n_rows++];
+        exec_bench_row *w = &out->rows[out->n_rows++];
         w->bytes = o->sizes[i];
         w->model_us = NAN;
         w->count = o->sizes[i] / (long long)x->dev->elem_bytes;
@@ -230,14 +217,14 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, comm_bench_ba
         time_size(b, w, out->graph, i + 1);
     }
     x->n_env = 0;
-    c->describe(x);
+    c->describe(&x->cc);
     memcpy(out->env, x->env, sizeof(x->env));
     out->n_env = x->n_env;
     exec_comm_fini(x);
     x->comm = NULL;
 }
 
-int comm_bench_run(exec_dist *d, const comm_bench_opts *o, comm_bench_result *out)
+int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out)
 {
     memset(out, 0, sizeof(*out));
     exec_options eo = {.device = o->device, .backend = CFG_BACKEND_NONE, .graph = o->graph, .iters = o->iters,
@@ -268,11 +255,11 @@ int comm_bench_run(exec_dist *d, const comm_bench_opts *o, comm_bench_result *ou
     for (int i = 0; i < o->n_sizes; i++)
         if (o->sizes[i] / (long long)x->dev->elem_bytes > max_count)
             max_count = o->sizes[i] / (long long)x->dev->elem_bytes;
-    x->max_comm_elems = max_count;
+    x->cc.max_comm_elems = max_count;
     exec_watch_step("initialising the %s device", x->dev->name);
     x->dev->init(x);
     int rc = x->dev->prepare(x);
-    if (agree_why(x, rc, x->why, sizeof(x->why))) {
+    if (dist_agree(&x->dist, rc, x->why, sizeof(x->why))) {
         if (d->rank == 0)
             fprintf(stderr, "vpsim bench-allreduce: %s\n", x->why);
         x->dev->fini(x);
@@ -312,7 +299,7 @@ int comm_bench_run(exec_dist *d, const comm_bench_opts *o, comm_bench_result *ou
     return 0;
 }
 
-void comm_bench_result_free(comm_bench_result *r)
+void exec_bench_result_free(exec_bench_result *r)
 {
     free(r->backends);
     memset(r, 0, sizeof(*r));

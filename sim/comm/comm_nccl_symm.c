@@ -10,9 +10,9 @@
  * call copies its input into the send window and the result out of the receive window: two device
  * copies per call, included in the measured time and stated in describe(). */
 #include "comm_custom.h"
-#include "exec.h"
-#include "exec_cuda.h"
-#include "exec_nccl.h"
+#include "comm.h"
+#include "../dist/dist_cuda.h"
+#include "comm_nccl.h"
 
 #include "../util/util.h"
 
@@ -63,7 +63,7 @@ static int load_api(symm_api *a)
     return a->mem_alloc && a->mem_free && a->win_register && a->win_deregister ? 0 : -1;
 }
 
-static int symm_supported(exec_ctx *x, char *why, size_t len)
+static int symm_supported(comm_ctx *x, char *why, size_t len)
 {
     char local[256] = "";
     symm_api api;
@@ -78,19 +78,20 @@ static int symm_supported(exec_ctx *x, char *why, size_t len)
                  v / 10000, (v / 100) % 100, v % 100);
     else
         comm_ranks_share_gpu(x, local, sizeof(local));
-    return comm_agree(x, local, why, len);
+    snprintf(why, len, "%s", local);
+    return dist_agree(&x->dist, local[0] != 0, why, len);
 }
 
-static void symm_init(exec_ctx *x)
+static void symm_init(comm_ctx *x)
 {
     symm_state *s = util_xcalloc(1, sizeof(*s));
-    x->comm_state = s;
+    x->state = s;
     if (load_api(&s->api))
-        exec_dist_fail(__FILE__, __LINE__, "nccl-symm", "NCCL symmetric memory functions not found");
+        dist_fail(__FILE__, __LINE__, "nccl-symm", "NCCL symmetric memory functions not found");
     ncclUniqueId id;
     if (x->dist.rank == 0)
         VP_NCCL(ncclGetUniqueId(&id));
-    exec_dist_bcast(&id, sizeof(id), 0);
+    dist_bcast(&id, sizeof(id), 0);
     VP_NCCL(ncclCommInitRank(&s->comm, x->dist.size, id, x->dist.rank));
     /* Same size on every rank (symmetric windows require it), a multiple of the window alignment. */
     size_t need = (size_t)(x->max_comm_elems > 0 ? x->max_comm_elems : 1) * 2;
@@ -101,9 +102,9 @@ static void symm_init(exec_ctx *x)
     VP_NCCL(s->api.win_register(s->comm, s->rbuf, s->bytes, &s->rwin, NCCL_WIN_COLL_SYMMETRIC));
 }
 
-static void symm_fini(exec_ctx *x)
+static void symm_fini(comm_ctx *x)
 {
-    symm_state *s = x->comm_state;
+    symm_state *s = x->state;
     if (!s)
         return;
     VP_CUDA(cudaDeviceSynchronize());
@@ -113,26 +114,26 @@ static void symm_fini(exec_ctx *x)
     VP_NCCL(s->api.mem_free(s->rbuf));
     ncclCommDestroy(s->comm);
     free(s);
-    x->comm_state = NULL;
+    x->state = NULL;
 }
 
-static void copy_in(exec_ctx *x, symm_state *s, const void *src, long long count)
+static void copy_in(comm_ctx *x, symm_state *s, const void *src, long long count)
 {
     if (src != s->sbuf)
         VP_CUDA(cudaMemcpyAsync(s->sbuf, src, (size_t)count * 2, cudaMemcpyDeviceToDevice, x->dev->stream(x, 0)));
 }
 
-static void copy_out(exec_ctx *x, symm_state *s, void *dst, long long count)
+static void copy_out(comm_ctx *x, symm_state *s, void *dst, long long count)
 {
     if (dst != s->rbuf)
         VP_CUDA(cudaMemcpyAsync(dst, s->rbuf, (size_t)count * 2, cudaMemcpyDeviceToDevice, x->dev->stream(x, 0)));
 }
 
-static void symm_allreduce(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+static void symm_allreduce(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
     (void)op;
     (void)flat;
-    symm_state *s = x->comm_state;
+    symm_state *s = x->state;
     if (count <= 0)
         return;
     copy_in(x, s, send, count);
@@ -140,11 +141,11 @@ static void symm_allreduce(exec_ctx *x, const plan_op *op, int flat, const void 
     copy_out(x, s, recv, count);
 }
 
-static void symm_allgather(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+static void symm_allgather(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
     (void)op;
     (void)flat;
-    symm_state *s = x->comm_state;
+    symm_state *s = x->state;
     if (count <= 0)
         return;
     copy_in(x, s, send, count);
@@ -152,12 +153,12 @@ static void symm_allgather(exec_ctx *x, const plan_op *op, int flat, const void 
     copy_out(x, s, recv, count * x->dist.size);
 }
 
-static void symm_describe(exec_ctx *x)
+static void symm_describe(comm_ctx *x)
 {
     comm_nccl_describe_env(x);
-    exec_env_set(x, "comm", "nccl-symm: ncclMemAlloc windows registered with NCCL_WIN_COLL_SYMMETRIC; each call "
+    comm_env_set(x, "comm", "nccl-symm: ncclMemAlloc windows registered with NCCL_WIN_COLL_SYMMETRIC; each call "
                             "copies in and out of the windows (2 device copies, included in the times)");
-    exec_env_set(x, "nccl_symm_note", "NCCL picks symmetric kernels only where it supports them; NCCL_DEBUG=INFO "
+    comm_env_set(x, "nccl_symm_note", "NCCL picks symmetric kernels only where it supports them; NCCL_DEBUG=INFO "
                                       "shows which algorithm ran");
 }
 

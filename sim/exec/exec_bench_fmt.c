@@ -1,8 +1,8 @@
 /* The plain parts of the allreduce benchmark: size sweeps, bandwidths, the nccl-tests-style table and
  * the JSON document (see comm_bench.h). No MPI, no CUDA: unit-tested directly. */
-#include "comm_bench.h"
+#include "exec_bench.h"
 
-#include "comm_custom.h"
+#include "../comm/comm_custom.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,7 +15,7 @@ double comm_busbw(double algbw_gbps, int ranks)
 
 double comm_algbw(long long bytes, double us) { return us > 0 ? (double)bytes / (us * 1e3) : 0.0; }
 
-int comm_bench_add_size(long long *sizes, int n, int cap, long long bytes)
+int exec_bench_add_size(long long *sizes, int n, int cap, long long bytes)
 {
     int i = 0;
     while (i < n && sizes[i] < bytes)
@@ -27,7 +27,7 @@ int comm_bench_add_size(long long *sizes, int n, int cap, long long bytes)
     return n + 1;
 }
 
-int comm_bench_sizes(long long min, long long max, long long factor, size_t elem_bytes, long long *out, int cap,
+int exec_bench_sizes(long long min, long long max, long long factor, size_t elem_bytes, long long *out, int cap,
                      char *why, size_t why_len)
 {
     if (min < 1 || max < min) {
@@ -47,7 +47,7 @@ int comm_bench_sizes(long long min, long long max, long long factor, size_t elem
             snprintf(why, why_len, "sizes: the sweep %lld..%lld x%lld has more than %d sizes", min, max, factor, cap);
             return -1;
         }
-        n = comm_bench_add_size(out, n, cap, b);
+        n = exec_bench_add_size(out, n, cap, b);
         if (factor < 2)
             break;
     }
@@ -58,7 +58,7 @@ int comm_bench_sizes(long long min, long long max, long long factor, size_t elem
     return n;
 }
 
-static double avg_busbw(const comm_bench_backend *b)
+static double avg_busbw(const exec_bench_backend *b)
 {
     double sum = 0;
     int n = 0;
@@ -77,7 +77,7 @@ static void fmt_time(char *buf, size_t len, double us)
         snprintf(buf, len, "%.2f", us);
 }
 
-void comm_bench_table(util_buf *o, const comm_bench_result *r)
+void exec_bench_table(util_buf *o, const exec_bench_result *r)
 {
     util_buf_printf(o, "# vpsim bench-allreduce: %d rank%s, device %s, type %s, op sum, %d iters, %d warm-up%s%s\n",
                     r->ranks, r->ranks == 1 ? "" : "s", r->device, r->type, r->iters, r->warmup,
@@ -91,7 +91,7 @@ void comm_bench_table(util_buf *o, const comm_bench_result *r)
     if (r->virtual_ranks)
         util_buf_printf(o, "# NOTE: %s\n", COMM_VIRTUAL_NOTE);
     for (int k = 0; k < r->n_backends; k++) {
-        const comm_bench_backend *b = &r->backends[k];
+        const exec_bench_backend *b = &r->backends[k];
         util_buf_printf(o, "#\n");
         if (!b->ran) {
             util_buf_printf(o, "# backend %s: unsupported: %s\n", b->name, b->why);
@@ -106,7 +106,7 @@ void comm_bench_table(util_buf *o, const comm_bench_result *r)
         util_buf_printf(o, "# %12s %13s %6s %6s %9s %8s %8s %7s%s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)",
                         "(GB/s)", "", model ? "      (us)" : "");
         for (int i = 0; i < b->n_rows; i++) {
-            const comm_bench_row *w = &b->rows[i];
+            const exec_bench_row *w = &b->rows[i];
             char t[32], wrong[24], m[48] = "";
             fmt_time(t, sizeof(t), w->time_us);
             if (w->wrong < 0)
@@ -125,7 +125,7 @@ void comm_bench_table(util_buf *o, const comm_bench_result *r)
     util_buf_printf(o, "#\n# #wrong total: %lld (%s)\n", r->wrong_total, r->wrong_total ? "FAILED" : "OK");
 }
 
-static void env_object(util_json *j, const exec_env_item *env, int n)
+static void env_object(util_json *j, const util_env_item *env, int n)
 {
     util_json_obj_begin(j);
     for (int i = 0; i < n; i++)
@@ -133,7 +133,7 @@ static void env_object(util_json *j, const exec_env_item *env, int n)
     util_json_obj_end(j);
 }
 
-void comm_bench_json(util_json *j, const comm_bench_result *r, int argc, char **argv)
+void exec_bench_json(util_json *j, const exec_bench_result *r, int argc, char **argv)
 {
     util_json_obj_begin(j);
     util_json_kstr(j, "schema", "vpsim.bench_allreduce/1");
@@ -176,7 +176,7 @@ void comm_bench_json(util_json *j, const comm_bench_result *r, int argc, char **
     util_json_key(j, "backends");
     util_json_arr_begin(j);
     for (int k = 0; k < r->n_backends; k++) {
-        const comm_bench_backend *b = &r->backends[k];
+        const exec_bench_backend *b = &r->backends[k];
         util_json_obj_begin(j);
         util_json_kstr(j, "name", b->name);
         util_json_kbool(j, "supported", b->ran);
@@ -193,7 +193,7 @@ void comm_bench_json(util_json *j, const comm_bench_result *r, int argc, char **
         util_json_key(j, "rows");
         util_json_arr_begin(j);
         for (int i = 0; i < b->n_rows; i++) {
-            const comm_bench_row *w = &b->rows[i];
+            const exec_bench_row *w = &b->rows[i];
             util_json_obj_begin(j);
             util_json_kint(j, "bytes", w->bytes);
             util_json_kint(j, "count", w->count);

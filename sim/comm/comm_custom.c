@@ -14,9 +14,9 @@
  * the P2P check, and what vLLM/SGLang would have done here. Virtual ranks (several processes on one
  * GPU) work and are reported as such: their timings say nothing about an interconnect. */
 #include "comm_custom.h"
-#include "comm_policy.h"
-#include "exec.h"
-#include "exec_cuda.h"
+#include "../config/cfg_policy.h"
+#include "comm.h"
+#include "../dist/dist_cuda.h"
 
 #include "../../kernels/vp_allreduce.h"
 #include "../util/util.h"
@@ -66,7 +66,7 @@ typedef struct custom_state {
 
 /* The device the CUDA device picks for this rank (dev_cuda.c, cuda_init: local rank modulo the GPU
  * count). supported() runs before the device's init, so it cannot ask cudaGetDevice. */
-static int rank_device(const exec_ctx *x, char *why, size_t len)
+static int rank_device(const comm_ctx *x, char *why, size_t len)
 {
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -90,7 +90,7 @@ static void alloc_range(void *p, void **base, size_t *size)
         enum cudaDriverEntryPointQueryResult q;
         VP_CUDA(cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, 12000, cudaEnableDefault, &q));
         if (q != cudaDriverEntryPointSuccess || !f)
-            exec_dist_fail(__FILE__, __LINE__, "cudaGetDriverEntryPointByVersion(cuMemGetAddressRange)",
+            dist_fail(__FILE__, __LINE__, "cudaGetDriverEntryPointByVersion(cuMemGetAddressRange)",
                            "the driver does not provide cuMemGetAddressRange");
         fn = (get_range_fn)(uintptr_t)f;
     }
@@ -100,27 +100,14 @@ static void alloc_range(void *p, void **base, size_t *size)
     if (r != CUDA_SUCCESS) {
         char msg[96];
         snprintf(msg, sizeof(msg), "CUresult %d for pointer %p", (int)r, p);
-        exec_dist_fail(__FILE__, __LINE__, "cuMemGetAddressRange", msg);
+        dist_fail(__FILE__, __LINE__, "cuMemGetAddressRange", msg);
     }
     *base = (void *)(uintptr_t)b;
     *size = n;
 }
 
-int comm_agree(const exec_ctx *x, const char *local_why, char *why, size_t len)
-{
-    int mine = local_why[0] ? x->dist.rank : x->dist.size, first = mine;
-    VP_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-    if (first == x->dist.size)
-        return 0;
-    char msg[256];
-    snprintf(msg, sizeof(msg), "%s", local_why);
-    VP_MPI(MPI_Bcast(msg, (int)sizeof(msg), MPI_CHAR, first, MPI_COMM_WORLD));
-    snprintf(why, len, "rank %d: %s", first, msg);
-    return -1;
-}
-
 /* Every rank's GPU PCI bus id ("" where unknown): all[rank * 32]. Collective. */
-static char *gather_bus_ids(const exec_ctx *x, int dev, char *mine, size_t mine_len)
+static char *gather_bus_ids(const comm_ctx *x, int dev, char *mine, size_t mine_len)
 {
     char bus[32] = "";
     if (dev >= 0 && cudaDeviceGetPCIBusId(bus, sizeof(bus), dev) != cudaSuccess)
@@ -131,7 +118,7 @@ static char *gather_bus_ids(const exec_ctx *x, int dev, char *mine, size_t mine_
     return all;
 }
 
-int comm_ranks_share_gpu(const exec_ctx *x, char *why, size_t len)
+int comm_ranks_share_gpu(const comm_ctx *x, char *why, size_t len)
 {
     char local[256] = "", mine[32];
     int dev = rank_device(x, local, sizeof(local));
@@ -149,7 +136,7 @@ int comm_ranks_share_gpu(const exec_ctx *x, char *why, size_t len)
     return local[0] || shared > 1 ? -1 : 0;
 }
 
-static int custom_supported(exec_ctx *x, char *why, size_t len)
+static int custom_supported(comm_ctx *x, char *why, size_t len)
 {
     char local[256] = "";
     int dev = -1;
@@ -181,7 +168,8 @@ static int custom_supported(exec_ctx *x, char *why, size_t len)
     }
     free(all);
     cudaGetLastError(); /* clear a failed lookup's error state */
-    return comm_agree(x, local, why, len);
+    snprintf(why, len, "%s", local);
+    return dist_agree(&x->dist, local[0] != 0, why, len);
 }
 
 /* ---------------- registration ---------------- */
@@ -194,7 +182,7 @@ static void *alloc_zeroed(size_t bytes)
     return p;
 }
 
-static void fill_record(exec_ctx *x, custom_state *s, comm_reg_record *rec)
+static void fill_record(comm_ctx *x, custom_state *s, comm_reg_record *rec)
 {
     memset(rec, 0, sizeof(*rec));
     rec->rank = s->rank;
@@ -220,7 +208,7 @@ static void fill_record(exec_ctx *x, custom_state *s, comm_reg_record *rec)
 }
 
 /* Pack, MPI_Allgather, unpack and check every rank's record; open every peer's handles. */
-static void exchange(exec_ctx *x, custom_state *s, comm_reg_record *recs)
+static void exchange(comm_ctx *x, custom_state *s, comm_reg_record *recs)
 {
     comm_reg_record mine;
     fill_record(x, s, &mine);
@@ -231,11 +219,11 @@ static void exchange(exec_ctx *x, custom_state *s, comm_reg_record *recs)
     char why[400];
     for (int r = 0; r < s->world; r++)
         if (comm_reg_unpack(in + (size_t)r * n, n, &recs[r], why, sizeof(why)))
-            exec_dist_fail(__FILE__, __LINE__, "custom allreduce registration", why);
+            dist_fail(__FILE__, __LINE__, "custom allreduce registration", why);
     free(out);
     free(in);
     if (comm_reg_check_set(recs, s->world, why, sizeof(why)))
-        exec_dist_fail(__FILE__, __LINE__, "custom allreduce registration", why);
+        dist_fail(__FILE__, __LINE__, "custom allreduce registration", why);
     for (int k = 0; k < COMM_REG_REGIONS; k++) {
         for (int p = 0; p < s->world && s->local[k]; p++) {
             if (p == s->rank) {
@@ -250,7 +238,7 @@ static void exchange(exec_ctx *x, custom_state *s, comm_reg_record *recs)
                 snprintf(why, sizeof(why), "rank %d (GPU %s) cannot map rank %d's %s buffer (GPU %s, pid %d): %s",
                          s->rank, mine.bus_id, p, comm_reg_kind_names[k], recs[p].bus_id, recs[p].pid,
                          cudaGetErrorString(e));
-                exec_dist_fail(__FILE__, __LINE__, "cudaIpcOpenMemHandle", why);
+                dist_fail(__FILE__, __LINE__, "cudaIpcOpenMemHandle", why);
             }
             s->opened[k][p] = base;
             s->peer[k][p] = (char *)base + recs[p].region[k].offset;
@@ -316,14 +304,14 @@ static vp_ar_args base_args(const custom_state *s)
 
 /* Every rank writes a word into every peer's signal and reads every peer's word, through the
  * mappings; a pair that fails is named by both ends before the job aborts. */
-static void p2p_check(exec_ctx *x, custom_state *s)
+static void p2p_check(comm_ctx *x, custom_state *s)
 {
     vp_ar_args a = base_args(s);
     a.out = s->local[COMM_REG_SIGNAL]; /* unused by the probe; keeps the argument check simple */
     cudaStream_t st = x->dev->stream(x, 0);
     VP_KERNEL(vp_ar_probe(&a, st));
     VP_CUDA(cudaStreamSynchronize(st));
-    exec_dist_barrier(); /* every peer's probe writes have completed */
+    dist_barrier(); /* every peer's probe writes have completed */
     vp_ar_signal sig;
     VP_CUDA(cudaMemcpy(&sig, s->local[COMM_REG_SIGNAL], sizeof(sig), cudaMemcpyDeviceToHost));
     util_buf bad = {0};
@@ -346,17 +334,17 @@ static void p2p_check(exec_ctx *x, custom_state *s)
         fflush(stderr);
     }
     util_buf_free(&bad);
-    if (!exec_dist_all(ok))
-        exec_dist_fail(__FILE__, __LINE__, "custom allreduce P2P check",
+    if (!dist_all(ok))
+        dist_fail(__FILE__, __LINE__, "custom allreduce P2P check",
                        ok ? "failed on another rank (see its message)" : "P2P through CUDA IPC mappings does not work "
                                                                          "here; use --backend nccl");
     s->probed_pairs = s->world * (s->world - 1);
 }
 
-static void custom_init(exec_ctx *x, custom_algo algo)
+static void custom_init(comm_ctx *x, custom_algo algo)
 {
     custom_state *s = util_xcalloc(1, sizeof(*s));
-    x->comm_state = s;
+    x->state = s;
     s->algo = algo;
     s->rank = x->dist.rank;
     s->world = x->dist.size;
@@ -396,9 +384,9 @@ static void custom_init(exec_ctx *x, custom_algo algo)
     p2p_check(x, s);
 }
 
-static void init_oneshot(exec_ctx *x) { custom_init(x, ALGO_ONESHOT); }
-static void init_twoshot(exec_ctx *x) { custom_init(x, ALGO_TWOSHOT); }
-static void init_push(exec_ctx *x) { custom_init(x, ALGO_PUSH); }
+static void init_oneshot(comm_ctx *x) { custom_init(x, ALGO_ONESHOT); }
+static void init_twoshot(comm_ctx *x) { custom_init(x, ALGO_TWOSHOT); }
+static void init_push(comm_ctx *x) { custom_init(x, ALGO_PUSH); }
 
 /* ---------------- calls ---------------- */
 
@@ -418,7 +406,7 @@ static void check_error(custom_state *s)
              "last saw %u): rank %d is stuck, dead, or not in the same collective (timeout: VPSIM_COMM_TIMEOUT_MS)",
              algo_names[s->algo], e->rank, (double)e->waited_ns / 1e6, e->block, e->peer, wait_names[ph], where,
              e->expected, e->seen, e->peer);
-    exec_dist_fail(__FILE__, __LINE__, "custom allreduce timeout", msg);
+    dist_fail(__FILE__, __LINE__, "custom allreduce timeout", msg);
 }
 
 static bool overlaps(const void *a, long long a_count, const void *b, long long b_count)
@@ -433,13 +421,13 @@ static void check_count(const custom_state *s, long long elems)
         return;
     char msg[160];
     snprintf(msg, sizeof(msg), "%lld elements exceed the %lld registered at init", elems, s->max_count);
-    exec_dist_fail(__FILE__, __LINE__, "custom allreduce", msg);
+    dist_fail(__FILE__, __LINE__, "custom allreduce", msg);
 }
 
 /* Inputs that peers read must be registered buffers at their base (the same offset on every rank);
  * anything else, or an input the call's output overlaps while peers may still read it, is first
  * copied into the registered stage buffer. Fills a->in[] with every rank's copy. */
-static void map_input(exec_ctx *x, custom_state *s, vp_ar_args *a, const void *send, bool staged_if_alias,
+static void map_input(comm_ctx *x, custom_state *s, vp_ar_args *a, const void *send, bool staged_if_alias,
                       const void *recv, long long out_count)
 {
     int kind = send == s->local[COMM_REG_SEND] ? COMM_REG_SEND : send == s->local[COMM_REG_RECV] ? COMM_REG_RECV : -1;
@@ -453,11 +441,11 @@ static void map_input(exec_ctx *x, custom_state *s, vp_ar_args *a, const void *s
         a->in[r] = s->peer[kind][r];
 }
 
-static void custom_allreduce(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+static void custom_allreduce(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
     (void)op;
     (void)flat;
-    custom_state *s = x->comm_state;
+    custom_state *s = x->state;
     check_error(s);
     if (count <= 0)
         return;
@@ -483,11 +471,11 @@ static void custom_allreduce(exec_ctx *x, const plan_op *op, int flat, const voi
 
 /* All three backends gather the same way (one-shot copy through the mappings): the plan's one
  * all-gather (logits) is not what they are compared on. */
-static void custom_allgather(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+static void custom_allgather(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
     (void)op;
     (void)flat;
-    custom_state *s = x->comm_state;
+    custom_state *s = x->state;
     check_error(s);
     if (count <= 0)
         return;
@@ -500,9 +488,9 @@ static void custom_allgather(exec_ctx *x, const plan_op *op, int flat, const voi
     VP_KERNEL(vp_allgather_oneshot(&a, x->dev->stream(x, 0)));
 }
 
-static void custom_fini(exec_ctx *x)
+static void custom_fini(comm_ctx *x)
 {
-    custom_state *s = x->comm_state;
+    custom_state *s = x->state;
     if (!s)
         return;
     VP_CUDA(cudaDeviceSynchronize());
@@ -512,28 +500,28 @@ static void custom_fini(exec_ctx *x)
             if (s->opened[k][p])
                 VP_CUDA(cudaIpcCloseMemHandle(s->opened[k][p]));
     /* Freeing memory a peer still maps is undefined (cudaIpcOpenMemHandle docs): everyone unmaps first. */
-    exec_dist_barrier();
+    dist_barrier();
     for (int k = 0; k < COMM_REG_REGIONS; k++)
         if (s->owned[k])
             VP_CUDA(cudaFree(s->local[k]));
     VP_CUDA(cudaFreeHost(s->err_host));
     free(s);
-    x->comm_state = NULL;
+    x->state = NULL;
 }
 
-static void custom_describe(exec_ctx *x)
+static void custom_describe(comm_ctx *x)
 {
-    custom_state *s = x->comm_state;
+    custom_state *s = x->state;
     if (!s)
         return;
     char buf[160];
-    exec_env_set(x, "comm", "%s", algo_desc[s->algo]);
-    exec_env_set(x, "custom_launch", "%d threads x up to %d blocks per call; timeout %.0f ms per wait", VP_AR_THREADS,
+    comm_env_set(x, "comm", "%s", algo_desc[s->algo]);
+    comm_env_set(x, "custom_launch", "%d threads x up to %d blocks per call; timeout %.0f ms per wait", VP_AR_THREADS,
                  VP_AR_MAX_BLOCKS, (double)s->timeout_ns / 1e6);
-    exec_env_set(x, "custom_topology", "%s", comm_topo_summary(&s->topo, buf, sizeof(buf)));
+    comm_env_set(x, "custom_topology", "%s", comm_topo_summary(&s->topo, buf, sizeof(buf)));
     if (comm_topo_virtual(&s->topo))
-        exec_env_set(x, "custom_note", "%s", COMM_VIRTUAL_NOTE);
-    exec_env_set(x, "custom_p2p_check", "store and load through every IPC mapping verified (%d rank pairs)",
+        comm_env_set(x, "custom_note", "%s", COMM_VIRTUAL_NOTE);
+    comm_env_set(x, "custom_p2p_check", "store and load through every IPC mapping verified (%d rank pairs)",
                  s->probed_pairs);
     /* vLLM reads full_nvlink from NVML; here native P2P atomics on every GPU pair stand in for it (PCIe
      * peers do not offer them), and virtual ranks are judged as if each had its own PCIe GPU. */
@@ -541,11 +529,11 @@ static void custom_describe(exec_ctx *x)
     for (int i = 0; i < s->topo.n_gpus; i++)
         for (int j = 0; j < s->topo.n_gpus; j++)
             nvlink = nvlink && (i == j || s->topo.atomics[i][j] == 1);
-    comm_policy vllm;
+    cfg_policy vllm;
     char why[200];
-    comm_policy_vllm(s->world, nvlink, &vllm, why, sizeof(why));
-    exec_env_set(x, "custom_vllm_gate", "%s%.130s", nvlink ? "(NVLink inferred) " : "", why);
-    exec_env_set(x, "custom_staged_calls", "%lld of %lld calls copied their input to the stage buffer", s->staged,
+    cfg_policy_vllm(s->world, nvlink, &vllm, why, sizeof(why));
+    comm_env_set(x, "custom_vllm_gate", "%s%.130s", nvlink ? "(NVLink inferred) " : "", why);
+    comm_env_set(x, "custom_staged_calls", "%lld of %lld calls copied their input to the stage buffer", s->staged,
                  s->calls);
 }
 

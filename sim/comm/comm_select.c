@@ -18,7 +18,7 @@ typedef struct select_state {
     int n;
 } select_state;
 
-static comm_policy g_policy;
+static cfg_policy g_policy;
 static int g_allgather = -1;
 
 /* The distinct backends the policy uses, all-gather's included, in first-use order. */
@@ -38,20 +38,20 @@ static int members(int out[CFG_BACKEND_COUNT])
 
 static const char *policy_text(char *buf, size_t len)
 {
-    comm_policy_format(&g_policy, buf, len);
+    cfg_policy_format(&g_policy, buf, len);
     return buf;
 }
 
 /* Every member's supported() is called, in the same order on every rank (some are collective),
  * before the first failure is reported. */
-static int select_supported(exec_ctx *x, char *why, size_t len)
+static int select_supported(comm_ctx *x, char *why, size_t len)
 {
     int list[CFG_BACKEND_COUNT], n = members(list), rc = 0;
     char pol[160];
     policy_text(pol, sizeof(pol));
     for (int i = 0; i < n; i++) {
         char w[320] = "";
-        const comm_backend *c = exec_find_backend(list[i], w, sizeof(w));
+        const comm_backend *c = comm_find_backend(list[i], w, sizeof(w));
         if (c && c->supported(x, w, sizeof(w)) == 0)
             continue;
         if (rc == 0)
@@ -61,7 +61,7 @@ static int select_supported(exec_ctx *x, char *why, size_t len)
     return rc;
 }
 
-static void select_init(exec_ctx *x)
+static void select_init(comm_ctx *x)
 {
     select_state *s = util_xcalloc(1, sizeof(*s));
     int list[CFG_BACKEND_COUNT];
@@ -70,14 +70,14 @@ static void select_init(exec_ctx *x)
         char why[320];
         select_member *m = &s->m[i];
         m->backend = list[i];
-        m->table = exec_find_backend(list[i], why, sizeof(why));
+        m->table = comm_find_backend(list[i], why, sizeof(why));
         if (!m->table)
-            exec_dist_fail(__FILE__, __LINE__, "comm_select", why);
-        x->comm_state = NULL;
+            dist_fail(__FILE__, __LINE__, "comm_select", why);
+        x->state = NULL;
         m->table->init(x);
-        m->state = x->comm_state;
+        m->state = x->state;
     }
-    x->comm_state = s;
+    x->state = s;
 }
 
 static select_member *member(select_state *s, int backend)
@@ -85,70 +85,68 @@ static select_member *member(select_state *s, int backend)
     for (int i = 0; i < s->n; i++)
         if (s->m[i].backend == backend)
             return &s->m[i];
-    exec_dist_fail(__FILE__, __LINE__, "comm_select", "policy picked a backend that was not initialised");
+    dist_fail(__FILE__, __LINE__, "comm_select", "policy picked a backend that was not initialised");
 }
 
-static void select_allreduce(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+static void select_allreduce(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
-    select_state *s = x->comm_state;
-    select_member *m = member(s, comm_policy_pick(&g_policy, count * (long long)x->dev->elem_bytes));
-    x->comm_state = m->state;
+    select_state *s = x->state;
+    select_member *m = member(s, cfg_policy_pick(&g_policy, count * (long long)x->dev->elem_bytes));
+    x->state = m->state;
     m->table->allreduce(x, op, flat, send, recv, count);
-    m->state = x->comm_state;
-    x->comm_state = s;
+    m->state = x->state;
+    x->state = s;
 }
 
-static void select_allgather(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+static void select_allgather(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
-    select_state *s = x->comm_state;
+    select_state *s = x->state;
     select_member *m = member(s, g_allgather);
-    x->comm_state = m->state;
+    x->state = m->state;
     m->table->allgather(x, op, flat, send, recv, count);
-    m->state = x->comm_state;
-    x->comm_state = s;
+    m->state = x->state;
+    x->state = s;
 }
 
-static void select_fini(exec_ctx *x)
+static void select_fini(comm_ctx *x)
 {
-    select_state *s = x->comm_state;
+    select_state *s = x->state;
     if (!s)
         return;
     for (int i = s->n - 1; i >= 0; i--) {
-        x->comm_state = s->m[i].state;
+        x->state = s->m[i].state;
         s->m[i].table->fini(x);
     }
     free(s);
-    x->comm_state = NULL;
+    x->state = NULL;
 }
 
 /* Each member describes itself into a fresh environment; its keys come back prefixed "name.". */
-static void select_describe(exec_ctx *x)
+static void select_describe(comm_ctx *x)
 {
-    select_state *s = x->comm_state;
+    select_state *s = x->state;
     if (!s)
         return;
-    exec_env_item *saved = util_xmalloc(sizeof(x->env)), *got = util_xmalloc(sizeof(x->env));
+    util_env_item *env = x->env, *got = util_xcalloc(UTIL_ENV_MAX, sizeof(*got));
+    int *n_env = x->n_env;
     for (int i = 0; i < s->n; i++) {
-        const int n_saved = x->n_env;
-        memcpy(saved, x->env, sizeof(x->env));
-        x->n_env = 0;
-        x->comm_state = s->m[i].state;
+        int n_got = 0;
+        x->env = got;
+        x->n_env = &n_got;
+        x->state = s->m[i].state;
         s->m[i].table->describe(x);
-        const int n_got = x->n_env;
-        memcpy(got, x->env, sizeof(x->env));
-        memcpy(x->env, saved, sizeof(x->env));
-        x->n_env = n_saved;
+        x->env = env;
+        x->n_env = n_env;
         for (int k = 0; k < n_got; k++) {
             char key[sizeof(got[k].key)];
             snprintf(key, sizeof(key), "%.12s.%.34s", cfg_backend_names[s->m[i].backend], got[k].key);
-            exec_env_set(x, key, "%s", got[k].value);
+            comm_env_set(x, key, "%s", got[k].value);
         }
     }
-    x->comm_state = s;
-    free(saved);
+    x->state = s;
     free(got);
     char pol[160];
-    exec_env_set(x, "comm", "per-size policy %s; all-gathers: %s", policy_text(pol, sizeof(pol)),
+    comm_env_set(x, "comm", "per-size policy %s; all-gathers: %s", policy_text(pol, sizeof(pol)),
                  cfg_backend_names[g_allgather]);
 }
 
@@ -167,7 +165,7 @@ static void select_describe(exec_ctx *x)
 SELECT_TABLE(select_graph_safe, true);
 SELECT_TABLE(select_eager, false);
 
-const comm_backend *comm_select_configure(const comm_policy *p, int allgather_backend)
+const comm_backend *comm_select_configure(const cfg_policy *p, int allgather_backend)
 {
     g_policy = *p;
     g_allgather = allgather_backend >= 0 ? allgather_backend : p->rule[p->n - 1].backend;
@@ -175,10 +173,9 @@ const comm_backend *comm_select_configure(const comm_policy *p, int allgather_ba
     bool safe = true;
     for (int i = 0; i < n; i++) {
         char why[320];
-        const comm_backend *c = exec_find_backend(list[i], why, sizeof(why));
+        const comm_backend *c = comm_find_backend(list[i], why, sizeof(why));
         safe = safe && c && c->graph_safe;
     }
     return safe ? &select_graph_safe : &select_eager;
 }
 
-const char *comm_select_describe_policy(char *buf, size_t len) { return policy_text(buf, len); }

@@ -1,7 +1,7 @@
-/* Per-size allreduce backend selection (see comm_policy.h). */
-#include "comm_policy.h"
+/* Per-size allreduce backend selection (see cfg_policy.h). */
+#include "cfg_policy.h"
 
-#include "../config/cfg.h"
+#include "cfg.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int comm_parse_bytes(const char *s, long long *out)
+int cfg_parse_bytes(const char *s, long long *out)
 {
     if (!s || !*s || !isdigit((unsigned char)*s))
         return -1;
@@ -36,7 +36,7 @@ int comm_parse_bytes(const char *s, long long *out)
     return 0;
 }
 
-const char *comm_format_bytes(long long b, char *buf, size_t len)
+const char *cfg_format_bytes(long long b, char *buf, size_t len)
 {
     if (b > 0 && b % (1LL << 30) == 0)
         snprintf(buf, len, "%lldG", b >> 30);
@@ -49,7 +49,7 @@ const char *comm_format_bytes(long long b, char *buf, size_t len)
     return buf;
 }
 
-bool comm_policy_backend_ok(int backend)
+bool cfg_policy_backend_ok(int backend)
 {
     return backend >= 0 && backend < CFG_BACKEND_COUNT && backend != CFG_BACKEND_NONE && backend != CFG_BACKEND_MODEL;
 }
@@ -59,12 +59,12 @@ static const char *valid_list(char *buf, size_t len)
     size_t off = 0;
     buf[0] = '\0';
     for (int b = 0; b < CFG_BACKEND_COUNT && off < len; b++)
-        if (comm_policy_backend_ok(b))
+        if (cfg_policy_backend_ok(b))
             off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", cfg_backend_names[b]);
     return buf;
 }
 
-void comm_policy_single(comm_policy *p, int backend)
+void cfg_policy_single(cfg_policy *p, int backend)
 {
     memset(p, 0, sizeof(*p));
     p->n = 1;
@@ -72,7 +72,7 @@ void comm_policy_single(comm_policy *p, int backend)
     p->rule[0].backend = backend;
 }
 
-int comm_policy_parse(const char *spec, comm_policy *p, char *why, size_t why_len)
+int cfg_policy_parse(const char *spec, cfg_policy *p, char *why, size_t why_len)
 {
     memset(p, 0, sizeof(*p));
     char list[128];
@@ -91,23 +91,23 @@ int comm_policy_parse(const char *spec, comm_policy *p, char *why, size_t why_le
         }
         memcpy(item, s, n);
         item[n] = '\0';
-        if (p->n == COMM_POLICY_MAX_RULES) {
-            snprintf(why, why_len, "allreduce policy \"%s\": more than %d rules", spec, COMM_POLICY_MAX_RULES);
+        if (p->n == CFG_POLICY_MAX_RULES) {
+            snprintf(why, why_len, "allreduce policy \"%s\": more than %d rules", spec, CFG_POLICY_MAX_RULES);
             return -1;
         }
-        comm_policy_rule *r = &p->rule[p->n];
+        cfg_policy_rule *r = &p->rule[p->n];
         r->max_bytes = -1;
         char *le = strstr(item, "<=");
         if (le) {
             *le = '\0';
-            if (comm_parse_bytes(le + 2, &r->max_bytes) || r->max_bytes <= 0) {
+            if (cfg_parse_bytes(le + 2, &r->max_bytes) || r->max_bytes <= 0) {
                 snprintf(why, why_len, "allreduce policy \"%s\": '%s' is not a size (bytes, or with K/M/G)", spec,
                          le + 2);
                 return -1;
             }
         }
         r->backend = cfg_enum_index(cfg_backend_names, item);
-        if (!comm_policy_backend_ok(r->backend)) {
+        if (!cfg_policy_backend_ok(r->backend)) {
             snprintf(why, why_len, "allreduce policy \"%s\": unknown backend '%s'; valid choices: %s", spec, item,
                      valid_list(list, sizeof(list)));
             return -1;
@@ -140,7 +140,7 @@ int comm_policy_parse(const char *spec, comm_policy *p, char *why, size_t why_le
     return 0;
 }
 
-int comm_policy_pick(const comm_policy *p, long long bytes)
+int cfg_policy_pick(const cfg_policy *p, long long bytes)
 {
     for (int i = 0; i < p->n; i++)
         if (p->rule[i].max_bytes < 0 || bytes <= p->rule[i].max_bytes)
@@ -148,34 +148,34 @@ int comm_policy_pick(const comm_policy *p, long long bytes)
     return p->n ? p->rule[p->n - 1].backend : CFG_BACKEND_NCCL;
 }
 
-const char *comm_policy_format(const comm_policy *p, char *buf, size_t len)
+const char *cfg_policy_format(const cfg_policy *p, char *buf, size_t len)
 {
     size_t off = 0;
     buf[0] = '\0';
     for (int i = 0; i < p->n && off < len; i++) {
         char b[32] = "";
         if (p->rule[i].max_bytes >= 0)
-            comm_format_bytes(p->rule[i].max_bytes, b, sizeof(b));
+            cfg_format_bytes(p->rule[i].max_bytes, b, sizeof(b));
         off += (size_t)snprintf(buf + off, len - off, "%s%s%s%s", i ? "," : "", cfg_backend_names[p->rule[i].backend],
                                 b[0] ? "<=" : "", b);
     }
     return buf;
 }
 
-int comm_policy_vllm(int world, bool full_nvlink, comm_policy *p, char *why, size_t why_len)
+int cfg_policy_vllm(int world, bool full_nvlink, cfg_policy *p, char *why, size_t why_len)
 {
     /* vLLM CustomAllreduce: max_size = 8192 * 1024 by default; should_custom_ar needs inp_size < max_size
      * (strict, hence the -1 on every bound below) and inp_size % 16 == 0. */
     const long long max_size = 8LL << 20;
     memset(p, 0, sizeof(*p));
     if (world != 2 && world != 4 && world != 6 && world != 8) {
-        comm_policy_single(p, CFG_BACKEND_NCCL);
+        cfg_policy_single(p, CFG_BACKEND_NCCL);
         snprintf(why, why_len, "vLLM/SGLang have custom allreduce only for world sizes 2, 4, 6, 8 (here %d): NCCL",
                  world);
         return -1;
     }
     if (world > 2 && !full_nvlink) {
-        comm_policy_single(p, CFG_BACKEND_NCCL);
+        cfg_policy_single(p, CFG_BACKEND_NCCL);
         snprintf(why, why_len,
                  "vLLM/SGLang disable custom allreduce for world_size > 2 without full NVLink (here %d GPUs): NCCL",
                  world);
@@ -183,13 +183,13 @@ int comm_policy_vllm(int world, bool full_nvlink, comm_policy *p, char *why, siz
     }
     p->n = 0;
     if (world == 2) {
-        p->rule[p->n++] = (comm_policy_rule){max_size - 1, CFG_BACKEND_ONESHOT};
+        p->rule[p->n++] = (cfg_policy_rule){max_size - 1, CFG_BACKEND_ONESHOT};
     } else {
         const long long oneshot_below = world <= 4 ? 512LL << 10 : 256LL << 10;
-        p->rule[p->n++] = (comm_policy_rule){oneshot_below - 1, CFG_BACKEND_ONESHOT};
-        p->rule[p->n++] = (comm_policy_rule){max_size - 1, CFG_BACKEND_TWOSHOT};
+        p->rule[p->n++] = (cfg_policy_rule){oneshot_below - 1, CFG_BACKEND_ONESHOT};
+        p->rule[p->n++] = (cfg_policy_rule){max_size - 1, CFG_BACKEND_TWOSHOT};
     }
-    p->rule[p->n++] = (comm_policy_rule){-1, CFG_BACKEND_NCCL};
+    p->rule[p->n++] = (cfg_policy_rule){-1, CFG_BACKEND_NCCL};
     snprintf(why, why_len,
              "vLLM/SGLang would use custom allreduce here (world %d%s) for payloads under 8 MiB that are multiples of "
              "16 B; NCCL otherwise",
@@ -197,8 +197,8 @@ int comm_policy_vllm(int world, bool full_nvlink, comm_policy *p, char *why, siz
     return 0;
 }
 
-int comm_policy_check(const char *spec, char *why, size_t why_len)
+int cfg_policy_check(const char *spec, char *why, size_t why_len)
 {
-    comm_policy p;
-    return comm_policy_parse(spec, &p, why, why_len);
+    cfg_policy p;
+    return cfg_policy_parse(spec, &p, why, why_len);
 }

@@ -1,4 +1,4 @@
-#include "exec_dist.h"
+#include "dist.h"
 
 #include <mpi.h>
 #include <stdio.h>
@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static exec_dist g_dist;
+static dist_job g_dist;
 
-void exec_dist_init(exec_dist *d, int *argc, char ***argv)
+void dist_init(dist_job *d, int *argc, char ***argv)
 {
     int inited = 0;
     MPI_Initialized(&inited);
@@ -36,7 +36,7 @@ void exec_dist_init(exec_dist *d, int *argc, char ***argv)
     g_dist = *d;
 }
 
-void exec_dist_finalize(exec_dist *d)
+void dist_finalize(dist_job *d)
 {
     int fin = 0;
     MPI_Finalized(&fin);
@@ -44,9 +44,8 @@ void exec_dist_finalize(exec_dist *d)
         MPI_Finalize();
 }
 
-const exec_dist *exec_dist_self(void) { return &g_dist; }
 
-_Noreturn void exec_dist_fail(const char *file, int line, const char *what, const char *detail)
+_Noreturn void dist_fail(const char *file, int line, const char *what, const char *detail)
 {
     fprintf(stderr, "vpsim[rank %d@%s]: %s:%d: %s: %s\n", g_dist.rank, g_dist.host[0] ? g_dist.host : "?", file,
             line, what, detail ? detail : "");
@@ -59,40 +58,56 @@ _Noreturn void exec_dist_fail(const char *file, int line, const char *what, cons
     exit(1);
 }
 
-_Noreturn void exec_dist_mpi_fail(const char *file, int line, const char *call, int rc)
+_Noreturn void dist_mpi_fail(const char *file, int line, const char *call, int rc)
 {
     char msg[MPI_MAX_ERROR_STRING + 64];
     int len = 0;
     if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
         snprintf(msg, sizeof(msg), "MPI error %d", rc);
-    exec_dist_fail(file, line, call, msg);
+    dist_fail(file, line, call, msg);
 }
 
-void exec_dist_barrier(void) { VP_MPI(MPI_Barrier(MPI_COMM_WORLD)); }
+void dist_barrier(void) { VP_MPI(MPI_Barrier(MPI_COMM_WORLD)); }
 
-void exec_dist_bcast(void *buf, size_t bytes, int root)
+void dist_bcast(void *buf, size_t bytes, int root)
 {
     VP_MPI(MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD));
 }
 
-void exec_dist_max_doubles(double *v, int n)
+void dist_max_doubles(double *v, int n)
 {
     VP_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
 }
 
-void exec_dist_sum_doubles(double *v, int n)
+void dist_sum_doubles(double *v, int n)
 {
     VP_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
 }
 
-void exec_dist_gather_doubles(const double *in, int n, double *out)
+void dist_gather_doubles(const double *in, int n, double *out)
 {
     VP_MPI(MPI_Gather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
 }
 
-bool exec_dist_all(bool v)
+bool dist_all(bool v)
 {
     int x = v ? 1 : 0;
     VP_MPI(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
     return x != 0;
+}
+
+int dist_agree(const dist_job *d, int rc, char *why, size_t len)
+{
+    int mine = rc ? d->rank : d->size, first = mine;
+    VP_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    if (first == d->size)
+        return 0;
+    char msg[512];
+    snprintf(msg, sizeof(msg), "%s", rc ? why : "");
+    VP_MPI(MPI_Bcast(msg, (int)sizeof(msg), MPI_CHAR, first, MPI_COMM_WORLD));
+    if (d->size > 1)
+        snprintf(why, len, "rank %d: %s", first, msg);
+    else
+        snprintf(why, len, "%s", msg);
+    return -1;
 }

@@ -80,15 +80,12 @@ bool comm_topo_all_p2p(const comm_topo *t);
  * native atomics none; perf rank 0" or naming the first pair without access. Returns buf. */
 const char *comm_topo_summary(const comm_topo *t, char *buf, size_t len);
 
-/* CUDA builds only (comm_custom.c). Collective: every rank calls them. */
-struct exec_ctx;
-/* Agree on a supported() verdict: `local_why` is this rank's reason ("" when fine); every rank gets
- * -1 and "rank R: reason" of the lowest failing rank, or 0. */
-int comm_agree(const struct exec_ctx *x, const char *local_why, char *why, size_t len);
+/* CUDA builds only (comm_custom.c). Collective: every rank calls it. */
+struct comm_ctx;
 /* Several ranks on one GPU (by PCI bus id), with the device choice of the CUDA device: -1 with a
  * reason for backends that need a GPU per rank (NCCL rejects duplicate GPUs), else 0. Local verdict:
- * pass it to comm_agree. */
-int comm_ranks_share_gpu(const struct exec_ctx *x, char *why, size_t len);
+ * pass it to dist_agree. */
+int comm_ranks_share_gpu(const struct comm_ctx *x, char *why, size_t len);
 
 /* The environment note every custom backend and the bench print for virtual ranks. */
 #define COMM_VIRTUAL_NOTE                                                                                               \

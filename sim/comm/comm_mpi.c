@@ -2,7 +2,7 @@
  * MPI directly. On CUDA the data is staged through the host: device-to-host copy, MPI on fp32, copy
  * back — MPI has no bf16 sum, so even a CUDA-aware MPI would need a conversion; whether the MPI is
  * CUDA-aware is detected and reported, not assumed. */
-#include "exec.h"
+#include "comm.h"
 
 #include "../util/util.h"
 
@@ -18,7 +18,7 @@ typedef struct mpi_state {
     bool staged;
 } mpi_state;
 
-static int mpi_supported(exec_ctx *x, char *why, size_t len)
+static int mpi_supported(comm_ctx *x, char *why, size_t len)
 {
     (void)x;
     (void)why;
@@ -26,10 +26,10 @@ static int mpi_supported(exec_ctx *x, char *why, size_t len)
     return 0;
 }
 
-static void mpi_init(exec_ctx *x)
+static void mpi_init(comm_ctx *x)
 {
     mpi_state *s = util_xcalloc(1, sizeof(*s));
-    x->comm_state = s;
+    x->state = s;
     s->staged = x->dev->elem_bytes != sizeof(float) || strcmp(x->dev->name, "cpu") != 0;
     if (s->staged) {
         size_t n = x->max_comm_elems > 0 ? (size_t)x->max_comm_elems : 1;
@@ -38,22 +38,22 @@ static void mpi_init(exec_ctx *x)
     }
 }
 
-static void mpi_fini(exec_ctx *x)
+static void mpi_fini(comm_ctx *x)
 {
-    mpi_state *s = x->comm_state;
+    mpi_state *s = x->state;
     if (!s)
         return;
     free(s->host_send);
     free(s->host_recv);
     free(s);
-    x->comm_state = NULL;
+    x->state = NULL;
 }
 
-static void mpi_allreduce(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+static void mpi_allreduce(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
     (void)op;
     (void)flat;
-    mpi_state *s = x->comm_state;
+    mpi_state *s = x->state;
     if (!s->staged) {
         VP_MPI(MPI_Allreduce(send, recv, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
         return;
@@ -63,11 +63,11 @@ static void mpi_allreduce(exec_ctx *x, const plan_op *op, int flat, const void *
     x->dev->from_host_float(x, recv, s->host_recv, count);
 }
 
-static void mpi_allgather(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+static void mpi_allgather(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
     (void)op;
     (void)flat;
-    mpi_state *s = x->comm_state;
+    mpi_state *s = x->state;
     if (!s->staged) {
         VP_MPI(MPI_Allgather(send, (int)count, MPI_FLOAT, recv, (int)count, MPI_FLOAT, MPI_COMM_WORLD));
         return;
@@ -77,7 +77,7 @@ static void mpi_allgather(exec_ctx *x, const plan_op *op, int flat, const void *
     x->dev->from_host_float(x, recv, s->host_recv, count * x->dist.size);
 }
 
-static void mpi_describe(exec_ctx *x)
+static void mpi_describe(comm_ctx *x)
 {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
@@ -88,18 +88,18 @@ static void mpi_describe(exec_ctx *x)
         char *comma = strchr(lib, ',');
         if (comma)
             *comma = '\0';
-        exec_env_set(x, "mpi", "%s", lib);
+        comm_env_set(x, "mpi", "%s", lib);
     }
 #if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-    exec_env_set(x, "mpi_cuda_aware", "%s", MPIX_Query_cuda_support() ? "yes (runtime)" : "no (runtime)");
+    comm_env_set(x, "mpi_cuda_aware", "%s", MPIX_Query_cuda_support() ? "yes (runtime)" : "no (runtime)");
 #elif defined(MPIX_CUDA_AWARE_SUPPORT)
-    exec_env_set(x, "mpi_cuda_aware", "no (this MPI was built without CUDA support)");
+    comm_env_set(x, "mpi_cuda_aware", "no (this MPI was built without CUDA support)");
 #else
-    exec_env_set(x, "mpi_cuda_aware", "unknown (this MPI does not say)");
+    comm_env_set(x, "mpi_cuda_aware", "unknown (this MPI does not say)");
 #endif
-    mpi_state *s = x->comm_state;
+    mpi_state *s = x->state;
     if (s && s->staged)
-        exec_env_set(x, "mpi_path", "host staged: device->host copy, MPI fp32, host->device copy");
+        comm_env_set(x, "mpi_path", "host staged: device->host copy, MPI fp32, host->device copy");
 }
 
 const comm_backend comm_backend_mpi = {

@@ -1,8 +1,8 @@
 /* vpsim bench-allreduce: the plain parts (size sweeps, bus bandwidth, table and JSON output) and the
  * whole command on the CPU device with the MPI backend under mpirun, as CI runs it. */
 #include "../../sim/config/cfg_tree.h"
-#include "../../sim/exec/comm_bench.h"
-#include "../../sim/exec/comm_custom.h"
+#include "../../sim/exec/exec_bench.h"
+#include "../../sim/comm/comm_custom.h"
 #include "test_helpers.h"
 
 #include <criterion/criterion.h>
@@ -24,13 +24,13 @@ Test(comm_bench, busbw_is_algbw_times_2_n_minus_1_over_n)
 
 Test(comm_bench, geometric_sweep_like_nccl_tests)
 {
-    long long s[COMM_BENCH_MAX_SIZES];
+    long long s[EXEC_BENCH_MAX_SIZES];
     char why[256] = "";
-    int n = comm_bench_sizes(16, 8 << 20, 2, 2, s, COMM_BENCH_MAX_SIZES, why, sizeof(why));
+    int n = exec_bench_sizes(16, 8 << 20, 2, 2, s, EXEC_BENCH_MAX_SIZES, why, sizeof(why));
     cr_assert_eq(n, 20, "%s", why);
     cr_assert_eq(s[0], 16);
     cr_assert_eq(s[19], 8 << 20);
-    n = comm_bench_sizes(2, 100, 3, 2, s, COMM_BENCH_MAX_SIZES, why, sizeof(why));
+    n = exec_bench_sizes(2, 100, 3, 2, s, EXEC_BENCH_MAX_SIZES, why, sizeof(why));
     cr_assert_eq(n, 4);
     long long want[] = {2, 6, 18, 54}; /* none a multiple of 16 */
     for (int i = 0; i < 4; i++)
@@ -39,13 +39,13 @@ Test(comm_bench, geometric_sweep_like_nccl_tests)
 
 Test(comm_bench, sizes_round_down_to_whole_elements)
 {
-    long long s[COMM_BENCH_MAX_SIZES];
+    long long s[EXEC_BENCH_MAX_SIZES];
     char why[256] = "";
-    int n = comm_bench_sizes(1, 16, 2, 4, s, COMM_BENCH_MAX_SIZES, why, sizeof(why));
+    int n = exec_bench_sizes(1, 16, 2, 4, s, EXEC_BENCH_MAX_SIZES, why, sizeof(why));
     cr_assert_eq(n, 3, "1 and 2 bytes hold no float");
     cr_assert_eq(s[0], 4);
     cr_assert_eq(s[2], 16);
-    n = comm_bench_sizes(6, 6, 2, 4, s, COMM_BENCH_MAX_SIZES, why, sizeof(why));
+    n = exec_bench_sizes(6, 6, 2, 4, s, EXEC_BENCH_MAX_SIZES, why, sizeof(why));
     cr_assert_eq(n, 1);
     cr_assert_eq(s[0], 4);
 }
@@ -54,34 +54,34 @@ Test(comm_bench, bad_sweeps_are_explained)
 {
     long long s[4];
     char why[256] = "";
-    cr_assert_eq(comm_bench_sizes(64, 16, 2, 2, s, 4, why, sizeof(why)), -1);
+    cr_assert_eq(exec_bench_sizes(64, 16, 2, 2, s, 4, why, sizeof(why)), -1);
     cr_assert(strstr(why, "-b MIN <= -e MAX") != NULL, "%s", why);
-    cr_assert_eq(comm_bench_sizes(16, 64, 1, 2, s, 4, why, sizeof(why)), -1);
+    cr_assert_eq(exec_bench_sizes(16, 64, 1, 2, s, 4, why, sizeof(why)), -1);
     cr_assert(strstr(why, "at least 2") != NULL, "%s", why);
-    cr_assert_eq(comm_bench_sizes(1, 1 << 20, 2, 2, s, 4, why, sizeof(why)), -1);
+    cr_assert_eq(exec_bench_sizes(1, 1 << 20, 2, 2, s, 4, why, sizeof(why)), -1);
     cr_assert(strstr(why, "more than 4") != NULL, "%s", why);
-    cr_assert_eq(comm_bench_sizes(1, 3, 2, 4, s, 4, why, sizeof(why)), -1);
+    cr_assert_eq(exec_bench_sizes(1, 3, 2, 4, s, 4, why, sizeof(why)), -1);
     cr_assert(strstr(why, "one 4-byte element") != NULL, "%s", why);
 }
 
 Test(comm_bench, add_size_keeps_the_list_sorted_and_unique)
 {
     long long s[5] = {16, 64, 1024};
-    int n = comm_bench_add_size(s, 3, 5, 43008);
-    n = comm_bench_add_size(s, n, 5, 64);
-    n = comm_bench_add_size(s, n, 5, 32);
+    int n = exec_bench_add_size(s, 3, 5, 43008);
+    n = exec_bench_add_size(s, n, 5, 64);
+    n = exec_bench_add_size(s, n, 5, 32);
     cr_assert_eq(n, 5);
     long long want[] = {16, 32, 64, 1024, 43008};
     for (int i = 0; i < 5; i++)
         cr_assert_eq(s[i], want[i]);
-    cr_assert_eq(comm_bench_add_size(s, 5, 5, 7), 5, "full list stays as is");
+    cr_assert_eq(exec_bench_add_size(s, 5, 5, 7), 5, "full list stays as is");
 }
 
 /* ---------------- output ---------------- */
 
-static comm_bench_result fake_result(bool virtual_ranks)
+static exec_bench_result fake_result(bool virtual_ranks)
 {
-    comm_bench_result r;
+    exec_bench_result r;
     memset(&r, 0, sizeof(r));
     r.ranks = 8;
     snprintf(r.device, sizeof(r.device), "cuda");
@@ -93,13 +93,13 @@ static comm_bench_result fake_result(bool virtual_ranks)
     r.virtual_ranks = virtual_ranks;
     r.n_backends = 2;
     r.backends = calloc(2, sizeof(*r.backends));
-    comm_bench_backend *b = &r.backends[0];
+    exec_bench_backend *b = &r.backends[0];
     b->ran = true;
     b->graph = true;
     snprintf(b->name, sizeof(b->name), "oneshot");
     b->n_rows = 2;
-    b->rows[0] = (comm_bench_row){.bytes = 16, .count = 8, .time_us = 5.0, .wrong = 0};
-    b->rows[1] = (comm_bench_row){.bytes = 43008, .count = 21504, .time_us = 10.0, .wrong = 3, .verify_size = true};
+    b->rows[0] = (exec_bench_row){.bytes = 16, .count = 8, .time_us = 5.0, .wrong = 0};
+    b->rows[1] = (exec_bench_row){.bytes = 43008, .count = 21504, .time_us = 10.0, .wrong = 3, .verify_size = true};
     for (int i = 0; i < 2; i++) {
         b->rows[i].algbw = comm_algbw(b->rows[i].bytes, b->rows[i].time_us);
         b->rows[i].busbw = comm_busbw(b->rows[i].algbw, 8);
@@ -115,9 +115,9 @@ static comm_bench_result fake_result(bool virtual_ranks)
 
 Test(comm_bench, table_has_nccl_tests_columns_and_marks)
 {
-    comm_bench_result r = fake_result(true);
+    exec_bench_result r = fake_result(true);
     util_buf o = {0};
-    comm_bench_table(&o, &r);
+    exec_bench_table(&o, &r);
     cr_assert(strstr(o.s, "8 ranks, device cuda, type bf16") != NULL, "%s", o.s);
     cr_assert(strstr(o.s, "CUDA graphs") != NULL, "%s", o.s);
     cr_assert(strstr(o.s, COMM_VIRTUAL_NOTE) != NULL, "virtual ranks must carry the caveat:\n%s", o.s);
@@ -137,10 +137,10 @@ Test(comm_bench, table_has_nccl_tests_columns_and_marks)
 
 Test(comm_bench, table_without_virtual_ranks_has_no_caveat)
 {
-    comm_bench_result r = fake_result(false);
+    exec_bench_result r = fake_result(false);
     r.wrong_total = 0;
     util_buf o = {0};
-    comm_bench_table(&o, &r);
+    exec_bench_table(&o, &r);
     cr_assert(strstr(o.s, "NOTE") == NULL, "%s", o.s);
     cr_assert(strstr(o.s, "#wrong total: 0 (OK)") != NULL, "%s", o.s);
     util_buf_free(&o);
@@ -149,11 +149,11 @@ Test(comm_bench, table_without_virtual_ranks_has_no_caveat)
 
 Test(comm_bench, json_has_stable_keys)
 {
-    comm_bench_result r = fake_result(true);
+    exec_bench_result r = fake_result(true);
     util_json j;
     util_json_init(&j, true);
     char *argv[] = {"bench-allreduce", "--graph"};
-    comm_bench_json(&j, &r, 2, argv);
+    exec_bench_json(&j, &r, 2, argv);
     cfg_error err;
     cfg_doc *d = cfg_doc_load_text(j.out.s, j.out.len, "bench-json", false, &err);
     cr_assert_not_null(d, "not JSON: %s\n%s", err.msg, j.out.s);
@@ -205,7 +205,7 @@ static th_result bench(int np, const char *args)
     return th_sh(MPIRUN " -np %d '%s' bench-allreduce %s", np, bin ? bin : "build/vpsim", args);
 }
 
-Test(comm_bench_cli, mpi_on_cpu_checks_clean_under_mpirun_np4, .timeout = 150)
+Test(exec_bench_cli, mpi_on_cpu_checks_clean_under_mpirun_np4, .timeout = 150)
 {
     need_mpirun();
     th_result r = bench(4, "--device cpu --backend mpi --check");
@@ -216,7 +216,7 @@ Test(comm_bench_cli, mpi_on_cpu_checks_clean_under_mpirun_np4, .timeout = 150)
     th_free(&r);
 }
 
-Test(comm_bench_cli, odd_sizes_and_rank_counts, .timeout = 150)
+Test(exec_bench_cli, odd_sizes_and_rank_counts, .timeout = 150)
 {
     need_mpirun();
     for (int np = 1; np <= 3; np++) {
@@ -228,7 +228,7 @@ Test(comm_bench_cli, odd_sizes_and_rank_counts, .timeout = 150)
     }
 }
 
-Test(comm_bench_cli, scenario_marks_the_verify_pass_payload, .timeout = 150)
+Test(exec_bench_cli, scenario_marks_the_verify_pass_payload, .timeout = 150)
 {
     need_mpirun();
     char dir[] = "/tmp/vpsim-bench-XXXXXX";
@@ -260,7 +260,7 @@ Test(comm_bench_cli, scenario_marks_the_verify_pass_payload, .timeout = 150)
     cr_assert_eq(system(path), 0);
 }
 
-Test(comm_bench_cli, a_per_size_policy_runs_as_one_more_backend, .timeout = 150)
+Test(exec_bench_cli, a_per_size_policy_runs_as_one_more_backend, .timeout = 150)
 {
     need_mpirun();
     th_result r = bench(3, "--device cpu --backend mpi --policy 'mpi<=1K,mpi' --check -e 4K -f 4");
@@ -274,7 +274,7 @@ Test(comm_bench_cli, a_per_size_policy_runs_as_one_more_backend, .timeout = 150)
     th_free(&r);
 }
 
-Test(comm_bench_cli, a_dead_rank_ends_the_job_with_an_error_not_a_hang, .timeout = 150)
+Test(exec_bench_cli, a_dead_rank_ends_the_job_with_an_error_not_a_hang, .timeout = 150)
 {
     need_mpirun();
     th_result r = bench(4, "--device cpu --backend mpi -e 4K -n 50 --inject-fault kill:2:30");
@@ -284,7 +284,7 @@ Test(comm_bench_cli, a_dead_rank_ends_the_job_with_an_error_not_a_hang, .timeout
     th_free(&r);
 }
 
-Test(comm_bench_cli, unsupported_backends_get_a_row_and_fail_when_named, .timeout = 60)
+Test(exec_bench_cli, unsupported_backends_get_a_row_and_fail_when_named, .timeout = 60)
 {
     th_result r = th_run("bench-allreduce --device cpu --backend mpi,oneshot,nccl-symm -e 64 -n 2 -w 0");
     cr_assert_eq(r.status, 1, "%s\n%s", r.out, r.err);
@@ -303,7 +303,7 @@ static void usage_error(const char *args, const char *needle)
     th_free(&r);
 }
 
-Test(comm_bench_cli, bad_input_exits_2_with_the_choices)
+Test(exec_bench_cli, bad_input_exits_2_with_the_choices)
 {
     usage_error("--device cpu --backend carrier-pigeon", "valid choices: nccl, nccl-symm, oneshot, twoshot, push, mpi");
     usage_error("--device cpu --backend model", "valid choices");
@@ -320,7 +320,7 @@ Test(comm_bench_cli, bad_input_exits_2_with_the_choices)
     usage_error("--device cpu --policy 'none'", "valid choices");
 }
 
-Test(comm_bench_cli, help_lists_the_options)
+Test(exec_bench_cli, help_lists_the_options)
 {
     th_result r = th_run("bench-allreduce --help");
     cr_assert_eq(r.status, 0);

@@ -1,7 +1,7 @@
 /* Reading a saved `vpsim.bench_allreduce/1` document back (comm_bench.h), so that a measurement can be
  * compared with the model again after the model or the system file changed, without the machine. The
- * document is what comm_bench_json writes; anything else is refused with file:line:col. */
-#include "comm_bench.h"
+ * document is what exec_bench_json writes; anything else is refused with file:line:col. */
+#include "exec_bench.h"
 
 #include "../config/cfg_tree.h"
 
@@ -71,11 +71,11 @@ static void str(loader *l, const cfg_node *map, const char *key, char *dst, size
         snprintf(dst, len, "%s", n->scalar);
 }
 
-static int env(loader *l, const cfg_node *map, exec_env_item *items)
+static int env(loader *l, const cfg_node *map, util_env_item *items)
 {
     const cfg_node *e = need(l, map, "environment", CFG_NODE_MAP);
     int n = 0;
-    for (size_t i = 0; e && i < e->n && n < EXEC_ENV_MAX; i++) {
+    for (size_t i = 0; e && i < e->n && n < UTIL_ENV_MAX; i++) {
         if (e->items[i]->kind != CFG_NODE_SCALAR)
             continue;
         snprintf(items[n].key, sizeof(items[n].key), "%s", e->keys[i]->scalar);
@@ -85,7 +85,7 @@ static int env(loader *l, const cfg_node *map, exec_env_item *items)
     return n;
 }
 
-static void backend(loader *l, const cfg_node *bn, comm_bench_backend *b)
+static void backend(loader *l, const cfg_node *bn, exec_bench_backend *b)
 {
     str(l, bn, "name", b->name, sizeof(b->name));
     b->backend = cfg_enum_index(cfg_backend_names, b->name); /* -1: a per-size policy */
@@ -95,15 +95,15 @@ static void backend(loader *l, const cfg_node *bn, comm_bench_backend *b)
     b->graph = boolean(l, bn, "graph");
     b->n_env = env(l, bn, b->env);
     const cfg_node *rows = need(l, bn, "rows", CFG_NODE_SEQ);
-    if (rows && rows->n > COMM_BENCH_MAX_SIZES)
-        fail(l, rows, "%zu rows (at most %d)", rows->n, COMM_BENCH_MAX_SIZES);
+    if (rows && rows->n > EXEC_BENCH_MAX_SIZES)
+        fail(l, rows, "%zu rows (at most %d)", rows->n, EXEC_BENCH_MAX_SIZES);
     for (size_t i = 0; rows && !l->failed && i < rows->n; i++) {
         const cfg_node *rn = rows->items[i];
         if (rn->kind != CFG_NODE_MAP) {
             fail(l, rn, "a row must be an object");
             break;
         }
-        comm_bench_row *w = &b->rows[b->n_rows++];
+        exec_bench_row *w = &b->rows[b->n_rows++];
         w->bytes = (long long)num(l, rn, "bytes", false);
         w->count = (long long)num(l, rn, "count", false);
         w->time_us = num(l, rn, "time_us", false);
@@ -118,7 +118,7 @@ static void backend(loader *l, const cfg_node *bn, comm_bench_backend *b)
     }
 }
 
-int comm_bench_load(const char *path, comm_bench_result *r, char *err, size_t len)
+int exec_bench_load(const char *path, exec_bench_result *r, char *err, size_t len)
 {
     memset(r, 0, sizeof(*r));
     loader l = {0};
@@ -162,7 +162,7 @@ int comm_bench_load(const char *path, comm_bench_result *r, char *err, size_t le
     cfg_doc_free(doc);
     if (l.failed) {
         snprintf(err, len, "%s", l.err.msg);
-        comm_bench_result_free(r);
+        exec_bench_result_free(r);
         return -1;
     }
     return 0;

@@ -104,19 +104,19 @@ static int parse_backends(const char *arg, exec_bench_opts *o)
 {
     char list[160] = "", buf[256];
     for (int b = 0; b < CFG_BACKEND_COUNT; b++)
-        if (cfg_policy_backend_ok(b))
+        if (cfg_backend_reduces(b))
             snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s, ", cfg_backend_names[b]);
     snprintf(buf, sizeof(buf), "%s", arg);
     o->n_backends = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (!strcmp(t, "all")) {
             for (int b = 0; b < CFG_BACKEND_COUNT && o->n_backends < CFG_BACKEND_COUNT; b++)
-                if (cfg_policy_backend_ok(b))
+                if (cfg_backend_reduces(b))
                     o->backends[o->n_backends++] = b;
             continue;
         }
         int b = cfg_enum_index(cfg_backend_names, t);
-        if (!cfg_policy_backend_ok(b))
+        if (!cfg_backend_reduces(b))
             return cli_usage_error("bench-allreduce", "--backend '%s': valid choices: %sall", t, list);
         bool dup = false;
         for (int i = 0; i < o->n_backends; i++)

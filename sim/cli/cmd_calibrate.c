@@ -142,9 +142,9 @@ int cmd_calibrate(int argc, char **argv)
         fprintf(stderr, "%s\n", err.msg);
         goto done;
     }
-    cal_point *pts[PLAN_OP_EMBEDDING + 1];
-    int npts[PLAN_OP_EMBEDDING + 1] = {0};
-    for (int k = 0; k <= PLAN_OP_EMBEDDING; k++)
+    cal_point *pts[PLAN_OP_KIND_COUNT];
+    int npts[PLAN_OP_KIND_COUNT] = {0};
+    for (int k = 0; k < PLAN_OP_KIND_COUNT; k++)
         pts[k] = util_xcalloc((size_t)n_ops, sizeof(cal_point));
     int flat = 0;
     for (int ph = 0; ph < p.n_phases; ph++)
@@ -157,11 +157,11 @@ int cmd_calibrate(int argc, char **argv)
                 us->kind != CFG_NODE_SCALAR || !cfg_parse_double(us->scalar, &v) || v < 0) {
                 cfg_errorf(&err, row, "op %d: expected \"name\": \"%s\" and a duration \"us\" >= 0", flat, op->name);
                 fprintf(stderr, "%s\n", err.msg);
-                for (int k = 0; k <= PLAN_OP_EMBEDDING; k++)
+                for (int k = 0; k < PLAN_OP_KIND_COUNT; k++)
                     free(pts[k]);
                 goto done;
             }
-            if (op->kind > PLAN_OP_EMBEDDING || op->stream != PLAN_STREAM_MAIN)
+            if (!plan_op_is_compute(op->kind) || op->stream != PLAN_STREAM_MAIN)
                 continue; /* collectives are not compute; side-stream ops overlap */
             pts[op->kind][npts[op->kind]++] = (cal_point){op->bytes_read + op->bytes_written, v};
         }
@@ -170,7 +170,7 @@ int cmd_calibrate(int argc, char **argv)
     util_buf_printf(&out, "# run on %s, %s; scenario %s\n", env_value(root, "gpu"), env_value(root, "cuda_driver"),
                     p.scenario);
     util_buf_printf(&out, "measured:\n  use: true\n  ops:\n");
-    for (int k = 0; k <= PLAN_OP_EMBEDDING; k++) {
+    for (int k = 0; k < PLAN_OP_KIND_COUNT; k++) {
         if (npts[k] == 0)
             continue;
         qsort(pts[k], (size_t)npts[k], sizeof(cal_point), cmp_point);
@@ -186,7 +186,7 @@ int cmd_calibrate(int argc, char **argv)
                         env_value(root, "gpu"), npts[k], m);
         free(pts[k]);
     }
-    for (int k = 0; k <= PLAN_OP_EMBEDDING; k++)
+    for (int k = 0; k < PLAN_OP_KIND_COUNT; k++)
         if (npts[k] == 0)
             free(pts[k]);
     rc = cli_emit(&c, out.s, out.len);

@@ -25,9 +25,13 @@ static void run_help(void)
            "configs/default.yaml.\n"
            "\n"
            "options (defaults from the scenario's run: section):\n"
-           "  --backend B          nccl, mpi, none (compute only) or model (collectives replaced by GPU delays\n"
-           "                       of their modelled duration on --target-system)\n"
-           "  --device D           cuda (cuBLAS + vpsim kernels) or cpu (CBLAS, plain C; for CI and laptops)\n"
+           "  --backend B          collective backend, one of:\n");
+    for (int b = 0; b < CFG_BACKEND_COUNT; b++)
+        printf("                         %-10s %s\n", cfg_backend_names[b], cfg_backend_help[b]);
+    printf("  --device D           where the ops run, one of:\n");
+    for (int d = 0; d < CFG_DEVICE_COUNT; d++)
+        printf("                         %-10s %s\n", cfg_device_names[d], cfg_device_help[d]);
+    printf(
            "  --eager              time eager launches instead of one CUDA graph per cycle\n"
            "  --graph              time the cycle as a CUDA graph (the default on cuda)\n"
            "  --check              poison every collective's output, compare with a reference; exit 1 on a\n"

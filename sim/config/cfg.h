@@ -6,6 +6,7 @@
 #ifndef VPSIM_CFG_H
 #define VPSIM_CFG_H
 
+#include "cfg_lists.h"
 #include "cfg_schema.h"
 #include "cfg_system.h"
 #include "cfg_tree.h"
@@ -67,21 +68,22 @@ typedef struct cfg_model {
     int activation_dtype; /* cfg_dtype */
 } cfg_model;
 
-typedef enum {
-    CFG_BACKEND_NCCL,
-    CFG_BACKEND_NCCL_SYMM,
-    CFG_BACKEND_ONESHOT,
-    CFG_BACKEND_TWOSHOT,
-    CFG_BACKEND_PUSH,
-    CFG_BACKEND_MPI,
-    CFG_BACKEND_NONE,
-    CFG_BACKEND_MODEL,
-    CFG_BACKEND_COUNT
-} cfg_backend;
+#define CFG_BACKEND_ENUM(ID, ...) CFG_BACKEND_##ID,
+typedef enum { CFG_BACKEND_LIST(CFG_BACKEND_ENUM) CFG_BACKEND_COUNT } cfg_backend;
+#undef CFG_BACKEND_ENUM
 extern const char *const cfg_backend_names[];
+extern const char *const cfg_backend_keys[]; /* C-identifier form: measured.allreduce.<key> */
+extern const char *const cfg_backend_help[];
+/* A real allreduce: a policy may name it and model mode compares it (not none or model). */
+bool cfg_backend_reduces(int backend);
+/* The system file can carry a measured latency table for it (system.measured.allreduce.<key>). */
+bool cfg_backend_has_table(int backend);
 
-typedef enum { CFG_DEVICE_CUDA, CFG_DEVICE_CPU } cfg_device;
+#define CFG_DEVICE_ENUM(ID, ...) CFG_DEVICE_##ID,
+typedef enum { CFG_DEVICE_LIST(CFG_DEVICE_ENUM) CFG_DEVICE_COUNT } cfg_device;
+#undef CFG_DEVICE_ENUM
 extern const char *const cfg_device_names[];
+extern const char *const cfg_device_help[];
 
 typedef enum { CFG_SPEC_EAGLE3, CFG_SPEC_NONE } cfg_spec_algo;
 

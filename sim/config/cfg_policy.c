@@ -49,17 +49,12 @@ const char *cfg_format_bytes(long long b, char *buf, size_t len)
     return buf;
 }
 
-bool cfg_policy_backend_ok(int backend)
-{
-    return backend >= 0 && backend < CFG_BACKEND_COUNT && backend != CFG_BACKEND_NONE && backend != CFG_BACKEND_MODEL;
-}
-
 static const char *valid_list(char *buf, size_t len)
 {
     size_t off = 0;
     buf[0] = '\0';
     for (int b = 0; b < CFG_BACKEND_COUNT && off < len; b++)
-        if (cfg_policy_backend_ok(b))
+        if (cfg_backend_reduces(b))
             off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", cfg_backend_names[b]);
     return buf;
 }
@@ -107,7 +102,7 @@ int cfg_policy_parse(const char *spec, cfg_policy *p, char *why, size_t why_len)
             }
         }
         r->backend = cfg_enum_index(cfg_backend_names, item);
-        if (!cfg_policy_backend_ok(r->backend)) {
+        if (!cfg_backend_reduces(r->backend)) {
             snprintf(why, why_len, "allreduce policy \"%s\": unknown backend '%s'; valid choices: %s", spec, item,
                      valid_list(list, sizeof(list)));
             return -1;

@@ -30,7 +30,7 @@ const char *cfg_format_bytes(long long bytes, char *buf, size_t len);
 
 /* Backends a policy may name: the real allreduce implementations (nccl, nccl-symm, oneshot, twoshot,
  * push, mpi); not none or model. */
-bool cfg_policy_backend_ok(int backend);
+bool cfg_backend_reduces(int backend);
 
 /* Parse "BACKEND<=SIZE,...,BACKEND". 0, or -1 with a reason that lists the valid backends. */
 int cfg_policy_parse(const char *spec, cfg_policy *p, char *why, size_t why_len);

@@ -1,5 +1,6 @@
 /* Schema of system files. The defaults describe a generic PCIe Gen5 GPU box so that a minimal system file
  * loads; shipped system files set every value with its provenance (configs/systems/ *.yaml). */
+#include "cfg.h"
 #include "cfg_system.h"
 
 #include <float.h>
@@ -141,32 +142,21 @@ static const cfg_field table_fields[] = {
     {0},
 };
 
-#define MTAB(k, member, what)                                                                                      \
-    {.key = k, .type = CFG_T_MAP, .offset = offsetof(cfg_system, member) - offsetof(cfg_system, measured.allreduce), \
-     .fields = table_fields, .doc = what}
-static const cfg_field measured_allreduce_fields[] = {
-    MTAB("nccl", measured.allreduce[CFG_SYS_AR_NCCL], "NCCL allreduce"),
-    MTAB("nccl_symm", measured.allreduce[CFG_SYS_AR_NCCL_SYMM], "NCCL symmetric-memory allreduce"),
-    MTAB("oneshot", measured.allreduce[CFG_SYS_AR_ONESHOT], "one-shot IPC allreduce"),
-    MTAB("twoshot", measured.allreduce[CFG_SYS_AR_TWOSHOT], "two-shot IPC allreduce"),
-    MTAB("push", measured.allreduce[CFG_SYS_AR_PUSH], "push allreduce"),
-    MTAB("mpi", measured.allreduce[CFG_SYS_AR_MPI], "host-staged MPI allreduce"),
-    {0},
-};
-#undef MTAB
-#define MTAB(k, i, what)                                                                                           \
-    {.key = k, .type = CFG_T_MAP, .offset = offsetof(cfg_system, measured.ops[i]) - offsetof(cfg_system, measured.ops), \
-     .fields = table_fields, .doc = what}
-static const cfg_field measured_ops_fields[] = {
-    MTAB("gemm", 0, "GEMMs (duration against bytes read + written)"),
-    MTAB("grouped_gemm", 1, "grouped MoE GEMMs"),
-    MTAB("attention", 2, "attention"),
-    MTAB("norm", 3, "norms"),
-    MTAB("elementwise", 4, "elementwise kernels"),
-    MTAB("embedding", 5, "embedding lookups"),
-    {0},
-};
-#undef MTAB
+/* One table per backend that can carry one and per compute op kind, generated from cfg_lists.h
+ * (AR_TAB_0 / OP_TAB_0 leave the others out). */
+#define AR_TAB_0(ID, k, help)
+#define AR_TAB_1(ID, k, help)                                                                                      \
+    {.key = #k, .type = CFG_T_MAP, .offset = sizeof(cfg_sys_table) * CFG_BACKEND_##ID, .fields = table_fields,      \
+     .doc = help},
+#define AR_TAB(ID, name, k, where, policy, table, family, help) AR_TAB_##table(ID, k, help)
+static const cfg_field measured_allreduce_fields[] = {CFG_BACKEND_LIST(AR_TAB){0}};
+#define OP_INDEX(ID, ...) CFG_OP_##ID,
+enum { CFG_OP_LIST(OP_INDEX) };
+#define OP_TAB_0(ID, name, help)
+#define OP_TAB_1(ID, name, help)                                                                                     \
+    {.key = name, .type = CFG_T_MAP, .offset = sizeof(cfg_sys_table) * CFG_OP_##ID, .fields = table_fields, .doc = help},
+#define OP_TAB(ID, name, cls, compute, help) OP_TAB_##compute(ID, name, help)
+static const cfg_field measured_ops_fields[] = {CFG_OP_LIST(OP_TAB){0}};
 
 #define MS(f) (offsetof(cfg_system, measured.f) - offsetof(cfg_system, measured))
 static const cfg_field measured_fields[] = {

@@ -8,6 +8,7 @@
 #ifndef VPSIM_CFG_SYSTEM_H
 #define VPSIM_CFG_SYSTEM_H
 
+#include "cfg_lists.h"
 #include "cfg_schema.h"
 
 #include <stdbool.h>
@@ -39,11 +40,9 @@ typedef struct cfg_sys_table {
     char *source;
 } cfg_sys_table;
 
-/* Order matches cfg_backend for the collective backends that can carry a table. */
-enum { CFG_SYS_AR_NCCL, CFG_SYS_AR_NCCL_SYMM, CFG_SYS_AR_ONESHOT, CFG_SYS_AR_TWOSHOT, CFG_SYS_AR_PUSH,
-       CFG_SYS_AR_MPI, CFG_SYS_AR_COUNT };
-/* Order matches plan_op_kind for the compute kinds (gemm .. embedding). */
-enum { CFG_SYS_OPS_COUNT = 6 };
+/* Measured tables are indexed by cfg_backend and by plan_op_kind (both from cfg_lists.h); only the
+ * entries the lists mark (table = 1, compute = 1) appear in the schema. */
+enum { CFG_SYS_AR_COUNT = 0 CFG_BACKEND_LIST(CFG_LIST_COUNT_ONE), CFG_SYS_OPS_COUNT = 0 CFG_OP_LIST(CFG_LIST_COUNT_ONE) };
 
 typedef struct cfg_system {
     char *name;

@@ -8,8 +8,35 @@
 #include <stddef.h>
 
 const char *const cfg_dtype_names[] = {"bf16", "fp16", "fp8", "int4", "fp32", NULL};
-const char *const cfg_backend_names[] = {"nccl", "nccl-symm", "oneshot", "twoshot", "push", "mpi", "none", "model", NULL};
-const char *const cfg_device_names[] = {"cuda", "cpu", NULL};
+#define NAME(ID, name, ...) name,
+#define KEY(ID, name, key, ...) #key,
+#define HELP_B(ID, name, key, where, policy, table, family, help) help,
+#define HELP_D(ID, name, key, where, help) help,
+#define REDUCES(ID, name, key, where, policy, ...) policy,
+#define HAS_TABLE(ID, name, key, where, policy, table, ...) table,
+const char *const cfg_backend_names[] = {CFG_BACKEND_LIST(NAME) NULL};
+const char *const cfg_backend_keys[] = {CFG_BACKEND_LIST(KEY) NULL};
+const char *const cfg_backend_help[] = {CFG_BACKEND_LIST(HELP_B) NULL};
+static const bool backend_reduces[] = {CFG_BACKEND_LIST(REDUCES)};
+static const bool backend_has_table[] = {CFG_BACKEND_LIST(HAS_TABLE)};
+const char *const cfg_device_names[] = {CFG_DEVICE_LIST(NAME) NULL};
+const char *const cfg_device_help[] = {CFG_DEVICE_LIST(HELP_D) NULL};
+#undef NAME
+#undef KEY
+#undef HELP_B
+#undef HELP_D
+#undef REDUCES
+#undef HAS_TABLE
+
+bool cfg_backend_reduces(int backend)
+{
+    return backend >= 0 && backend < CFG_BACKEND_COUNT && backend_reduces[backend];
+}
+
+bool cfg_backend_has_table(int backend)
+{
+    return backend >= 0 && backend < CFG_BACKEND_COUNT && backend_has_table[backend];
+}
 static const char *const arch_names[] = {"deepseek_v3", "eagle3", NULL};
 static const char *const attn_names[] = {"mla", "gqa", NULL};
 static const char *const spec_names[] = {"eagle3", "none", NULL};

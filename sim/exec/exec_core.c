@@ -30,11 +30,6 @@ int exec_flat_index(const plan *p, int phase, int op)
     return idx + op;
 }
 
-static bool is_collective(const plan_op *op)
-{
-    return op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLGATHER;
-}
-
 /* Enqueue one cycle. With timers, slot 2*i / 2*i+1 bracket flat op i on the op's stream. */
 static void enqueue_cycle(exec_ctx *x, bool timers)
 {
@@ -50,14 +45,14 @@ static void enqueue_cycle(exec_ctx *x, bool timers)
                 x->dev->fork(x);
                 forked = true;
             }
-            if (is_collective(op) && forked) {
+            if (plan_op_is_collective(op->kind) && forked) {
                 x->dev->join(x);
                 forked = false;
             }
             int s = op->stream == PLAN_STREAM_SIDE ? 1 : 0;
             if (timers)
                 x->dev->timer_record(x, 2 * flat, s);
-            if (is_collective(op)) {
+            if (plan_op_is_collective(op->kind)) {
                 exec_collective(x, op, flat, x->dev->comm_send(x), x->dev->comm_recv(x), op->count);
             } else {
                 exec_watch_op(flat, -1, -1);
@@ -122,7 +117,7 @@ static long long check_collectives(exec_ctx *x, char *msg, size_t msg_len)
     for (int ph = 0; ph < p->n_phases; ph++) {
         for (int i = 0; i < p->phases[ph].n_ops; i++) {
             const plan_op *op = &p->phases[ph].ops[i];
-            if (!is_collective(op))
+            if (!plan_op_is_collective(op->kind))
                 continue;
             bool gather = op->kind == PLAN_OP_ALLGATHER;
             long long out_n = gather ? op->count * x->dist.size : op->count;
@@ -189,7 +184,7 @@ int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *o
         for (int i = 0; i < p->phases[ph].n_ops; i++) {
             const plan_op *op = &p->phases[ph].ops[i];
             long long n = op->kind == PLAN_OP_ALLGATHER ? op->count * p->ranks : op->count;
-            if (is_collective(op) && n > x.cc.max_comm_elems)
+            if (plan_op_is_collective(op->kind) && n > x.cc.max_comm_elems)
                 x.cc.max_comm_elems = n;
         }
 

@@ -1,24 +1,32 @@
-/* Which devices this build has: the one place that knows whether the CUDA device was built in. */
+/* Which devices this build has, generated from CFG_DEVICE_LIST (cfg_lists.h): the one place that knows
+ * whether the CUDA device was built in. */
 #include "exec.h"
 
 #include <stdio.h>
 
-extern const exec_device exec_device_cpu;
+/* A device's table is exec_device_<key>; those marked CUDA exist only in CUDA builds. */
+#define DECLARE(ID, name, key, ...) extern const exec_device exec_device_##key;
+CFG_DEVICE_LIST(DECLARE)
+#undef DECLARE
+
+#define IN_BUILD_HOST(key) &exec_device_##key
 #if VPSIM_HAVE_CUDA
-extern const exec_device exec_device_cuda;
+#define IN_BUILD_CUDA(key) &exec_device_##key
+#else
+#define IN_BUILD_CUDA(key) NULL
 #endif
+#define ENTRY(ID, name, key, where, ...) [CFG_DEVICE_##ID] = IN_BUILD_##where(key),
+static const exec_device *const devices[CFG_DEVICE_COUNT] = {CFG_DEVICE_LIST(ENTRY)};
+#undef ENTRY
 
 const exec_device *exec_find_device(int device, char *why, size_t len)
 {
-    switch (device) {
-    case CFG_DEVICE_CPU: return &exec_device_cpu;
-    case CFG_DEVICE_CUDA:
-#if VPSIM_HAVE_CUDA
-        return &exec_device_cuda;
-#else
-        snprintf(why, len, "device cuda: this build has no CUDA (built with CUDA=0); use --device cpu");
+    if (device < 0 || device >= CFG_DEVICE_COUNT) {
+        snprintf(why, len, "unknown device %d", device);
         return NULL;
-#endif
-    default: snprintf(why, len, "unknown device %d", device); return NULL;
     }
+    if (!devices[device])
+        snprintf(why, len, "device %s: this build has no CUDA (built with CUDA=0); use --device cpu",
+                 cfg_device_names[device]);
+    return devices[device];
 }

@@ -292,46 +292,76 @@ typedef struct formula_ctx {
     int n;
 } formula_ctx;
 
+/* One formula per family of backends (CFG_BACKEND_LIST's `family` column picks it). */
+typedef double (*formula_fn)(const cfg_system *s, cfg_backend be, plan_op_kind kind, double S, int n,
+                             model_terms *terms, char *method, size_t mlen);
+
+static double formula_nccl(const cfg_system *s, cfg_backend be, plan_op_kind kind, double S, int n,
+                           model_terms *terms, char *method, size_t mlen)
+{
+    (void)be;
+    const int shm = nccl_shm_pairs(s, n);
+    char ap[16];
+    double t = model_nccl_formula_us(s, kind, S, n, terms, ap);
+    const int nsteps = kind == PLAN_OP_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    const double shm_steps = (double)nsteps * shm / n;
+    if (shm > 0) {
+        t += shm_steps * s->nccl.shm_step_us;
+        model_term_add(terms, "shm_transport", shm_steps * s->nccl.shm_step_us, "us",
+                       "%d of %d ring links through host memory: %.1f steps x nccl.shm_step_us %.2f", shm, n,
+                       shm_steps, s->nccl.shm_step_us);
+    }
+    snprintf(method, mlen, "formula: NCCL tuning model, %s over %s", ap,
+             shm == 0 ? (s->topology.interconnect == CFG_IC_NVLINK ? "NVLink" : "P2P")
+                      : (shm == n ? "SHM (host memory)" : "P2P + SHM"));
+    return t;
+}
+
+static double formula_symm(const cfg_system *s, cfg_backend be, plan_op_kind kind, double S, int n,
+                           model_terms *terms, char *method, size_t mlen)
+{
+    (void)be;
+    snprintf(method, mlen, "formula: symmetric one-shot over NVLink");
+    return nccl_symm_us(s, kind, S, n, terms);
+}
+
+static double formula_ipc(const cfg_system *s, cfg_backend be, plan_op_kind kind, double S, int n,
+                          model_terms *terms, char *method, size_t mlen)
+{
+    snprintf(method, mlen, "formula: %s over %s", cfg_backend_names[be],
+             s->topology.p2p == CFG_P2P_SYSMEM ? "host memory (p2p=sysmem)"
+             : s->topology.interconnect == CFG_IC_NVLINK ? "NVLink"
+                                                          : "direct PCIe P2P");
+    /* Each call is one kernel: it pays a kernel's fixed start and finish before and after its chain
+     * of barriers and transfers (NCCL's tuning base latencies and symm_base_us include theirs). */
+    model_term_add(terms, "kernel_floor", s->gpu.kernel_floor_us, "us", "gpu.kernel_floor_us: one kernel per call");
+    return s->gpu.kernel_floor_us + ipc_us(s, be, kind, S, n, terms);
+}
+
+static double formula_host(const cfg_system *s, cfg_backend be, plan_op_kind kind, double S, int n,
+                           model_terms *terms, char *method, size_t mlen)
+{
+    (void)be;
+    snprintf(method, mlen, "formula: host-staged MPI");
+    return mpi_us(s, kind, S, n, terms);
+}
+
+static double formula_none(const cfg_system *s, cfg_backend be, plan_op_kind kind, double S, int n,
+                           model_terms *terms, char *method, size_t mlen)
+{
+    (void)s, (void)be, (void)kind, (void)S, (void)n, (void)terms;
+    snprintf(method, mlen, "no communication");
+    return 0.0;
+}
+
+#define FAMILY(ID, name, key, where, policy, table, family, help) [CFG_BACKEND_##ID] = formula_##family,
+static const formula_fn formula_of[CFG_BACKEND_COUNT] = {CFG_BACKEND_LIST(FAMILY)};
+#undef FAMILY
+
 static double backend_formula(const cfg_system *s, cfg_backend be, plan_op_kind kind, double S, int n,
                               model_terms *terms, char *method, size_t mlen)
 {
-    switch (be) {
-    case CFG_BACKEND_NCCL: {
-        const int shm = nccl_shm_pairs(s, n);
-        char ap[16];
-        double t = model_nccl_formula_us(s, kind, S, n, terms, ap);
-        const int nsteps = kind == PLAN_OP_ALLREDUCE ? 2 * (n - 1) : n - 1;
-        const double shm_steps = (double)nsteps * shm / n;
-        if (shm > 0) {
-            t += shm_steps * s->nccl.shm_step_us;
-            model_term_add(terms, "shm_transport", shm_steps * s->nccl.shm_step_us, "us",
-                           "%d of %d ring links through host memory: %.1f steps x nccl.shm_step_us %.2f", shm, n,
-                           shm_steps, s->nccl.shm_step_us);
-        }
-        snprintf(method, mlen, "formula: NCCL tuning model, %s over %s", ap,
-                 shm == 0 ? (s->topology.interconnect == CFG_IC_NVLINK ? "NVLink" : "P2P")
-                          : (shm == n ? "SHM (host memory)" : "P2P + SHM"));
-        return t;
-    }
-    case CFG_BACKEND_NCCL_SYMM:
-        snprintf(method, mlen, "formula: symmetric one-shot over NVLink");
-        return nccl_symm_us(s, kind, S, n, terms);
-    case CFG_BACKEND_ONESHOT:
-    case CFG_BACKEND_TWOSHOT:
-    case CFG_BACKEND_PUSH:
-        snprintf(method, mlen, "formula: %s over %s", cfg_backend_names[be],
-                 s->topology.p2p == CFG_P2P_SYSMEM ? "host memory (p2p=sysmem)"
-                 : s->topology.interconnect == CFG_IC_NVLINK ? "NVLink"
-                                                              : "direct PCIe P2P");
-        /* Each call is one kernel: it pays a kernel's fixed start and finish before and after its chain
-         * of barriers and transfers (NCCL's tuning base latencies and symm_base_us include theirs). */
-        model_term_add(terms, "kernel_floor", s->gpu.kernel_floor_us, "us", "gpu.kernel_floor_us: one kernel per call");
-        return s->gpu.kernel_floor_us + ipc_us(s, be, kind, S, n, terms);
-    case CFG_BACKEND_MPI:
-        snprintf(method, mlen, "formula: host-staged MPI");
-        return mpi_us(s, kind, S, n, terms);
-    default: snprintf(method, mlen, "no communication"); return 0.0;
-    }
+    return formula_of[be](s, be, kind, S, n, terms, method, mlen);
 }
 
 static double formula_cb(void *vctx, double bytes)
@@ -348,8 +378,8 @@ static const cfg_sys_table *measured_table(const cfg_system *s, cfg_backend be, 
     const cfg_sys_table *t = NULL;
     if (kind == PLAN_OP_ALLGATHER)
         t = be == CFG_BACKEND_NCCL ? &s->measured.allgather_nccl : NULL;
-    else if (be >= CFG_BACKEND_NCCL && be <= CFG_BACKEND_MPI)
-        t = &s->measured.allreduce[be - CFG_BACKEND_NCCL];
+    else if (cfg_backend_has_table(be))
+        t = &s->measured.allreduce[be];
     if (!t || t->n_bytes == 0 || t->n_bytes != t->n_us)
         return NULL;
     const char *skip = NULL;
@@ -394,7 +424,7 @@ void model_collective(const cfg_system *s, cfg_backend be, plan_op_kind kind, do
              t->n_bytes == 1 ? "" : "s", f);
 }
 
-bool model_backend_host_staged(cfg_backend be) { return be == CFG_BACKEND_MPI; }
+bool model_backend_host_staged(cfg_backend be) { return formula_of[be] == formula_host; }
 
 double model_collective_launch_us(const cfg_system *s, cfg_backend be)
 {

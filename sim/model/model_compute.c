@@ -86,7 +86,7 @@ static double mem_bw_bytes_per_us(const cfg_system *sys, bool in_l2)
 
 double model_op_mem_us(const cfg_system *sys, const plan_op *op, bool in_l2)
 {
-    if (op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLGATHER)
+    if (plan_op_is_collective(op->kind))
         return 0.0;
     return (op->bytes_read + op->bytes_written) / mem_bw_bytes_per_us(sys, in_l2);
 }
@@ -128,17 +128,16 @@ static double peak_tflops(const cfg_system *sys, const plan_op *op, const char *
     }
 }
 
-static const char *const kind_label[] = {"gemm", "grouped_gemm", "attention", "norm", "elementwise", "embedding"};
 
 double model_op_us(const cfg_system *sys, const plan_op *op, bool in_l2, model_terms *terms, const char **source)
 {
     const double bytes = op->bytes_read + op->bytes_written;
-    if (sys->measured.use && op->kind <= PLAN_OP_EMBEDDING) {
+    if (sys->measured.use && plan_op_is_compute(op->kind)) {
         const cfg_sys_table *t = &sys->measured.ops[op->kind];
         if (t->n_bytes > 0 && t->n_bytes == t->n_us) {
             double us = model_table_eval(t, bytes, NULL, NULL);
             model_term_add(terms, "bytes", bytes, "B", "read + written");
-            model_term_add(terms, "t_measured", us, "us", "measured.ops.%s (%d points): %s", kind_label[op->kind],
+            model_term_add(terms, "t_measured", us, "us", "measured.ops.%s (%d points): %s", plan_op_kind_names[op->kind],
                            t->n_bytes, t->source ? t->source : "");
             if (source)
                 *source = "measured";

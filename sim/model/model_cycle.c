@@ -31,12 +31,10 @@ void model_tokens_formula(const cfg_scenario *sc, char *buf, size_t len)
 
 static const char *check_tables(const cfg_system *s, char *buf, size_t len)
 {
-    static const char *const ar[] = {"nccl", "nccl_symm", "oneshot", "twoshot", "push", "mpi"};
-    static const char *const ops[] = {"gemm", "grouped_gemm", "attention", "norm", "elementwise", "embedding"};
     const char *why;
     for (int i = 0; i < CFG_SYS_AR_COUNT; i++)
         if (*(why = model_table_check(&s->measured.allreduce[i]))) {
-            snprintf(buf, len, "system.measured.allreduce.%s: %s", ar[i], why);
+            snprintf(buf, len, "system.measured.allreduce.%s: %s", cfg_backend_keys[i], why);
             return buf;
         }
     if (*(why = model_table_check(&s->measured.allgather_nccl))) {
@@ -45,7 +43,7 @@ static const char *check_tables(const cfg_system *s, char *buf, size_t len)
     }
     for (int i = 0; i < CFG_SYS_OPS_COUNT; i++)
         if (*(why = model_table_check(&s->measured.ops[i]))) {
-            snprintf(buf, len, "system.measured.ops.%s: %s", ops[i], why);
+            snprintf(buf, len, "system.measured.ops.%s: %s", plan_op_kind_names[i], why);
             return buf;
         }
     if (*(why = model_topo_check(s))) {
@@ -144,7 +142,7 @@ model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_
             o->stream = (unsigned char)op->stream;
             o->region = -1;
             o->coll = -1;
-            if (op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLGATHER) {
+            if (plan_op_is_collective(op->kind)) {
                 o->coll = coll_slot(ctx, op);
                 if (o->coll < 0) {
                     snprintf(why, why_len, "plan has more than %d distinct collectives", MODEL_MAX_COLLS);

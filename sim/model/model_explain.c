@@ -103,7 +103,7 @@ static void explain_layer(util_buf *out, const model_ctx *ctx)
     double sum = 0.0;
     for (int i = 0; i < phase->n_ops; i++) {
         const plan_op *op = &phase->ops[i];
-        if (op->layer != layer || op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLGATHER)
+        if (op->layer != layer || plan_op_is_collective(op->kind))
             continue;
         model_terms t;
         t.n = 0;

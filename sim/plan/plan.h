@@ -23,17 +23,11 @@
 
 #include "../config/cfg.h"
 
-typedef enum {
-    PLAN_OP_GEMM,
-    PLAN_OP_GROUPED_GEMM,
-    PLAN_OP_ATTENTION,
-    PLAN_OP_NORM,
-    PLAN_OP_ELEMENTWISE,
-    PLAN_OP_EMBEDDING,
-    PLAN_OP_ALLREDUCE,
-    PLAN_OP_ALLGATHER,
-    PLAN_OP_KIND_COUNT
-} plan_op_kind;
+/* Op kinds come from CFG_OP_LIST (cfg_lists.h): adding one is a line there plus its cost, build and
+ * device code (docs/extending.md). */
+#define PLAN_OP_ENUM(ID, ...) PLAN_OP_##ID,
+typedef enum { CFG_OP_LIST(PLAN_OP_ENUM) PLAN_OP_KIND_COUNT } plan_op_kind;
+#undef PLAN_OP_ENUM
 extern const char *const plan_op_kind_names[];
 
 typedef enum { PLAN_STREAM_MAIN, PLAN_STREAM_SIDE, PLAN_STREAM_COUNT } plan_stream;
@@ -43,6 +37,9 @@ extern const char *const plan_stream_names[];
 typedef enum { PLAN_CLASS_GEMM, PLAN_CLASS_ATTENTION, PLAN_CLASS_COMM, PLAN_CLASS_OTHER, PLAN_CLASS_COUNT } plan_class;
 extern const char *const plan_class_names[];
 plan_class plan_op_class(plan_op_kind kind);
+/* Runs on the device's compute path (not a collective). */
+bool plan_op_is_compute(plan_op_kind kind);
+bool plan_op_is_collective(plan_op_kind kind);
 
 #define PLAN_NAME_MAX 32
 

@@ -5,23 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const plan_op_kind_names[] = {"gemm", "grouped_gemm", "attention", "norm", "elementwise",
-                                          "embedding", "allreduce", "allgather", NULL};
+const char *const plan_op_kind_names[] = {CFG_OP_LIST(CFG_LIST_NAME_OP) NULL};
 const char *const plan_stream_names[] = {"main", "side", NULL};
 const char *const plan_class_names[] = {"gemm", "attention", "comm", "other", NULL};
 const char *const plan_phase_kind_names[] = {"draft", "verify", "draft_extend", "decode", NULL};
 
-plan_class plan_op_class(plan_op_kind kind)
-{
-    switch (kind) {
-    case PLAN_OP_GEMM:
-    case PLAN_OP_GROUPED_GEMM: return PLAN_CLASS_GEMM;
-    case PLAN_OP_ATTENTION: return PLAN_CLASS_ATTENTION;
-    case PLAN_OP_ALLREDUCE:
-    case PLAN_OP_ALLGATHER: return PLAN_CLASS_COMM;
-    default: return PLAN_CLASS_OTHER;
-    }
-}
+#define OP_CLASS(ID, name, cls, compute, help) PLAN_CLASS_##cls,
+#define OP_COMPUTE(ID, name, cls, compute, help) compute,
+static const plan_class op_class[] = {CFG_OP_LIST(OP_CLASS)};
+static const bool op_compute[] = {CFG_OP_LIST(OP_COMPUTE)};
+#undef OP_CLASS
+#undef OP_COMPUTE
+/* The system file's measured.ops is indexed by op kind. */
+_Static_assert((int)PLAN_OP_KIND_COUNT == (int)CFG_SYS_OPS_COUNT, "cfg_system.h sizes measured.ops from the same list");
+_Static_assert(sizeof(plan_op_kind_names) / sizeof(*plan_op_kind_names) == PLAN_OP_KIND_COUNT + 1, "one name a kind");
+
+plan_class plan_op_class(plan_op_kind kind) { return op_class[kind]; }
+bool plan_op_is_compute(plan_op_kind kind) { return kind >= 0 && kind < PLAN_OP_KIND_COUNT && op_compute[kind]; }
+bool plan_op_is_collective(plan_op_kind kind) { return kind >= 0 && kind < PLAN_OP_KIND_COUNT && !op_compute[kind]; }
 
 plan_op *plan_phase_add_op(plan_phase *ph)
 {

@@ -250,7 +250,7 @@ static int load_op(const cfg_node *node, plan_op *op, cfg_error *err)
         cfg_errorf(err, node, "op: missing \"name\"");
         return -1;
     }
-    if ((op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLGATHER) && op->ranks < 2) {
+    if (plan_op_is_collective(op->kind) && op->ranks < 2) {
         cfg_errorf(err, node, "op %s: a collective needs \"ranks\"", op->name);
         return -1;
     }
@@ -367,7 +367,7 @@ int plan_json_load(const char *path, plan *out, cfg_error *err)
     for (int i = 0; i < out->n_phases; i++)
         for (int k = 0; k < out->phases[i].n_ops; k++) {
             plan_op *op = &out->phases[i].ops[k];
-            bool coll = op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLGATHER;
+            bool coll = plan_op_is_collective(op->kind);
             if (!coll)
                 op->ranks = out->ranks; /* compute ops run on every rank of the plan */
             plan_op_finalize(op);

@@ -267,7 +267,7 @@ Test(model_table, inconsistent_tables_are_reported)
 Test(model_table, measured_allreduce_overrides_only_where_it_was_measured)
 {
     cfg_system s = pcie_system(8, 2, 0);
-    cfg_sys_table *t = &s.measured.allreduce[CFG_SYS_AR_NCCL];
+    cfg_sys_table *t = &s.measured.allreduce[CFG_BACKEND_NCCL];
     *t = (cfg_sys_table){.ranks = 8, .p2p = 1 + CFG_P2P_DIRECT, .n_bytes = 1, .n_us = 1, .bytes = {S42K}, .us = {200}};
     cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL), 200.0, 1e-9);
     s.topology.p2p = CFG_P2P_SYSMEM;

@@ -1,0 +1,60 @@
+/* cfg_lists: the extension points of vpsim, one list each. Every enum, name table, schema table,
+ * registry, model dispatch and help text that depends on them is generated from these lists, so adding
+ * a backend, an op kind or a device is one line here plus its own file(s) (docs/extending.md).
+ *
+ * They live in config because config is the lowest layer that names them (scenario enums, the
+ * system file's measured tables); the layers above expand them with their own X macros. */
+#ifndef VPSIM_CFG_LISTS_H
+#define VPSIM_CFG_LISTS_H
+
+/* Collective backends.
+ *   X(ID, name, key, where, policy, table, family, help)
+ *   ID      CFG_BACKEND_<ID>
+ *   name    what users type (--backend, run.backend, policies)
+ *   key     a C identifier: the backend's table is comm_backend_<key> (sim/comm), its measured table
+ *           system.measured.allreduce.<key>
+ *   where   HOST (every build) or CUDA (left out of CUDA=0 builds; comm_registry.c says so)
+ *   policy  1: a real allreduce an allreduce_policy may name and the model compares; 0: none, model
+ *   table   1: the system file can carry a measured latency table for it
+ *   family  the model's formula family (model_comm.c): nccl, symm, ipc, host, none
+ *   help    one line for --help and the docs */
+#define CFG_BACKEND_LIST(X)                                                                                             \
+    X(NCCL, "nccl", nccl, CUDA, 1, 1, nccl, "NCCL ncclAllReduce / ncclAllGather (ring or tree, LL or Simple)")       \
+    X(NCCL_SYMM, "nccl-symm", nccl_symm, CUDA, 1, 1, symm, "NCCL on symmetric-memory windows (NCCL 2.27+)")          \
+    X(ONESHOT, "oneshot", oneshot, CUDA, 1, 1, ipc, "custom one-shot kernel: every rank loads all peers over CUDA IPC") \
+    X(TWOSHOT, "twoshot", twoshot, CUDA, 1, 1, ipc, "custom two-shot kernel: reduce-scatter then all-gather over IPC")  \
+    X(PUSH, "push", push, CUDA, 1, 1, ipc, "custom push kernel: peers store into each other, flags in the data")      \
+    X(MPI, "mpi", mpi, HOST, 1, 1, host, "host-staged MPI_Allreduce (copies to and from the host)")                    \
+    X(NONE, "none", none, HOST, 0, 0, none, "collectives skipped: compute only")                                        \
+    X(MODEL, "model", model, HOST, 0, 0, none, "run only: each collective a GPU delay of its modelled duration on --target-system")
+
+/* Op kinds of a plan.
+ *   X(ID, name, class, compute, help)
+ *   ID       PLAN_OP_<ID>
+ *   name     the plan JSON's "kind" and measured.ops.<name>
+ *   class    PLAN_CLASS_<class> of breakdowns: GEMM, ATTENTION, COMM, OTHER
+ *   compute  1: runs on the device's compute path and may carry a measured table; 0: a collective
+ *   help     one line for the docs */
+#define CFG_OP_LIST(X)                                                                                                  \
+    X(GEMM, "gemm", GEMM, 1, "GEMMs (duration against bytes read + written)")                                         \
+    X(GROUPED_GEMM, "grouped_gemm", GEMM, 1, "grouped MoE GEMMs")                                                    \
+    X(ATTENTION, "attention", ATTENTION, 1, "attention")                                                               \
+    X(NORM, "norm", OTHER, 1, "norms")                                                                                 \
+    X(ELEMENTWISE, "elementwise", OTHER, 1, "elementwise kernels")                                                    \
+    X(EMBEDDING, "embedding", OTHER, 1, "embedding lookups")                                                          \
+    X(ALLREDUCE, "allreduce", COMM, 0, "allreduce across the TP group")                                               \
+    X(ALLGATHER, "allgather", COMM, 0, "all-gather across the TP group")
+
+/* Devices that replay a plan.
+ *   X(ID, name, key, where, help): table exec_device_<key> (sim/exec), HOST or CUDA as for backends. */
+#define CFG_DEVICE_LIST(X)                                                                                              \
+    X(CUDA, "cuda", cuda, CUDA, "CUDA GPU: cuBLAS GEMMs, vpsim kernels, CUDA graphs")                                  \
+    X(CPU, "cpu", cpu, HOST, "CPU: OpenBLAS GEMMs in fp32, for tests and machines without a GPU")
+
+/* Expansion helpers. */
+#define CFG_LIST_COUNT_ONE(...) +1
+#define CFG_LIST_NAME_BACKEND(ID, name, ...) name,
+#define CFG_LIST_NAME_OP(ID, name, ...) name,
+#define CFG_LIST_NAME_DEVICE(ID, name, ...) name,
+
+#endif

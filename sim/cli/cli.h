@@ -83,15 +83,15 @@ int cmd_bench_allreduce(int argc, char **argv);
 
 /* run_report.c: what `vpsim run` reports. */
 struct exec_result;
-struct report_result;
+struct results_cycle;
 struct report_results_meta;
 struct util_json;
 int cli_model_collective_us(const cli_common *c, const cfg_scenario *sc, const plan *p, const char *target,
                             int model_backend, double **out);
-void cli_fill_measured(struct report_result *r, const plan *p, const struct exec_result *res, const char *backend);
+void cli_fill_measured(struct results_cycle *r, const plan *p, const struct exec_result *res, const char *backend);
 struct report_results_meta cli_results_meta(const cli_common *c, const cfg_scenario *sc, const plan *p,
                                             const char *mode, bool graph);
-void cli_run_summary(util_buf *out, const plan *p, const struct exec_result *res, const struct report_result *r);
+void cli_run_summary(util_buf *out, const plan *p, const struct exec_result *res, const struct results_cycle *r);
 /* Model (compute only, on the scenario's system) against the measured per-op times, per op class. */
 typedef struct cli_compare {
     bool have;
@@ -110,9 +110,9 @@ typedef struct cli_compare {
 } cli_compare;
 /* `backend`: the run's cfg_backend, or -1 (a per-size policy: no whole-cycle comparison). */
 int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const struct exec_result *res,
-                    int backend, const struct report_result *measured);
+                    int backend, const struct results_cycle *measured);
 void cli_run_compare_table(util_buf *out, const cli_compare *cmp);
-void cli_run_json(struct util_json *j, const struct report_results_meta *m, const struct report_result *r,
+void cli_run_json(struct util_json *j, const struct report_results_meta *m, const struct results_cycle *r,
                   const plan *p, const struct exec_result *res, const cli_compare *cmp, int argc, char **argv);
 
 #endif

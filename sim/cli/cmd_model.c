@@ -113,7 +113,7 @@ static double now_us(void)
 static void model_bench(const cfg_scenario *sc, const plan *p, const cfg_backend *bes, int n_bes, long long iters)
 {
     char why[256];
-    report_result r;
+    results_cycle r;
     double t0 = now_us();
     for (long long i = 0; i < iters; i++) {
         model_ctx *ctx = model_prepare(sc, p, why, sizeof(why));
@@ -205,7 +205,7 @@ int cmd_model(int argc, char **argv)
         cfg_scenario_free(&sc);
         return VP_EXIT_OK;
     }
-    report_result rs[CFG_BACKEND_COUNT];
+    results_cycle rs[CFG_BACKEND_COUNT];
     for (int i = 0; i < n_bes; i++)
         model_eval(ctx, bes[i], ops && c.format == CLI_FMT_JSON, &rs[i]);
 
@@ -237,7 +237,7 @@ int cmd_model(int argc, char **argv)
     rc = cli_emit(&c, out.s ? out.s : "", out.len);
     util_buf_free(&out);
     for (int i = 0; i < n_bes; i++)
-        report_result_free(&rs[i]);
+        results_cycle_free(&rs[i]);
     model_free(ctx);
     plan_free(&p);
     cfg_scenario_free(&sc);

@@ -304,7 +304,7 @@ int cmd_run(int argc, char **argv)
     exec_watch_step("reporting the results");
     if (rc == 0 || rc == 1) {
         if (d.rank == 0) {
-            report_result rr;
+            results_cycle rr;
             cli_fill_measured(&rr, &p, &res, policy_text ? policy_text : cfg_backend_names[opt.backend]);
             report_results_meta meta = cli_results_meta(&a.c, have_sc ? &sc : NULL, &p, "run", res.graph);
             /* A measurement describes the machine it ran on, not the scenario's system file. */
@@ -338,7 +338,7 @@ int cmd_run(int argc, char **argv)
                 write_text(a.trace, &t, &rc);
                 util_buf_free(&t);
             }
-            report_result_free(&rr);
+            results_cycle_free(&rr);
         }
         exec_result_free(&res);
     }

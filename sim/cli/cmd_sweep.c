@@ -320,7 +320,7 @@ static const plan *cached_plan(plan_cache_entry *cache, long long *tick, const c
 static void error_rows(const sweep *sw, const char **vals, const char *msg, util_buf *out)
 {
     for (int i = 0; i < sw->n_bes; i++) {
-        report_result r;
+        results_cycle r;
         memset(&r, 0, sizeof(r));
         snprintf(r.backend, sizeof(r.backend), "%s", cfg_backend_names[sw->bes[i]]);
         snprintf(r.reason, sizeof(r.reason), "%s", msg);
@@ -351,7 +351,7 @@ static bool run_one(const sweep *sw, long long idx, plan_cache_entry *cache, lon
         } else {
             ok = true;
             for (int i = 0; i < sw->n_bes; i++) {
-                report_result r;
+                results_cycle r;
                 model_eval(ctx, sw->bes[i], false, &r);
                 report_results_csv_row(out, vals, sw->n_vary, &r);
             }

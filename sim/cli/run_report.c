@@ -64,7 +64,7 @@ int cli_model_collective_us(const cli_common *c, const cfg_scenario *sc, const p
     return VP_EXIT_OK;
 }
 
-void cli_fill_measured(report_result *r, const plan *p, const exec_result *res, const char *backend)
+void cli_fill_measured(results_cycle *r, const plan *p, const exec_result *res, const char *backend)
 {
     memset(r, 0, sizeof(*r));
     snprintf(r->backend, sizeof(r->backend), "%s", backend);
@@ -78,9 +78,9 @@ void cli_fill_measured(report_result *r, const plan *p, const exec_result *res, 
     int flat = 0;
     double ar_sum = 0, ag_sum = 0;
     int ar_n = 0, ag_n = 0;
-    for (int ph = 0; ph < p->n_phases && ph < REPORT_MAX_PHASES; ph++) {
+    for (int ph = 0; ph < p->n_phases && ph < RESULTS_MAX_PHASES; ph++) {
         const plan_phase *pp = &p->phases[ph];
-        report_phase_result *out = &r->phases[r->n_phases++];
+        results_phase *out = &r->phases[r->n_phases++];
         snprintf(out->name, sizeof(out->name), "%s", pp->name);
         out->kind = pp->kind;
         double coll_sum = 0;
@@ -109,7 +109,7 @@ void cli_fill_measured(report_result *r, const plan *p, const exec_result *res, 
     }
     r->allreduce_us = ar_n ? ar_sum / ar_n : 0.0;
     r->allgather_us = ag_n ? ag_sum / ag_n : 0.0;
-    report_result_finish(r);
+    results_cycle_finish(r);
     /* The cycle is what the timed loop measured (a CUDA graph where possible), not the sum of ops. */
     r->cycle_ms = res->cycle.median_us / 1e3;
     r->host_ms = 0.0;
@@ -136,7 +136,7 @@ report_results_meta cli_results_meta(const cli_common *c, const cfg_scenario *sc
     return m;
 }
 
-void cli_run_summary(util_buf *out, const plan *p, const exec_result *res, const report_result *r)
+void cli_run_summary(util_buf *out, const plan *p, const exec_result *res, const results_cycle *r)
 {
     double sum_ms = 0;
     for (int i = 0; i < r->n_phases; i++)
@@ -178,11 +178,11 @@ static void class_sums(const plan *p, const double *op_us, int kind, double out_
 
 /* The run's backend over the whole cycle, in the run's launch mode. */
 static void compare_cycle(cli_compare *cmp, const model_ctx *ctx, const exec_result *res, int backend,
-                          const report_result *measured)
+                          const results_cycle *measured)
 {
     if (backend < 0 || backend == CFG_BACKEND_MODEL)
         return;
-    report_result r;
+    results_cycle r;
     memset(&r, 0, sizeof(r));
     model_eval(ctx, (cfg_backend)backend, false, &r);
     if (r.available) {
@@ -196,11 +196,11 @@ static void compare_cycle(cli_compare *cmp, const model_ctx *ctx, const exec_res
         cmp->allreduce_modelled_us = r.allreduce_us;
         snprintf(cmp->allreduce_method, sizeof(cmp->allreduce_method), "%s", r.allreduce_method);
     }
-    report_result_free(&r);
+    results_cycle_free(&r);
 }
 
 int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res, int backend,
-                    const report_result *measured_result)
+                    const results_cycle *measured_result)
 {
     memset(cmp, 0, sizeof(*cmp));
     /* The model in the run's launch mode: shallow copy, only run.graph differs (per-op durations, the
@@ -214,13 +214,13 @@ int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, con
         return -1;
     }
     compare_cycle(cmp, ctx, res, backend, measured_result);
-    report_result r;
+    results_cycle r;
     memset(&r, 0, sizeof(r));
     /* Compute only: the collectives of the measurement are compared separately (allreduce_us). */
     model_eval(ctx, CFG_BACKEND_NONE, true, &r);
     if (!r.op_us || r.n_op_us != res->n_ops) {
         snprintf(cmp->note, sizeof(cmp->note), "no model comparison: %s", r.available ? "no per-op model" : r.reason);
-        report_result_free(&r);
+        results_cycle_free(&r);
         model_free(ctx);
         return -1;
     }
@@ -242,7 +242,7 @@ int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, con
     snprintf(cmp->system, sizeof(cmp->system), "%s", sc->system.name);
     cmp->have = true;
     free(measured);
-    report_result_free(&r);
+    results_cycle_free(&r);
     model_free(ctx);
     return 0;
 }
@@ -372,7 +372,7 @@ static void write_run_extra(util_json *j, const void *ctx)
     util_json_arr_end(j);
 }
 
-void cli_run_json(util_json *j, const report_results_meta *m, const report_result *r, const plan *p,
+void cli_run_json(util_json *j, const report_results_meta *m, const results_cycle *r, const plan *p,
                   const exec_result *res, const cli_compare *cmp, int argc, char **argv)
 {
     run_extra e = {.res = res, .cmp = cmp, .argc = argc, .argv = argv};

@@ -9,7 +9,7 @@
 
 #include "../config/cfg.h"
 #include "../plan/plan.h"
-#include "../report/report_results.h"
+#include "../results/results.h"
 #include "../util/util.h"
 
 #include <stdbool.h>
@@ -97,7 +97,7 @@ void model_free(model_ctx *ctx);
 
 /* Evaluate one backend; `with_ops` also fills the per-op durations. Always fills r->backend,
  * r->tokens_per_cycle and, when the backend cannot run, r->available = false with the reason. */
-void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, report_result *r);
+void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cycle *r);
 
 /* Human explanation: every term of the formulas for one verify allreduce per backend and for one
  * decoder layer's ops. */

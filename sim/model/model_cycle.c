@@ -183,7 +183,7 @@ typedef struct launch_costs {
     double eager, eager_coll, eager_gap, graph_node, graph_launch;
 } launch_costs;
 
-void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, report_result *r)
+void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cycle *r)
 {
     const cfg_scenario *sc = ctx->sc;
     const cfg_system *s = &sc->system;
@@ -215,10 +215,10 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, report_resu
                                 s->launch.graph_node_us, s->launch.graph_launch_us};
     double verify_ar_sum = 0.0, verify_ag_sum = 0.0;
     int verify_ar = 0, verify_ag = 0;
-    r->n_phases = ctx->p->n_phases < REPORT_MAX_PHASES ? ctx->p->n_phases : REPORT_MAX_PHASES;
+    r->n_phases = ctx->p->n_phases < RESULTS_MAX_PHASES ? ctx->p->n_phases : RESULTS_MAX_PHASES;
     for (int ph = 0; ph < r->n_phases; ph++) {
         const plan_phase *phase = &ctx->p->phases[ph];
-        report_phase_result *out = &r->phases[ph];
+        results_phase *out = &r->phases[ph];
         snprintf(out->name, sizeof(out->name), "%s", phase->name);
         out->kind = phase->kind;
         const bool is_verify = phase->kind == PLAN_PHASE_VERIFY || phase->kind == PLAN_PHASE_DECODE;
@@ -303,5 +303,5 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, report_resu
     r->allreduce_us = verify_ar ? verify_ar_sum / verify_ar : 0.0;
     r->allgather_us = verify_ag ? verify_ag_sum / verify_ag : 0.0;
     r->host_ms = s->host.cycle_overhead_us / 1000.0;
-    report_result_finish(r);
+    results_cycle_finish(r);
 }

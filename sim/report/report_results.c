@@ -5,37 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void report_result_free(report_result *r)
-{
-    free(r->op_us);
-    r->op_us = NULL;
-    r->n_op_us = 0;
-}
-
-void report_result_finish(report_result *r)
-{
-    r->verify_ms = r->draft_steps_ms = r->draft_extend_ms = 0.0;
-    memset(r->verify_class_ms, 0, sizeof(r->verify_class_ms));
-    double phases_ms = 0.0;
-    for (int i = 0; i < r->n_phases; i++) {
-        const report_phase_result *ph = &r->phases[i];
-        phases_ms += ph->ms;
-        switch (ph->kind) {
-        case PLAN_PHASE_VERIFY:
-        case PLAN_PHASE_DECODE:
-            r->verify_ms += ph->ms;
-            for (int c = 0; c < PLAN_CLASS_COUNT; c++)
-                r->verify_class_ms[c] += ph->class_ms[c];
-            break;
-        case PLAN_PHASE_DRAFT: r->draft_steps_ms += ph->ms; break;
-        case PLAN_PHASE_DRAFT_EXTEND: r->draft_extend_ms += ph->ms; break;
-        }
-    }
-    r->draft_ms = r->draft_steps_ms + r->draft_extend_ms;
-    r->cycle_ms = phases_ms + r->host_ms;
-    r->tok_per_s = r->cycle_ms > 0 ? r->tokens_per_cycle / (r->cycle_ms / 1000.0) : 0.0;
-}
-
 /* A number with six significant digits: enough for any figure here, and no binary noise
  * ("2.2000000000000002") in a document people read and diff. util_json_num prints 17 digits, so write a
  * null through the writer (which places commas) and replace its text. */
@@ -71,7 +40,7 @@ static const char *const class_keys[PLAN_CLASS_COUNT] = {"gemm_ms", "attention_m
 static const char *const verify_class_keys[PLAN_CLASS_COUNT] = {"verify_gemm_ms", "verify_attention_ms",
                                                                 "verify_comm_ms", "verify_other_ms"};
 
-static void json_ops(util_json *j, const report_result *r, const plan *p)
+static void json_ops(util_json *j, const results_cycle *r, const plan *p)
 {
     util_json_key(j, "ops");
     util_json_arr_begin(j);
@@ -92,7 +61,7 @@ static void json_ops(util_json *j, const report_result *r, const plan *p)
     util_json_arr_end(j);
 }
 
-static void json_backend(util_json *j, const report_result *r, const plan *p)
+static void json_backend(util_json *j, const results_cycle *r, const plan *p)
 {
     const bool ok = r->available;
     util_json_obj_begin(j);
@@ -115,7 +84,7 @@ static void json_backend(util_json *j, const report_result *r, const plan *p)
     util_json_key(j, "phases");
     util_json_arr_begin(j);
     for (int i = 0; ok && i < r->n_phases; i++) {
-        const report_phase_result *ph = &r->phases[i];
+        const results_phase *ph = &r->phases[i];
         util_json_obj_begin(j);
         util_json_kstr(j, "name", ph->name);
         util_json_kstr(j, "kind", plan_phase_kind_names[ph->kind]);
@@ -132,11 +101,11 @@ static void json_backend(util_json *j, const report_result *r, const plan *p)
     util_json_obj_end(j);
 }
 
-void report_results_json(util_json *j, const report_results_meta *m, const report_result *rs, int n,
+void report_results_json(util_json *j, const report_results_meta *m, const results_cycle *rs, int n,
                          const plan *p)
 {
     util_json_obj_begin(j);
-    util_json_kstr(j, "schema", REPORT_RESULTS_SCHEMA);
+    util_json_kstr(j, "schema", RESULTS_SCHEMA);
     kstr_or_null(j, "mode", m->mode);
     kstr_or_null(j, "scenario", m->scenario);
     kstr_or_null(j, "scenario_path", m->scenario_path);
@@ -160,7 +129,7 @@ void report_results_json(util_json *j, const report_results_meta *m, const repor
     util_json_obj_end(j); /* a pretty writer ends the document with a newline */
 }
 
-void report_results_table(util_buf *out, const report_results_meta *m, const report_result *rs, int n)
+void report_results_table(util_buf *out, const report_results_meta *m, const results_cycle *rs, int n)
 {
     util_buf_printf(out, "%s: scenario %s on %s (%s), TP=%d, batch %d, context %d, %s\n",
                     m->mode ? m->mode : "results", m->scenario ? m->scenario : "?", m->system ? m->system : "?",
@@ -171,7 +140,7 @@ void report_results_table(util_buf *out, const report_results_meta *m, const rep
     util_buf_printf(out, "%-10s %9s %9s %8s %8s %8s %8s %8s %8s %8s %7s %8s\n", "backend", "allred_us", "verify_ms",
                     "comm", "gemm", "attn", "other", "draft_ms", "host_ms", "cycle_ms", "tok/cyc", "tok/s");
     for (int i = 0; i < n; i++) {
-        const report_result *r = &rs[i];
+        const results_cycle *r = &rs[i];
         if (!r->available) {
             util_buf_printf(out, "%-10s %9s   (unavailable: see below)\n", r->backend, "-");
             continue;
@@ -232,7 +201,7 @@ void report_results_csv_header(util_buf *out, const char *const *extra_keys, int
     util_buf_printf(out, "\n");
 }
 
-void report_results_csv_row(util_buf *out, const char *const *extra_vals, int n_extra, const report_result *r)
+void report_results_csv_row(util_buf *out, const char *const *extra_vals, int n_extra, const results_cycle *r)
 {
     for (int i = 0; i < n_extra; i++) {
         report_csv_field(out, extra_vals[i]);

@@ -41,7 +41,7 @@ Test(model_cycle, target_box_with_measured_nccl_reproduces_30ms_verify_24ms_comm
 {
     loaded l;
     load(&l, "configs/default.yaml", NULL, NULL, 0);
-    report_result r;
+    results_cycle r;
     model_eval(l.ctx, CFG_BACKEND_NCCL, false, &r);
     cr_assert(r.available);
     cr_assert_float_eq(r.allreduce_us, 200.0, 1e-9, "the measured table sets each verify allreduce");
@@ -59,7 +59,7 @@ Test(model_cycle, without_the_measured_table_nccl_comes_from_its_formula)
     const char *sets[] = {"system.measured.use=false"};
     loaded l;
     load(&l, "configs/default.yaml", NULL, sets, 1);
-    report_result r;
+    results_cycle r;
     model_eval(l.ctx, CFG_BACKEND_NCCL, false, &r);
     /* Dual socket, AMD: ring/LL over P2P = 25.304 us (test_model_formula.c works it out). */
     cr_assert_float_eq(r.allreduce_us, 25.304, 1e-3, "got %f", r.allreduce_us);
@@ -77,7 +77,7 @@ Test(model_cycle, totals_add_up_and_tok_per_s_follows_its_formula)
     loaded l;
     load(&l, "configs/default.yaml", NULL, NULL, 0);
     for (int b = 0; b < CFG_BACKEND_COUNT; b++) {
-        report_result r;
+        results_cycle r;
         model_eval(l.ctx, (cfg_backend)b, false, &r);
         if (!r.available)
             continue;
@@ -104,7 +104,7 @@ Test(model_cycle, no_communication_is_the_floor_and_costs_no_launches)
 {
     loaded l;
     load(&l, "configs/default.yaml", NULL, NULL, 0);
-    report_result none, nccl;
+    results_cycle none, nccl;
     model_eval(l.ctx, CFG_BACKEND_NONE, false, &none);
     model_eval(l.ctx, CFG_BACKEND_NCCL, false, &nccl);
     cr_assert_float_eq(none.verify_class_ms[PLAN_CLASS_COMM], 0.0, 1e-12);
@@ -117,7 +117,7 @@ Test(model_cycle, per_op_durations_line_up_with_the_plan)
 {
     loaded l;
     load(&l, "configs/default.yaml", NULL, NULL, 0);
-    report_result r;
+    results_cycle r;
     model_eval(l.ctx, CFG_BACKEND_NCCL, true, &r);
     int total = 0, verify_first = 0;
     for (int i = 0; i < l.p.n_phases; i++) {
@@ -141,7 +141,7 @@ Test(model_cycle, per_op_durations_line_up_with_the_plan)
     const double serial_ms = (l.sc.system.launch.graph_launch_us + sum) / 1000.0;
     cr_assert(r.verify_ms < serial_ms, "overlap saves time: %f vs %f", r.verify_ms, serial_ms);
     cr_assert(r.verify_ms >= serial_ms - side / 1000.0 - 1e-9, "it cannot hide more than the side stream");
-    report_result_free(&r);
+    results_cycle_free(&r);
     unload(&l);
 }
 
@@ -151,7 +151,7 @@ Test(model_cycle, eager_launches_cost_more_than_a_graph)
     loaded g, e;
     load(&g, "configs/default.yaml", NULL, NULL, 0);
     load(&e, "configs/default.yaml", NULL, eager, 1);
-    report_result rg, re;
+    results_cycle rg, re;
     model_eval(g.ctx, CFG_BACKEND_NONE, false, &rg);
     model_eval(e.ctx, CFG_BACKEND_NONE, false, &re);
     cr_assert(re.verify_ms > rg.verify_ms, "eager %f, graph %f", re.verify_ms, rg.verify_ms);
@@ -163,7 +163,7 @@ Test(model_cycle, host_staged_mpi_relaunches_the_graph_after_each_collective)
 {
     loaded l;
     load(&l, "configs/default.yaml", NULL, NULL, 0);
-    report_result r;
+    results_cycle r;
     model_eval(l.ctx, CFG_BACKEND_MPI, false, &r);
     const double per = r.allreduce_us + l.sc.system.launch.graph_launch_us;
     cr_assert(r.verify_class_ms[PLAN_CLASS_COMM] * 1000.0 >= 123 * per - 1e-6, "comm %f ms for 123 x %f us",
@@ -207,7 +207,7 @@ Test(model_cycle, every_backend_on_every_shipped_system_gives_a_number_or_a_reas
             loaded l;
             load(&l, "configs/default.yaml", rel, sets, 1);
             for (int b = 0; b < CFG_BACKEND_COUNT; b++) {
-                report_result r;
+                results_cycle r;
                 model_eval(l.ctx, (cfg_backend)b, false, &r);
                 if (r.available) {
                     cr_assert(isfinite(r.cycle_ms) && r.cycle_ms > 0 && r.tok_per_s > 0, "%s on %s", r.backend, rel);

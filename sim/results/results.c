@@ -1,0 +1,35 @@
+#include "results.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void results_cycle_free(results_cycle *r)
+{
+    free(r->op_us);
+    r->op_us = NULL;
+    r->n_op_us = 0;
+}
+
+void results_cycle_finish(results_cycle *r)
+{
+    r->verify_ms = r->draft_steps_ms = r->draft_extend_ms = 0.0;
+    memset(r->verify_class_ms, 0, sizeof(r->verify_class_ms));
+    double phases_ms = 0.0;
+    for (int i = 0; i < r->n_phases; i++) {
+        const results_phase *ph = &r->phases[i];
+        phases_ms += ph->ms;
+        switch (ph->kind) {
+        case PLAN_PHASE_VERIFY:
+        case PLAN_PHASE_DECODE:
+            r->verify_ms += ph->ms;
+            for (int c = 0; c < PLAN_CLASS_COUNT; c++)
+                r->verify_class_ms[c] += ph->class_ms[c];
+            break;
+        case PLAN_PHASE_DRAFT: r->draft_steps_ms += ph->ms; break;
+        case PLAN_PHASE_DRAFT_EXTEND: r->draft_extend_ms += ph->ms; break;
+        }
+    }
+    r->draft_ms = r->draft_steps_ms + r->draft_extend_ms;
+    r->cycle_ms = phases_ms + r->host_ms;
+    r->tok_per_s = r->cycle_ms > 0 ? r->tokens_per_cycle / (r->cycle_ms / 1000.0) : 0.0;
+}

@@ -1,0 +1,59 @@
+/* results: the result of one cycle per backend, modelled (`vpsim model`) or measured (`vpsim run`) —
+ * the data behind "vpsim.results/1". Model and exec fill it, report renders it; it depends on nothing
+ * but the plan's vocabulary, so none of them has to include another to share it.
+ *
+ * Both modes fill the same struct so measured and modelled runs compare key by key, and (with the
+ * optional per-op array, in plan order) op by op. */
+#ifndef VPSIM_RESULTS_H
+#define VPSIM_RESULTS_H
+
+#include "../plan/plan.h"
+
+#include <stdbool.h>
+
+#define RESULTS_SCHEMA "vpsim.results/1"
+#define RESULTS_MAX_PHASES 40
+
+typedef struct results_phase {
+    char name[PLAN_NAME_MAX];
+    plan_phase_kind kind;
+    double ms;
+    double class_ms[PLAN_CLASS_COUNT]; /* sums to ms: each op's share of the critical path */
+    int collectives;
+    double collective_us_mean; /* mean duration of this phase's allreduces (0 when none) */
+} results_phase;
+
+typedef struct results_cycle {
+    char backend[64]; /* a backend name, or a per-size policy for runs */
+    bool available;
+    char reason[256]; /* why not, when !available */
+
+    double allreduce_us;         /* mean per allreduce in the verify (or decode) pass */
+    char allreduce_method[96];   /* e.g. "formula: ring/LL over P2P" or "measured table (1 point)" */
+    double allgather_us;         /* mean per all-gather in the verify pass */
+
+    double verify_ms;                       /* the target pass (decode phase without speculation) */
+    double verify_class_ms[PLAN_CLASS_COUNT];
+    double draft_ms;        /* every draft-model phase: draft steps plus draft-extend */
+    double draft_steps_ms;  /* the draft steps alone */
+    double draft_extend_ms; /* the draft-extend alone */
+    double host_ms;         /* host overhead per cycle */
+    double cycle_ms;        /* sum of the phases plus host overhead */
+    double tokens_per_cycle;
+    double tok_per_s; /* tokens_per_cycle / cycle seconds */
+
+    int n_phases;
+    results_phase phases[RESULTS_MAX_PHASES];
+
+    /* Optional: each op's own duration in microseconds, in plan order (phase by phase), NULL if absent.
+     * Owned by the result (results_cycle_free). */
+    double *op_us;
+    int n_op_us;
+} results_cycle;
+
+void results_cycle_free(results_cycle *r);
+
+/* Fill the verify / draft / cycle totals and tok/s from the phases, host_ms and tokens_per_cycle. */
+void results_cycle_finish(results_cycle *r);
+
+#endif

@@ -64,6 +64,11 @@ static const char *type_name(cfg_type t)
     case CFG_T_MAP: return "mapping";
     case CFG_T_DOUBLE_LIST: return "list of numbers";
     case CFG_T_INT_LIST: return "list of integers";
+    case CFG_T_INT64: return "integer";
+    case CFG_T_CHARS: return "string";
+    case CFG_T_MAP_LIST: return "list of mappings";
+    case CFG_T_DERIVED: return "derived (ignored on load)";
+    case CFG_T_CUSTOM: return "see meaning";
     }
     return "?";
 }
@@ -78,12 +83,23 @@ static bool in_range(const cfg_field *f, double v)
     return f->min > f->max || (v >= f->min && v <= f->max);
 }
 
+/* Whole bounds print whole ("[0, 2147483647]", not "[0, 2.14748e+09]"). */
+static const char *bound_text(double v, char *buf, size_t len)
+{
+    if (v == floor(v) && fabs(v) < 1e15)
+        snprintf(buf, len, "%.0f", v);
+    else
+        snprintf(buf, len, "%g", v);
+    return buf;
+}
+
 static void range_text(const cfg_field *f, char *buf, size_t len)
 {
+    char lo[32], hi[32];
     if (f->max >= 1e300)
-        snprintf(buf, len, ">= %g", f->min);
+        snprintf(buf, len, ">= %.24s", bound_text(f->min, lo, sizeof(lo)));
     else
-        snprintf(buf, len, "in [%g, %g]", f->min, f->max);
+        snprintf(buf, len, "in [%.24s, %.24s]", bound_text(f->min, lo, sizeof(lo)), bound_text(f->max, hi, sizeof(hi)));
 }
 
 /* A scalar that is usable as a number: plain (not quoted). */
@@ -95,6 +111,12 @@ static int want_scalar(const cfg_node *n, const char *path, const cfg_field *f, 
         return -1;
     }
     return 0;
+}
+
+/* Integers are stored in an int unless the field is INT64. */
+static bool fits(const cfg_field *f, long long v)
+{
+    return f->type == CFG_T_INT64 || (v <= 2147483647LL && v >= -2147483647LL);
 }
 
 static int bind_number(const cfg_field *f, const cfg_node *n, const char *path, double *out_d, long long *out_i,
@@ -109,7 +131,7 @@ static int bind_number(const cfg_field *f, const cfg_node *n, const char *path, 
             cfg_errorf(err, n, "%s: expected an integer, got '%s'", path, n->scalar);
             return -1;
         }
-        if (!in_range(f, (double)v) || v > 2147483647LL || v < -2147483647LL) {
+        if (!in_range(f, (double)v) || !fits(f, v)) {
             range_text(f, rbuf, sizeof(rbuf));
             cfg_errorf(err, n, "%s: %lld is out of range (must be %s)", path, v, rbuf);
             return -1;
@@ -159,6 +181,35 @@ static int bind_list(const cfg_field *f, cfg_node *n, void *base, const char *pa
             ((double *)((char *)base + f->offset))[i] = d;
     }
     *(int *)((char *)base + f->count_offset) = (int)n->n;
+    return 0;
+}
+
+/* Elements are zeroed and counted before they are bound, so an owner that frees by count frees a
+ * partly bound list too. */
+static int bind_map_list(const cfg_field *f, cfg_node *n, void *slot, const char *path, cfg_error *err)
+{
+    if (n->kind != CFG_NODE_SEQ || n->n == 0) {
+        cfg_errorf(err, n, "%s: expected a non-empty list of mappings", path);
+        return -1;
+    }
+    if ((long long)n->n > f->max_items) {
+        cfg_errorf(err, n, "%s: %zu items; at most %d are allowed", path, n->n, f->max_items);
+        return -1;
+    }
+    char *items = util_xcalloc(n->n, f->elem_size);
+    free(*(void **)slot);
+    *(void **)slot = items;
+    *(int *)((char *)slot - f->offset + f->count_offset) = (int)n->n;
+    for (size_t i = 0; i < n->n; i++) {
+        char *ipath = util_xasprintf("%s[%zu]", path, i);
+        void *elem = items + i * f->elem_size;
+        int rc = cfg_schema_bind(f->fields, n->items[i], elem, ipath, err);
+        if (!rc && f->post)
+            rc = f->post(elem, n->items[i], ipath, err);
+        free(ipath);
+        if (rc)
+            return -1;
+    }
     return 0;
 }
 
@@ -248,11 +299,33 @@ static int bind_field(const cfg_field *f, cfg_node *n, void *base, const char *p
         *(int *)slot = idx;
         return 0;
     }
+    case CFG_T_INT64:
+        if (bind_number(f, n, path, &d, &v, true, err))
+            return -1;
+        *(long long *)slot = v;
+        return 0;
+    case CFG_T_CHARS:
+        if (want_scalar(n, path, f, err))
+            return -1;
+        if (strlen(n->scalar) >= (size_t)f->max_items) {
+            cfg_errorf(err, n, "%s: '%.40s...' is longer than %d characters", path, n->scalar, f->max_items - 1);
+            return -1;
+        }
+        snprintf(slot, (size_t)f->max_items, "%s", n->scalar);
+        return 0;
     case CFG_T_MAP:
-        return cfg_schema_bind(f->fields, n, slot, path, err);
+        if (cfg_schema_bind(f->fields, n, slot, path, err))
+            return -1;
+        return f->post ? f->post(slot, n, path, err) : 0;
     case CFG_T_DOUBLE_LIST:
     case CFG_T_INT_LIST:
         return bind_list(f, n, base, path, err);
+    case CFG_T_MAP_LIST:
+        return bind_map_list(f, n, slot, path, err);
+    case CFG_T_DERIVED:
+        return 0;
+    case CFG_T_CUSTOM:
+        return f->bind(f, n, slot, path, err);
     }
     return -1;
 }
@@ -265,6 +338,8 @@ static int bind_default(const cfg_field *f, const cfg_node *parent, void *base, 
                           .line = parent->line, .col = parent->col};
         return cfg_schema_bind(f->fields, &empty, (char *)base + f->offset, path, err);
     }
+    if (f->type == CFG_T_DERIVED)
+        return 0;
     if (!f->def) {
         cfg_errorf(err, parent, "missing required key '%s' (%s)", path, f->doc ? f->doc : type_name(f->type));
         return -1;
@@ -357,7 +432,7 @@ void cfg_schema_write_markdown(FILE *out, const cfg_field *table, const char *pr
         if (f->type == CFG_T_ENUM) {
             char list[400];
             snprintf(type, sizeof(type), "one of: %s", cfg_enum_list(f->choices, list, sizeof(list)));
-        } else if ((f->type == CFG_T_INT || f->type == CFG_T_DOUBLE || f->type == CFG_T_INT_LIST ||
+        } else if ((f->type == CFG_T_INT || f->type == CFG_T_INT64 || f->type == CFG_T_DOUBLE || f->type == CFG_T_INT_LIST ||
                     f->type == CFG_T_DOUBLE_LIST) && f->min <= f->max) {
             char r[64];
             range_text(f, r, sizeof(r));

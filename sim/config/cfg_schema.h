@@ -20,6 +20,12 @@ typedef enum {
     CFG_T_MAP,         /* nested struct described by `fields` at `offset` */
     CFG_T_DOUBLE_LIST, /* double[max_items] at offset, count (int) at count_offset */
     CFG_T_INT_LIST,    /* int[max_items] at offset, count (int) at count_offset */
+    CFG_T_INT64,       /* long long (range checked against min/max, exact up to 2^53) */
+    CFG_T_CHARS,       /* char[max_items] inline: a string of at most max_items - 1 characters */
+    CFG_T_MAP_LIST,    /* a list of structs described by `fields`: elem_size bytes each, allocated into the
+                          pointer at offset (owner frees it), count (int) at count_offset; 1..max_items */
+    CFG_T_DERIVED,     /* accepted and not bound: written for readers, recomputed on load */
+    CFG_T_CUSTOM,      /* bound by `bind` */
 } cfg_type;
 
 typedef struct cfg_field cfg_field;
@@ -35,6 +41,12 @@ struct cfg_field {
     int max_items;             /* lists: capacity */
     /* STRING: optional extra check of the value (0 = fine, else -1 with a reason). */
     int (*check)(const char *value, char *why, size_t why_len);
+    size_t elem_size;          /* MAP_LIST: bytes per element */
+    /* CUSTOM: bind the node into base + offset; 0, or -1 with err set. */
+    int (*bind)(const cfg_field *f, const cfg_node *n, void *slot, const char *path, cfg_error *err);
+    /* MAP and MAP_LIST elements: checks across the struct's fields after they are bound (0, or -1 with
+     * err set; `node` is the struct's mapping, `path` its dotted path). */
+    int (*post)(void *obj, const cfg_node *node, const char *path, cfg_error *err);
     const char *unit;          /* documentation */
     const char *doc;           /* documentation: one sentence */
 };

@@ -7,6 +7,7 @@
 #include "../config/cfg_schema.h"
 #include "../util/util.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,193 +117,142 @@ void plan_json_write(util_json *j, const plan *p)
 
 /* ---------------- loading ---------------- */
 
-static int get_int(const cfg_node *n, const char *what, long long lo, long long hi, long long *out, cfg_error *err)
+/* A plan file is untrusted input: every field is range-checked by the schema (file:line:col), and no op
+ * may move more than PLAN_MAX_OP_BYTES or cost more than PLAN_MAX_OP_FLOPS. Both are far past any
+ * device (a 1 PiB operand, a million seconds of a PFLOP/s GPU), and PLAN_MAX_OP_BYTES keeps every
+ * element and byte count a device derives from the shapes 2^13 short of wrapping a 64-bit size. */
+#define PLAN_MAX_OP_BYTES 1125899906842624.0 /* 2^50 */
+#define PLAN_MAX_OP_FLOPS 1e18
+#define BIGN 1e12 /* any single dimension */
+
+_Static_assert(sizeof(plan_op_kind) == sizeof(int) && sizeof(plan_stream) == sizeof(int) &&
+                   sizeof(cfg_dtype) == sizeof(int) && sizeof(plan_phase_kind) == sizeof(int),
+               "the schema binds enums as int");
+
+/* Collectives span ranks 0..N-1 of the TP group, written out as a list; the op keeps N. */
+static int bind_ranks(const cfg_field *f, const cfg_node *n, void *slot, const char *path, cfg_error *err)
 {
-    long long v;
-    if (n->kind != CFG_NODE_SCALAR || n->quoted || !cfg_parse_int(n->scalar, &v)) {
-        cfg_errorf(err, n, "%s: expected an integer", what);
+    (void)f;
+    if (n->kind != CFG_NODE_SEQ || n->n > 4096) {
+        cfg_errorf(err, n, "%s: expected a list of rank numbers [0, 1, ..., N-1] (N <= 4096)", path);
         return -1;
     }
-    if (v < lo || v > hi) {
-        cfg_errorf(err, n, "%s: %lld is out of range [%lld, %lld]", what, v, lo, hi);
-        return -1;
+    for (size_t r = 0; r < n->n; r++) {
+        long long x;
+        const cfg_node *it = n->items[r];
+        if (it->kind != CFG_NODE_SCALAR || it->quoted || !cfg_parse_int(it->scalar, &x) || x != (long long)r) {
+            cfg_errorf(err, it, "%s: collectives span ranks 0..N-1 of the TP group in order (item %zu is not %zu)",
+                       path, r, r);
+            return -1;
+        }
     }
-    *out = v;
+    *(int *)slot = (int)n->n;
     return 0;
 }
 
-static int get_enum(const cfg_node *n, const char *what, const char *const *choices, int *out, cfg_error *err)
+static int check_op(void *obj, const cfg_node *node, const char *path, cfg_error *err)
 {
-    int idx = n->kind == CFG_NODE_SCALAR ? cfg_enum_index(choices, n->scalar) : -1;
-    if (idx < 0) {
-        char list[256];
-        cfg_errorf(err, n, "%s: expected one of: %s", what, cfg_enum_list(choices, list, sizeof(list)));
+    const plan_op *op = obj;
+    if (plan_op_is_collective(op->kind) && op->ranks < 2) {
+        const cfg_node *ranks = cfg_map_get(node, "ranks");
+        cfg_errorf(err, ranks ? ranks : node, "%s (%s): a collective needs \"ranks\": [0, 1, ...] with 2 or more ranks", path,
+                   op->name);
         return -1;
     }
-    *out = idx;
+    plan_op cost = *op;
+    plan_op_finalize(&cost);
+    const double bytes = cost.bytes_read + cost.bytes_written;
+    if (!(bytes <= PLAN_MAX_OP_BYTES) || !(cost.flops <= PLAN_MAX_OP_FLOPS)) {
+        cfg_errorf(err, node, "%s (%s): its shapes move %.3g bytes and cost %.3g flops; an op may move at most %.3g "
+                              "bytes (1 PiB) and cost at most %.0e flops",
+                   path, op->name, bytes, cost.flops, PLAN_MAX_OP_BYTES, PLAN_MAX_OP_FLOPS);
+        return -1;
+    }
     return 0;
 }
 
-static int get_name(const cfg_node *n, const char *what, char *dst, size_t len, cfg_error *err)
-{
-    if (n->kind != CFG_NODE_SCALAR || strlen(n->scalar) >= len) {
-        cfg_errorf(err, n, "%s: expected a string of at most %zu characters", what, len - 1);
-        return -1;
-    }
-    snprintf(dst, len, "%s", n->scalar);
-    return 0;
-}
+#define OP(f) offsetof(plan_op, f)
+static const cfg_field op_fields[] = {
+    {.key = "kind", .type = CFG_T_ENUM, .offset = OP(kind), .choices = plan_op_kind_names, .doc = "op kind"},
+    {.key = "name", .type = CFG_T_CHARS, .offset = OP(name), .max_items = PLAN_NAME_MAX, .doc = "op name"},
+    {.key = "layer", .type = CFG_T_INT, .offset = OP(layer), .def = "-1", CFG_RANGE(-1, 1 << 20)},
+    {.key = "stream", .type = CFG_T_ENUM, .offset = OP(stream), .def = "main", .choices = plan_stream_names},
+    {.key = "adtype", .type = CFG_T_ENUM, .offset = OP(adtype), .def = "bf16", .choices = cfg_dtype_names},
+    {.key = "wdtype", .type = CFG_T_ENUM, .offset = OP(wdtype), .def = "bf16", .choices = cfg_dtype_names},
+    {.key = "wgroup", .type = CFG_T_INT, .offset = OP(wgroup), .def = "0", CFG_RANGE(0, 1 << 20)},
+    {.key = "m", .type = CFG_T_INT64, .offset = OP(m), .def = "0", CFG_RANGE(0, BIGN)},
+    {.key = "n", .type = CFG_T_INT64, .offset = OP(n), .def = "0", CFG_RANGE(0, BIGN)},
+    {.key = "k", .type = CFG_T_INT64, .offset = OP(k), .def = "0", CFG_RANGE(0, BIGN)},
+    /* A grouped GEMM divides its rows among `batch` groups: 0 would divide by zero. */
+    {.key = "batch", .type = CFG_T_INT, .offset = OP(batch), .def = "1", CFG_RANGE(1, 1 << 24)},
+    {.key = "q_len", .type = CFG_T_INT64, .offset = OP(q_len), .def = "0", CFG_RANGE(0, BIGN)},
+    {.key = "kv_len", .type = CFG_T_INT64, .offset = OP(kv_len), .def = "0", CFG_RANGE(0, BIGN)},
+    {.key = "heads", .type = CFG_T_INT, .offset = OP(heads), .def = "0", CFG_RANGE(0, 1 << 20)},
+    {.key = "kv_heads", .type = CFG_T_INT, .offset = OP(kv_heads), .def = "0", CFG_RANGE(0, 1 << 20)},
+    {.key = "qk_dim", .type = CFG_T_INT, .offset = OP(qk_dim), .def = "0", CFG_RANGE(0, 1 << 20)},
+    {.key = "v_dim", .type = CFG_T_INT, .offset = OP(v_dim), .def = "0", CFG_RANGE(0, 1 << 20)},
+    {.key = "kv_shared", .type = CFG_T_BOOL, .offset = OP(kv_shared), .def = "false"},
+    {.key = "count", .type = CFG_T_INT64, .offset = OP(count), .def = "0", CFG_RANGE(0, BIGN)},
+    {.key = "payload_bytes", .type = CFG_T_INT64, .offset = OP(payload_bytes), .def = "0", CFG_RANGE(0, BIGN)},
+    {.key = "ranks", .type = CFG_T_CUSTOM, .offset = OP(ranks), .def = "[]", .bind = bind_ranks},
+    {.key = "flops", .type = CFG_T_DERIVED},
+    {.key = "weight_bytes", .type = CFG_T_DERIVED},
+    {.key = "bytes_read", .type = CFG_T_DERIVED},
+    {.key = "bytes_written", .type = CFG_T_DERIVED},
+    {0},
+};
 
-#define BIGN 1000000000000LL
+#define PH(f) offsetof(plan_phase, f)
+static const cfg_field phase_fields[] = {
+    {.key = "name", .type = CFG_T_CHARS, .offset = PH(name), .max_items = PLAN_NAME_MAX},
+    {.key = "kind", .type = CFG_T_ENUM, .offset = PH(kind), .choices = plan_phase_kind_names},
+    {.key = "model", .type = CFG_T_CHARS, .offset = PH(model), .max_items = PLAN_NAME_MAX, .def = "''"},
+    {.key = "tokens", .type = CFG_T_INT, .offset = PH(tokens), .def = "1", CFG_RANGE(1, 1 << 20)},
+    {.key = "batch", .type = CFG_T_INT, .offset = PH(batch), .def = "1", CFG_RANGE(1, 1 << 20)},
+    {.key = "summary", .type = CFG_T_DERIVED},
+    {.key = "ops", .type = CFG_T_MAP_LIST, .offset = PH(ops), .count_offset = PH(n_ops), .max_items = 1 << 20,
+     .elem_size = sizeof(plan_op), .fields = op_fields, .post = check_op},
+    {0},
+};
 
-static int load_op(const cfg_node *node, plan_op *op, cfg_error *err)
+#define PL(f) offsetof(plan, f)
+static const cfg_field plan_fields[] = {
+    {.key = "schema", .type = CFG_T_DERIVED}, /* checked before binding */
+    {.key = "scenario", .type = CFG_T_CHARS, .offset = PL(scenario), .max_items = (int)sizeof(((plan *)0)->scenario),
+     .def = "''"},
+    {.key = "ranks", .type = CFG_T_INT, .offset = PL(ranks), CFG_RANGE(1, 4096)},
+    {.key = "batch", .type = CFG_T_INT, .offset = PL(batch), .def = "1", CFG_RANGE(1, 1 << 20)},
+    {.key = "context", .type = CFG_T_INT, .offset = PL(context), .def = "0", CFG_RANGE(0, 2147483647.0)},
+    {.key = "active_experts", .type = CFG_T_INT, .offset = PL(active_experts), .def = "0", CFG_RANGE(0, 1 << 20)},
+    {.key = "expected_tokens", .type = CFG_T_DOUBLE, .offset = PL(expected_tokens), .def = "1", CFG_RANGE(1, 1e6)},
+    {.key = "phases", .type = CFG_T_MAP_LIST, .offset = PL(phases), .count_offset = PL(n_phases), .max_items = 4096,
+     .elem_size = sizeof(plan_phase), .fields = phase_fields},
+    {0},
+};
+
+/* Across the whole plan: every collective spans the plan's ranks; compute ops run on all of them. */
+static int check_plan(plan *p, const cfg_node *root, cfg_error *err)
 {
-    if (node->kind != CFG_NODE_MAP) {
-        cfg_errorf(err, node, "op: expected an object");
-        return -1;
-    }
-    const cfg_node *kind = cfg_map_get(node, "kind");
-    if (!kind) {
-        cfg_errorf(err, node, "op: missing \"kind\"");
-        return -1;
-    }
-    int ikind;
-    if (get_enum(kind, "op.kind", plan_op_kind_names, &ikind, err))
-        return -1;
-    op->kind = (plan_op_kind)ikind;
-    for (size_t i = 0; i < node->n; i++) {
-        const char *key = node->keys[i]->scalar;
-        const cfg_node *v = node->items[i];
-        long long x = 0;
-        int e = 0, rc = 0;
-        if (!strcmp(key, "kind") || !strcmp(key, "flops") || !strcmp(key, "weight_bytes") ||
-            !strcmp(key, "bytes_read") || !strcmp(key, "bytes_written"))
-            continue; /* derived: recomputed below */
-        else if (!strcmp(key, "name"))
-            rc = get_name(v, "op.name", op->name, sizeof(op->name), err);
-        else if (!strcmp(key, "stream")) {
-            rc = get_enum(v, "op.stream", plan_stream_names, &e, err);
-            op->stream = (plan_stream)e;
-        } else if (!strcmp(key, "adtype") || !strcmp(key, "wdtype")) {
-            rc = get_enum(v, key, cfg_dtype_names, &e, err);
-            if (key[0] == 'a')
-                op->adtype = (cfg_dtype)e;
-            else
-                op->wdtype = (cfg_dtype)e;
-        } else if (!strcmp(key, "kv_shared")) {
-            if (v->kind != CFG_NODE_SCALAR || (strcmp(v->scalar, "true") && strcmp(v->scalar, "false"))) {
-                cfg_errorf(err, v, "op.kv_shared: expected true or false");
-                rc = -1;
-            }
-            op->kv_shared = v->kind == CFG_NODE_SCALAR && !strcmp(v->scalar, "true");
-        } else if (!strcmp(key, "ranks")) {
-            if (v->kind != CFG_NODE_SEQ || v->n < 2 || v->n > 4096) {
-                cfg_errorf(err, v, "op.ranks: expected a list of 2 or more rank numbers");
-                rc = -1;
-            }
-            for (size_t r = 0; !rc && r < v->n; r++) {
-                rc = get_int(v->items[r], "op.ranks[]", 0, 4095, &x, err);
-                if (!rc && x != (long long)r) {
-                    cfg_errorf(err, v->items[r], "op.ranks: collectives span ranks 0..N-1 of the TP group in order");
-                    rc = -1;
-                }
-            }
-            op->ranks = (int)v->n;
-        } else {
-            struct {
-                const char *key;
-                long long lo, hi;
-            } ints[] = {{"layer", -1, 1 << 20},   {"m", 0, BIGN},         {"n", 0, BIGN},        {"k", 0, BIGN},
-                        {"batch", 0, 1 << 24},     {"wgroup", 0, 1 << 20}, {"q_len", 0, BIGN},    {"kv_len", 0, BIGN},
-                        {"heads", 0, 1 << 20},     {"kv_heads", 0, 1 << 20}, {"qk_dim", 0, 1 << 20}, {"v_dim", 0, 1 << 20},
-                        {"count", 0, BIGN},        {"payload_bytes", 0, BIGN}};
-            size_t f = 0;
-            while (f < sizeof(ints) / sizeof(ints[0]) && strcmp(ints[f].key, key))
-                f++;
-            if (f == sizeof(ints) / sizeof(ints[0])) {
-                cfg_errorf(err, node->keys[i], "op: unknown key \"%s\"", key);
+    for (int i = 0; i < p->n_phases; i++) {
+        plan_phase *ph = &p->phases[i];
+        ph->cap_ops = ph->n_ops;
+        for (int k = 0; k < ph->n_ops; k++) {
+            plan_op *op = &ph->ops[k];
+            const bool coll = plan_op_is_collective(op->kind);
+            if (!coll)
+                op->ranks = p->ranks;
+            plan_op_finalize(op);
+            if (coll && op->ranks != p->ranks) {
+                /* Phases and ops were bound one for one from these nodes: point at the op's ranks. */
+                const cfg_node *ph_node = cfg_map_get(root, "phases")->items[i];
+                const cfg_node *op_node = cfg_map_get(ph_node, "ops")->items[k];
+                const cfg_node *at = cfg_map_get(op_node, "ranks");
+                cfg_errorf(err, at ? at : op_node, "op %s in phase %s spans %d ranks but the plan has %d", op->name,
+                           ph->name, op->ranks, p->ranks);
                 return -1;
             }
-            char what[48];
-            snprintf(what, sizeof(what), "op.%s", key);
-            rc = get_int(v, what, ints[f].lo, ints[f].hi, &x, err);
-            switch (f) {
-            case 0: op->layer = (int)x; break;
-            case 1: op->m = x; break;
-            case 2: op->n = x; break;
-            case 3: op->k = x; break;
-            case 4: op->batch = (int)x; break;
-            case 5: op->wgroup = (int)x; break;
-            case 6: op->q_len = x; break;
-            case 7: op->kv_len = x; break;
-            case 8: op->heads = (int)x; break;
-            case 9: op->kv_heads = (int)x; break;
-            case 10: op->qk_dim = (int)x; break;
-            case 11: op->v_dim = (int)x; break;
-            case 12: op->count = x; break;
-            case 13: op->payload_bytes = x; break;
-            }
         }
-        if (rc)
-            return -1;
     }
-    if (!op->name[0]) {
-        cfg_errorf(err, node, "op: missing \"name\"");
-        return -1;
-    }
-    if (plan_op_is_collective(op->kind) && op->ranks < 2) {
-        cfg_errorf(err, node, "op %s: a collective needs \"ranks\"", op->name);
-        return -1;
-    }
-    return 0;
-}
-
-static int load_phase(const cfg_node *node, plan *p, cfg_error *err)
-{
-    if (node->kind != CFG_NODE_MAP) {
-        cfg_errorf(err, node, "phase: expected an object");
-        return -1;
-    }
-    p->phases = util_xrealloc(p->phases, (size_t)(p->n_phases + 1) * sizeof(plan_phase));
-    plan_phase *ph = &p->phases[p->n_phases++];
-    memset(ph, 0, sizeof(*ph));
-    const cfg_node *ops = NULL;
-    for (size_t i = 0; i < node->n; i++) {
-        const char *key = node->keys[i]->scalar;
-        const cfg_node *v = node->items[i];
-        long long x;
-        int e, rc = 0;
-        if (!strcmp(key, "name"))
-            rc = get_name(v, "phase.name", ph->name, sizeof(ph->name), err);
-        else if (!strcmp(key, "model"))
-            rc = get_name(v, "phase.model", ph->model, sizeof(ph->model), err);
-        else if (!strcmp(key, "kind")) {
-            rc = get_enum(v, "phase.kind", plan_phase_kind_names, &e, err);
-            ph->kind = (plan_phase_kind)e;
-        } else if (!strcmp(key, "tokens")) {
-            rc = get_int(v, "phase.tokens", 1, 1 << 20, &x, err);
-            ph->tokens = (int)x;
-        } else if (!strcmp(key, "batch")) {
-            rc = get_int(v, "phase.batch", 1, 1 << 20, &x, err);
-            ph->batch = (int)x;
-        } else if (!strcmp(key, "summary"))
-            continue; /* derived */
-        else if (!strcmp(key, "ops"))
-            ops = v;
-        else {
-            cfg_errorf(err, node->keys[i], "phase: unknown key \"%s\"", key);
-            return -1;
-        }
-        if (rc)
-            return -1;
-    }
-    if (!ph->name[0] || !ops || ops->kind != CFG_NODE_SEQ) {
-        cfg_errorf(err, node, "phase: needs \"name\" and an \"ops\" list");
-        return -1;
-    }
-    for (size_t i = 0; i < ops->n; i++)
-        if (load_op(ops->items[i], plan_phase_add_op(ph), err))
-            return -1;
     return 0;
 }
 
@@ -312,75 +262,15 @@ int plan_json_load(const char *path, plan *out, cfg_error *err)
     cfg_doc *doc = cfg_doc_load_file(path, err);
     if (!doc)
         return -1;
-    const cfg_node *root = cfg_doc_root(doc);
+    cfg_node *root = cfg_doc_root(doc);
     int rc = -1;
-    const cfg_node *schema = cfg_map_get(root, "schema");
+    const cfg_node *schema = root->kind == CFG_NODE_MAP ? cfg_map_get(root, "schema") : NULL;
     if (!schema || schema->kind != CFG_NODE_SCALAR || strcmp(schema->scalar, PLAN_SCHEMA)) {
         cfg_errorf(err, schema ? schema : root, "not a vpsim plan: expected \"schema\": \"%s\"", PLAN_SCHEMA);
         goto done;
     }
-    for (size_t i = 0; i < root->n; i++) {
-        const char *key = root->keys[i]->scalar;
-        const cfg_node *v = root->items[i];
-        long long x;
-        int r = 0;
-        if (!strcmp(key, "schema"))
-            continue;
-        else if (!strcmp(key, "scenario"))
-            r = get_name(v, "scenario", out->scenario, sizeof(out->scenario), err);
-        else if (!strcmp(key, "ranks")) {
-            r = get_int(v, "ranks", 1, 4096, &x, err);
-            out->ranks = (int)x;
-        } else if (!strcmp(key, "batch")) {
-            r = get_int(v, "batch", 1, 1 << 20, &x, err);
-            out->batch = (int)x;
-        } else if (!strcmp(key, "context")) {
-            r = get_int(v, "context", 0, 2147483647LL, &x, err); /* stored in an int */
-            out->context = (int)x;
-        } else if (!strcmp(key, "active_experts")) {
-            r = get_int(v, "active_experts", 0, 1 << 20, &x, err);
-            out->active_experts = (int)x;
-        } else if (!strcmp(key, "expected_tokens")) {
-            if (v->kind != CFG_NODE_SCALAR || !cfg_parse_double(v->scalar, &out->expected_tokens) ||
-                out->expected_tokens < 1.0) {
-                cfg_errorf(err, v, "expected_tokens: expected a number >= 1");
-                r = -1;
-            }
-        } else if (!strcmp(key, "phases")) {
-            if (v->kind != CFG_NODE_SEQ || v->n == 0) {
-                cfg_errorf(err, v, "phases: expected a non-empty list");
-                r = -1;
-            }
-            for (size_t k = 0; !r && k < v->n; k++)
-                r = load_phase(v->items[k], out, err);
-        } else {
-            cfg_errorf(err, root->keys[i], "unknown key \"%s\"", key);
-            r = -1;
-        }
-        if (r)
-            goto done;
-    }
-    if (out->n_phases == 0 || out->ranks < 1) {
-        cfg_errorf(err, root, "a plan needs \"ranks\" and \"phases\"");
+    if (cfg_schema_bind(plan_fields, root, out, "", err) || check_plan(out, root, err))
         goto done;
-    }
-    for (int i = 0; i < out->n_phases; i++)
-        for (int k = 0; k < out->phases[i].n_ops; k++) {
-            plan_op *op = &out->phases[i].ops[k];
-            bool coll = plan_op_is_collective(op->kind);
-            if (!coll)
-                op->ranks = out->ranks; /* compute ops run on every rank of the plan */
-            plan_op_finalize(op);
-            if (coll && op->ranks != out->ranks) {
-                /* Phases and ops were loaded one for one from these nodes: point at the op's ranks. */
-                const cfg_node *ph_node = cfg_map_get(root, "phases")->items[i];
-                const cfg_node *op_node = cfg_map_get(ph_node, "ops")->items[k];
-                const cfg_node *at = cfg_map_get(op_node, "ranks");
-                cfg_errorf(err, at ? at : op_node, "op %s in phase %s spans %d ranks but the plan has %d", op->name,
-                           out->phases[i].name, op->ranks, out->ranks);
-                goto done;
-            }
-        }
     plan_summarize(out);
     rc = 0;
 done:

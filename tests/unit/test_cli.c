@@ -16,15 +16,9 @@
 
 static char *slurp_file(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    util_buf b = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        util_buf_printf(&b, "%.*s", (int)n, chunk);
-    fclose(f);
-    return b.s ? b.s : util_xstrdup("");
+    char *s = th_slurp(path);
+    cr_assert_not_null(s, "cannot open %s", path);
+    return s;
 }
 
 /* Parse JSON text (libyaml reads JSON) into a node tree; asserts success. */

@@ -277,32 +277,6 @@ Test(cli_bad, unknown_option_and_extra_argument)
     expect_bad_run(th_run("no-such-command"), "unknown command 'no-such-command'", "plan");
 }
 
-Test(cli_bad, plan_json_with_an_unknown_key)
-{
-    expect_bad_run(th_run("plan --plan tests/data/bad/plan_unknown_key.json"), "tests/data/bad/plan_unknown_key.json:19:77: ",
-                   "op: unknown key \"colour\"");
-}
-
-Test(cli_bad, plan_json_with_a_bad_value)
-{
-    expect_bad_run(th_run("plan --plan tests/data/bad/plan_bad_value.json"), "tests/data/bad/plan_bad_value.json:19:15: ",
-                   "op.m: -2 is out of range");
-    expect_bad_run(th_run("plan --plan tests/data/bad/plan_bad_kind.json"), "tests/data/bad/plan_bad_kind.json:18:18: ",
-                   "op.kind: expected one of:");
-    expect_bad_run(th_run("plan --plan tests/data/bad/plan_bad_ranks.json"),
-                   "tests/data/bad/plan_bad_ranks.json:21:57: ", "op.ranks");
-    expect_bad_run(th_run("plan --plan tests/data/bad/plan_bad_schema.json"),
-                   "tests/data/bad/plan_bad_schema.json:2:13: ", "not a vpsim plan");
-    expect_bad_run(th_run("plan --plan tests/data/bad/plan_ranks_mismatch.json"),
-                   "tests/data/bad/plan_ranks_mismatch.json:21:53: ", "spans 2 ranks but the plan has 4");
-    expect_bad_run(th_run("plan --plan tests/data/bad/plan_bad_context.json"),
-                   "tests/data/bad/plan_bad_context.json:6:14: ", "context: 4294967296 is out of range");
-    expect_bad_run(th_run("plan --plan tests/data/does-not-exist.json"), "tests/data/does-not-exist.json: ",
-                   "cannot open");
-    /* A scenario is not a plan. */
-    expect_bad_run(th_run("plan --plan configs/tiny.yaml"), "configs/tiny.yaml:", "not a vpsim plan");
-}
-
 Test(cli_bad, plan_json_cannot_take_set)
 {
     expect_bad_run(th_run("plan --plan tests/data/plan_hand.json --set parallel.tp=2"), "--set", "scenario");

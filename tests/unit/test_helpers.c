@@ -1,5 +1,7 @@
 #include "test_helpers.h"
 
+#include <criterion/criterion.h>
+
 #include "../../sim/util/util.h"
 
 #include <stdarg.h>
@@ -19,11 +21,11 @@ const char *th_path(const char *rel)
     return b;
 }
 
-static char *slurp(const char *path)
+char *th_slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
-        return util_xstrdup("");
+        return NULL;
     util_buf b = {0};
     char chunk[4096];
     size_t n;
@@ -46,8 +48,12 @@ static th_result run_shell(const char *cmd)
     free(full);
     th_result r;
     r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-    r.out = slurp(out_path);
-    r.err = slurp(err_path);
+    r.out = th_slurp(out_path);
+    r.err = th_slurp(err_path);
+    if (!r.out)
+        r.out = util_xstrdup("");
+    if (!r.err)
+        r.err = util_xstrdup("");
     unlink(out_path);
     unlink(err_path);
     return r;
@@ -97,4 +103,13 @@ char *th_write_temp(const char *text, size_t len, const char *suffix)
     }
     close(fd);
     return path;
+}
+
+void th_expect_bad(th_result r, const char *where, const char *what)
+{
+    cr_assert_eq(r.status, 2, "exit status %d, want 2; stderr: %s", r.status, r.err);
+    cr_assert_str_eq(r.out, "", "nothing on stdout for a bad input");
+    cr_assert_not_null(strstr(r.err, where), "stderr lacks '%s':\n%s", where, r.err);
+    cr_assert_not_null(strstr(r.err, what), "stderr lacks '%s':\n%s", what, r.err);
+    th_free(&r);
 }

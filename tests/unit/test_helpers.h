@@ -19,6 +19,11 @@ th_result th_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 th_result th_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void th_free(th_result *r);
 
+/* A whole file as a string (free it), or NULL when it cannot be opened. */
+char *th_slurp(const char *path);
+/* A bad input: exit status 2, nothing on stdout, and stderr holding `where` and `what`. Frees r. */
+void th_expect_bad(th_result r, const char *where, const char *what);
+
 /* Write `text` to a new temporary file with the given suffix; returns its path (free it). */
 char *th_write_temp(const char *text, size_t len, const char *suffix);
 

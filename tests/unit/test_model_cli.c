@@ -17,20 +17,6 @@ static char *temp_dir(void)
     return util_xstrdup(tmpl);
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    util_buf b = {0};
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        util_buf_printf(&b, "%.*s", (int)n, chunk);
-    fclose(f);
-    return b.s ? b.s : util_xstrdup("");
-}
-
 static bool exists(const char *path)
 {
     return access(path, F_OK) == 0;
@@ -159,7 +145,7 @@ Test(sweep, writes_the_cartesian_product)
     th_result r = th_run(SWEEP_ARGS " --out '%s/s.csv'", dir);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char *path = util_xasprintf("%s/s.csv", dir);
-    char *csv = slurp(path);
+    char *csv = th_slurp(path);
     cr_assert_not_null(csv);
     cr_assert_eq(count_lines(csv), 1 + 3 * 2 * 2, "%s", csv);
     cr_assert(!strncmp(csv, "system.topology.p2p,workload.context,backend,", 45), "%s", csv);
@@ -198,7 +184,7 @@ Test(sweep, an_interrupted_sweep_resumes_to_the_same_csv)
     cr_assert(strstr(rest.err, "resuming: 4 of 6"), "%s", rest.err);
     th_free(&rest);
     char *a = util_xasprintf("%s/full.csv", dir);
-    char *x = slurp(a), *y = slurp(out);
+    char *x = th_slurp(a), *y = th_slurp(out);
     cr_assert_str_eq(y, x, "the resumed sweep equals an uninterrupted one");
     cr_assert_not(exists(partial), "the partial file goes once the CSV is written");
     free(x);
@@ -271,7 +257,7 @@ Test(sweep, combinations_that_fail_only_together_become_rows_with_the_reason)
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.err, "2 combination(s) could not be modelled"), "%s", r.err);
     char *path = util_xasprintf("%s/j.csv", dir);
-    char *csv = slurp(path);
+    char *csv = th_slurp(path);
     cr_assert(strstr(csv, "\n2,3,nccl,true,"), "%s", csv);
     cr_assert(strstr(csv, "\n3,4,nccl,true,"), "%s", csv);
     cr_assert(strstr(csv, "\n3,3,nccl,false,") && strstr(csv, "inconsistent"), "%s", csv);

@@ -223,13 +223,13 @@ Test(plan_json, errors_have_line_and_column)
     const struct {
         const char *file, *where, *what;
     } cases[] = {
-        {"tests/data/bad/plan_unknown_key.json", ":19:77: ", "unknown key \"colour\""},
-        {"tests/data/bad/plan_bad_value.json", ":19:15: ", "op.m: -2 is out of range"},
-        {"tests/data/bad/plan_bad_kind.json", ":18:18: ", "op.kind: expected one of: gemm"},
+        {"tests/data/bad/plan_unknown_key.json", ":19:77: ", "unknown key 'phases[0].ops[0].colour'"},
+        {"tests/data/bad/plan_bad_value.json", ":19:15: ", "phases[0].ops[0].m: -2 is out of range"},
+        {"tests/data/bad/plan_bad_kind.json", ":18:18: ", "phases[0].ops[0].kind: unknown value 'conv'; valid choices: gemm"},
         {"tests/data/bad/plan_bad_ranks.json", ":21:57: ", "ranks 0..N-1"},
         {"tests/data/bad/plan_bad_schema.json", ":2:13: ", "not a vpsim plan"},
         {"tests/data/bad/plan_ranks_mismatch.json", ":21:53: ", "spans 2 ranks but the plan has 4"},
-        {"tests/data/bad/plan_bad_context.json", ":6:14: ", "out of range [0, 2147483647]"},
+        {"tests/data/bad/plan_bad_context.json", ":6:14: ", "out of range (must be in [0, 2147483647])"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         plan q;

@@ -92,6 +92,6 @@ Test(plan_json, every_field_is_checked)
     expect_refused("\"name\": \"proj\", ", "", "18:9", "missing required key 'phases[0].ops[0].name'");
     expect_refused("\"ranks\": [0, 1]", "\"ranks\": [0]", "21:53",
                    "phases[0].ops[1] (allreduce.proj): a collective needs \"ranks\"");
-    expect_refused("\"stream\": \"main\"", "\"stream\": \"sidecar\"", "18:55",
+    expect_refused("\"stream\": \"main\"", "\"stream\": \"sidecar\"", "18:64",
                    "phases[0].ops[0].stream: unknown value 'sidecar'; valid choices: main, side");
 }

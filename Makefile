@@ -105,7 +105,7 @@ TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS := $(TEST_SRCS:%.c=$(OBJ)/%.o)
 TEST_BIN := $(OUT)/vpsim-tests
 
-.PHONY: deps all debug asan test test-unit test-cli test-gpu run bench clean deps-check config-reference report
+.PHONY: deps all debug asan test test-gpu run bench clean deps-check config-reference report
 
 all: deps-check $(BIN)
 

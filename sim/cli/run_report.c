@@ -28,7 +28,7 @@ int cli_model_collective_us(const cli_common *c, const cfg_scenario *sc, const p
     /* The target system goes through the same strict loading as any system file. */
     cfg_scenario tsc;
     cfg_error err;
-    if (cfg_scenario_load(c->scenario_path ? c->scenario_path : sc->name, c->sets, c->n_sets, target, &tsc, &err)) {
+    if (cfg_scenario_load(sc->path, c->sets, c->n_sets, target, &tsc, &err)) {
         if (!c->quiet)
             fprintf(stderr, "%s\n", err.msg);
         return VP_EXIT_USAGE;

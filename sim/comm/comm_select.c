@@ -16,6 +16,7 @@ typedef struct select_member {
 typedef struct select_state {
     select_member m[CFG_BACKEND_COUNT];
     int n;
+    long long rule_calls[CFG_POLICY_MAX_RULES]; /* allreduces each rule served: the routing, observable */
 } select_state;
 
 static cfg_policy g_policy;
@@ -91,7 +92,9 @@ static select_member *member(select_state *s, int backend)
 static void select_allreduce(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
     select_state *s = x->state;
-    select_member *m = member(s, cfg_policy_pick(&g_policy, count * (long long)x->dev->elem_bytes));
+    const int rule = cfg_policy_rule_for(&g_policy, count * (long long)x->dev->elem_bytes);
+    select_member *m = member(s, g_policy.rule[rule].backend);
+    s->rule_calls[rule]++;
     x->state = m->state;
     m->table->allreduce(x, op, flat, send, recv, count);
     m->state = x->state;
@@ -145,9 +148,17 @@ static void select_describe(comm_ctx *x)
     }
     x->state = s;
     free(got);
-    char pol[160];
+    char pol[160], calls[160] = "";
     comm_env_set(x, "comm", "per-size policy %s; all-gathers: %s", policy_text(pol, sizeof(pol)),
                  cfg_backend_names[g_allgather]);
+    size_t off = 0;
+    for (int i = 0; i < g_policy.n && off < sizeof(calls); i++) {
+        char rule[48];
+        cfg_policy one = {.n = 1, .rule = {g_policy.rule[i]}};
+        off += (size_t)snprintf(calls + off, sizeof(calls) - off, "%s%s: %lld", i ? ", " : "",
+                                cfg_policy_format(&one, rule, sizeof(rule)), s->rule_calls[i]);
+    }
+    comm_env_set(x, "policy_calls", "allreduces per rule on this rank: %s", calls);
 }
 
 #define SELECT_TABLE(var, safe)                                                                                         \

@@ -88,6 +88,7 @@ extern const char *const cfg_device_help[];
 typedef enum { CFG_SPEC_EAGLE3, CFG_SPEC_NONE } cfg_spec_algo;
 
 typedef struct cfg_scenario {
+    char *path; /* the file it was loaded from (the default scenario's when none was named) */
     char *name;
     char *description;
     char *model_path, *draft_path, *system_path;

@@ -135,12 +135,17 @@ int cfg_policy_parse(const char *spec, cfg_policy *p, char *why, size_t why_len)
     return 0;
 }
 
-int cfg_policy_pick(const cfg_policy *p, long long bytes)
+int cfg_policy_rule_for(const cfg_policy *p, long long bytes)
 {
     for (int i = 0; i < p->n; i++)
         if (p->rule[i].max_bytes < 0 || bytes <= p->rule[i].max_bytes)
-            return p->rule[i].backend;
-    return p->n ? p->rule[p->n - 1].backend : CFG_BACKEND_NCCL;
+            return i;
+    return p->n - 1;
+}
+
+int cfg_policy_pick(const cfg_policy *p, long long bytes)
+{
+    return p->n ? p->rule[cfg_policy_rule_for(p, bytes)].backend : CFG_BACKEND_NCCL;
 }
 
 const char *cfg_policy_format(const cfg_policy *p, char *buf, size_t len)

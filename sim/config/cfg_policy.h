@@ -38,6 +38,8 @@ int cfg_policy_parse(const char *spec, cfg_policy *p, char *why, size_t why_len)
 int cfg_policy_check(const char *spec, char *why, size_t why_len);
 /* A single backend for every size. */
 void cfg_policy_single(cfg_policy *p, int backend);
+/* The index of the rule that serves a payload of `bytes` (-1 for an empty policy). */
+int cfg_policy_rule_for(const cfg_policy *p, long long bytes);
 /* The backend for a payload of `bytes`. */
 int cfg_policy_pick(const cfg_policy *p, long long bytes);
 /* Back to the text form (parse(format(p)) == p). Returns buf. */

@@ -372,6 +372,7 @@ int cfg_scenario_load(const char *path, const char *const *sets_text, int n_sets
     }
     if (cfg_schema_bind(cfg_scenario_fields, root, out, "", err))
         goto done;
+    out->path = util_xstrdup(path);
 
     if (!(tdoc = load_sub(out->model_path, "model", sets, n_sets, cfg_model_fields, &out->target, err)) ||
         !(ddoc = load_sub(out->draft_path, "draft", sets, n_sets, cfg_model_fields, &out->draft, err)) ||
@@ -406,6 +407,8 @@ done:
 void cfg_scenario_free(cfg_scenario *sc)
 {
     cfg_schema_free(cfg_scenario_fields, sc);
+    free(sc->path);
+    sc->path = NULL;
     cfg_schema_free(cfg_model_fields, &sc->target);
     cfg_schema_free(cfg_model_fields, &sc->draft);
     cfg_schema_free(cfg_system_fields, &sc->system);

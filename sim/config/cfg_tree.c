@@ -73,7 +73,6 @@ void cfg_doc_free(cfg_doc *doc)
 }
 
 cfg_node *cfg_doc_root(cfg_doc *doc) { return doc->root; }
-const char *cfg_doc_path(const cfg_doc *doc) { return doc->path; }
 
 void cfg_doc_adopt(cfg_doc *doc, cfg_doc *other)
 {

@@ -42,8 +42,6 @@ cfg_doc *cfg_doc_load_file(const char *path, cfg_error *err);
 cfg_doc *cfg_doc_load_text(const char *text, size_t len, const char *src, bool from_set, cfg_error *err);
 void cfg_doc_free(cfg_doc *doc);
 cfg_node *cfg_doc_root(cfg_doc *doc);
-/* The file path the document was loaded from (NULL for text). */
-const char *cfg_doc_path(const cfg_doc *doc);
 /* Adopt another document's nodes so they live as long as `doc`. */
 void cfg_doc_adopt(cfg_doc *doc, cfg_doc *other);
 

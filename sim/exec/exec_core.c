@@ -140,78 +140,215 @@ static long long check_collectives(exec_ctx *x, char *msg, size_t msg_len)
     return failures;
 }
 
-int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *out)
+/* Find the device and backend, refuse what cannot run here (rank 0 says why), then initialise the
+ * device, its buffers and the backend. 0, or 2 on every rank. */
+static int open_run(exec_ctx *x)
 {
-    memset(out, 0, sizeof(*out));
-    exec_ctx x = {.opt = opt, .plan = p, .dist = *d};
+    const exec_options *opt = x->opt;
+    const plan *p = x->plan;
+    const dist_job *d = &x->dist;
     char why[512] = "";
-    x.dev = exec_find_device(opt->device, why, sizeof(why));
-    if (x.dev)
-        x.comm = opt->allreduce_policy ? comm_select_configure(opt->allreduce_policy, -1)
-                                       : comm_find_backend(opt->backend, why, sizeof(why));
-    if (!x.dev || !x.comm) {
+    x->dev = exec_find_device(opt->device, why, sizeof(why));
+    if (x->dev)
+        x->comm = opt->allreduce_policy ? comm_select_configure(opt->allreduce_policy, -1)
+                                        : comm_find_backend(opt->backend, why, sizeof(why));
+    if (!x->dev || !x->comm) {
+    } else if (p->ranks != d->size && d->size != 1) {
+        snprintf(why, sizeof(why),
+                 "the plan has %d tensor-parallel ranks but the job has %d MPI ranks; launch with mpirun -np %d, "
+                 "or -np 1 for one rank's compute only",
+                 p->ranks, d->size, p->ranks);
+    } else if (opt->check && x->comm->moves_no_data) {
+        snprintf(why, sizeof(why),
+                 "--check: backend %s moves no data (its collectives are %s), so there is nothing to check; use a "
+                 "backend that reduces (nccl, mpi, oneshot, ...)",
+                 x->comm->name, strcmp(x->comm->name, "model") == 0 ? "delays" : "skipped");
+    } else {
+        exec_comm_bind(x);
+        char bwhy[400] = "";
+        if (x->comm->supported(&x->cc, bwhy, sizeof(bwhy)))
+            snprintf(why, sizeof(why), "backend %s: %s", x->comm->name, bwhy);
+    }
+    if (why[0]) {
         if (d->rank == 0)
             fprintf(stderr, "vpsim run: %s\n", why);
         return 2;
     }
-    if (p->ranks != d->size && d->size != 1) {
-        if (d->rank == 0)
-            fprintf(stderr,
-                    "vpsim run: the plan has %d tensor-parallel ranks but the job has %d MPI ranks; launch with "
-                    "mpirun -np %d, or -np 1 for one rank's compute only\n",
-                    p->ranks, d->size, p->ranks);
-        return 2;
-    }
-    if (opt->check && x.comm->moves_no_data) {
-        if (d->rank == 0)
-            fprintf(stderr, "vpsim run: --check: backend %s moves no data (its collectives are %s), so there is "
-                            "nothing to check; use a backend that reduces (nccl, mpi, oneshot, ...)\n",
-                    x.comm->name, strcmp(x.comm->name, "model") == 0 ? "delays" : "skipped");
-        return 2;
-    }
-    exec_comm_bind(&x);
-    if (x.comm->supported(&x.cc, why, sizeof(why))) {
-        if (d->rank == 0)
-            fprintf(stderr, "vpsim run: backend %s: %s\n", x.comm->name, why);
-        return 2;
-    }
-    bool graph = opt->graph && x.dev->has_graphs && x.comm->graph_safe;
-    if (opt->graph && !graph && d->rank == 0)
-        fprintf(stderr, "vpsim run: note: %s; timing eager launches instead of a CUDA graph\n",
-                !x.dev->has_graphs ? "this device has no graphs" : "this backend cannot be captured in a CUDA graph");
-
     for (int ph = 0; ph < p->n_phases; ph++)
         for (int i = 0; i < p->phases[ph].n_ops; i++) {
             const plan_op *op = &p->phases[ph].ops[i];
             long long n = op->kind == PLAN_OP_ALLGATHER ? op->count * p->ranks : op->count;
-            if (plan_op_is_collective(op->kind) && n > x.cc.max_comm_elems)
-                x.cc.max_comm_elems = n;
+            if (plan_op_is_collective(op->kind) && n > x->cc.max_comm_elems)
+                x->cc.max_comm_elems = n;
         }
-
-    exec_watch_backend(x.comm->name);
+    exec_watch_backend(x->comm->name);
     exec_watch_plan(p);
-    exec_watch_step("initialising the %s device and its buffers", x.dev->name);
-    x.dev->init(&x);
-    if (dist_agree(&x.dist, x.dev->prepare(&x), x.why, sizeof(x.why))) {
+    exec_watch_step("initialising the %s device and its buffers", x->dev->name);
+    x->dev->init(x);
+    if (dist_agree(d, x->dev->prepare(x), x->why, sizeof(x->why))) {
         if (d->rank == 0)
-            fprintf(stderr, "vpsim run: %s\n", x.why);
-        x.dev->fini(&x);
+            fprintf(stderr, "vpsim run: %s\n", x->why);
+        x->dev->fini(x);
         exec_watch_plan(NULL);
         return 2;
     }
-    exec_watch_step("initialising backend %s", x.comm->name);
-    x.comm->init(&x.cc);
+    exec_watch_step("initialising backend %s", x->comm->name);
+    x->comm->init(&x->cc);
+    return 0;
+}
+
+/* Timer slots: 2i / 2i+1 bracket flat op i; then the whole pass; then N_CALIB empty pairs. */
+enum { N_CALIB = 32 };
+typedef struct run_slots {
+    int n_ops, a, b, calib;
+} run_slots;
+
+static void record_calibration(exec_ctx *x, const run_slots *s)
+{
+    for (int k = 0; k < 2 * N_CALIB; k++)
+        x->dev->timer_record(x, s->calib + k, 0);
+}
+
+/* Instrumented passes: a timer pair around every op. Fills raw[i] (median over passes, max over
+ * ranks), this rank's start[i] and dur[i] of the last pass, out->inst_cycle; returns what an empty
+ * timer pair measures. */
+static double measure_ops(exec_ctx *x, bool graph, const run_slots *s, double *raw, double *start, double *dur,
+                          exec_result *out)
+{
+    const int n_inst = x->opt->instrumented_iters > 0 ? x->opt->instrumented_iters : 1, n_ops = s->n_ops;
+    double *per_pass = util_xcalloc((size_t)n_inst * (size_t)n_ops, sizeof(double));
+    double *pass_wall = util_xcalloc((size_t)n_inst, sizeof(double));
+    double *calib = util_xcalloc((size_t)n_inst * N_CALIB, sizeof(double));
+    /* In graph mode the instrumented pass is a graph too: eager launches leave gaps that a per-op
+     * timer would charge to small ops. */
+    if (graph) {
+        exec_watch_step("capturing the instrumented cycle as a CUDA graph");
+        x->dev->capture_begin(x);
+        record_calibration(x, s);
+        x->dev->timer_record(x, s->a, 0);
+        enqueue_cycle(x, true);
+        x->dev->timer_record(x, s->b, 0);
+        x->dev->capture_end(x, EXEC_GRAPH_INSTRUMENTED);
+        exec_watch_step("first (untimed) launch of the instrumented graph");
+        x->dev->graph_launch(x, EXEC_GRAPH_INSTRUMENTED);
+        x->dev->sync(x);
+    }
+    out->inst_graph = graph;
+    out->n_inst = n_inst;
+    for (int it = 0; it < n_inst; it++) {
+        exec_watch_step("instrumented pass %d/%d%s", it + 1, n_inst, graph ? " (CUDA graph)" : "");
+        dist_barrier();
+        if (graph) {
+            x->dev->graph_launch(x, EXEC_GRAPH_INSTRUMENTED);
+        } else {
+            record_calibration(x, s);
+            x->dev->timer_record(x, s->a, 0);
+            enqueue_cycle(x, true);
+            x->dev->timer_record(x, s->b, 0);
+        }
+        x->dev->sync(x);
+        pass_wall[it] = x->dev->timer_elapsed_us(x, s->a, s->b);
+        for (int k = 0; k < N_CALIB; k++)
+            calib[it * N_CALIB + k] = x->dev->timer_elapsed_us(x, s->calib + 2 * k, s->calib + 2 * k + 1);
+        for (int i = 0; i < n_ops; i++) {
+            per_pass[(size_t)it * n_ops + i] = x->dev->timer_elapsed_us(x, 2 * i, 2 * i + 1);
+            start[i] = x->dev->timer_elapsed_us(x, s->a, 2 * i);
+            dur[i] = per_pass[(size_t)it * n_ops + i];
+        }
+        progress(x, "instrumented pass", it + 1, n_inst);
+    }
+    /* The first empty pair of a pass also waits for the pass to start: leave it out. */
+    const double empty_pair_us = percentile(calib + 1, n_inst * N_CALIB - 1, 0.5);
+    double *col = util_xmalloc((size_t)n_inst * sizeof(double));
+    for (int i = 0; i < n_ops; i++) {
+        for (int it = 0; it < n_inst; it++)
+            col[it] = per_pass[(size_t)it * n_ops + i];
+        raw[i] = percentile(col, n_inst, 0.5);
+    }
+    dist_max_doubles(raw, n_ops);
+    dist_max_doubles(pass_wall, n_inst);
+    out->inst_cycle = stats_of(pass_wall, n_inst);
+    free(col);
+    free(calib);
+    free(per_pass);
+    free(pass_wall);
+    return empty_pair_us;
+}
+
+/* Timed cycles, max over ranks per iteration, into out->cycle. */
+static void time_cycles(exec_ctx *x, bool graph, const run_slots *s, exec_result *out)
+{
+    const int iters = x->opt->iters;
+    if (graph) {
+        exec_watch_step("capturing the cycle as a CUDA graph");
+        x->dev->capture_begin(x);
+        enqueue_cycle(x, false);
+        x->dev->capture_end(x, EXEC_GRAPH_TIMED);
+        /* A graph warms up on its own (upload, NCCL's registrations): --warmup launches, untimed. */
+        exec_watch_step("%d warm-up launch(es) of the cycle's graph", x->opt->warmup);
+        for (int i = 0; i < x->opt->warmup; i++)
+            x->dev->graph_launch(x, EXEC_GRAPH_TIMED);
+        x->dev->sync(x);
+    }
+    double *cycle = util_xcalloc((size_t)(iters > 0 ? iters : 1), sizeof(double));
+    for (int it = 0; it < iters; it++) {
+        exec_watch_step("timed cycle %d/%d%s", it + 1, iters, graph ? " (CUDA graph)" : "");
+        dist_barrier();
+        x->dev->timer_record(x, s->a, 0);
+        if (graph)
+            x->dev->graph_launch(x, EXEC_GRAPH_TIMED);
+        else
+            enqueue_cycle(x, false);
+        x->dev->timer_record(x, s->b, 0);
+        x->dev->sync(x);
+        cycle[it] = x->dev->timer_elapsed_us(x, s->a, s->b);
+        progress(x, "timed cycle", it + 1, iters);
+    }
+    dist_max_doubles(cycle, iters);
+    out->cycle = stats_of(cycle, iters);
+    free(cycle);
+}
+
+/* Per-op times. A timer pair around an op adds more than an empty pair measures (in a graph the kernel
+ * after an event node starts later; eager, the host's launch gap): take away a constant per op so that
+ * the main stream's ops add up to the uninstrumented cycle, and never less than the empty pair. */
+static void attribute_ops(const plan *p, const double *raw, double empty_pair_us, double *dur, exec_result *out)
+{
+    double raw_main = 0.0;
+    int n_main = 0, flat = 0;
+    for (int ph = 0; ph < p->n_phases; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++, flat++)
+            if (p->phases[ph].ops[i].stream == PLAN_STREAM_MAIN) {
+                raw_main += raw[flat];
+                n_main++;
+            }
+    double c = n_main ? (raw_main - out->cycle.median_us) / n_main : 0.0;
+    out->timer_overhead_us = c > empty_pair_us ? c : empty_pair_us;
+    out->timer_empty_pair_us = empty_pair_us;
+    out->op_us = util_xcalloc((size_t)out->n_ops, sizeof(double));
+    for (int i = 0; i < out->n_ops; i++) {
+        out->op_us[i] = raw[i] > out->timer_overhead_us ? raw[i] - out->timer_overhead_us : 0.0;
+        dur[i] = dur[i] > out->timer_overhead_us ? dur[i] - out->timer_overhead_us : 0.0;
+    }
+}
+
+int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    exec_ctx x = {.opt = opt, .plan = p, .dist = *d};
+    int rc = open_run(&x);
+    if (rc)
+        return rc;
+    const bool graph = opt->graph && x.dev->has_graphs && x.comm->graph_safe;
+    if (opt->graph && !graph && d->rank == 0)
+        fprintf(stderr, "vpsim run: note: %s; timing eager launches instead of a CUDA graph\n",
+                !x.dev->has_graphs ? "this device has no graphs" : "this backend cannot be captured in a CUDA graph");
     int n_ops = 0;
     for (int ph = 0; ph < p->n_phases; ph++)
         n_ops += p->phases[ph].n_ops;
-    const int slot_a = 2 * n_ops, slot_b = 2 * n_ops + 1;
-    /* Empty timer pairs measure what a pair adds around an op (an event node's latency in a graph, a
-     * launch gap when eager); it is subtracted from every op's time. */
-    enum { N_CALIB = 32 };
-    const int slot_calib = 2 * n_ops + 2;
+    const run_slots slots = {.n_ops = n_ops, .a = 2 * n_ops, .b = 2 * n_ops + 1, .calib = 2 * n_ops + 2};
     x.dev->timers_alloc(&x, 2 * n_ops + 2 + 2 * N_CALIB);
     x.dev->describe(&x, false);
-
     out->ranks = d->size;
     out->iters = opt->iters;
     out->graph = graph;
@@ -224,136 +361,23 @@ int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *o
         if (out->check_failures && out->check_message[0])
             fprintf(stderr, "vpsim[rank %d@%s]: check failed: %s\n", d->rank, d->host, out->check_message);
     }
-
-    /* Warm-up: NCCL connects lazily, cuBLAS picks kernels, pages fault in. */
-    for (int i = 0; i < (opt->warmup > 0 ? 1 : 0); i++) {
-        exec_watch_step("eager warm-up cycle");
+    /* Warm-up before anything is measured: NCCL connects lazily, cuBLAS picks kernels, pages fault in. */
+    exec_watch_step("%d eager warm-up cycle(s)", opt->warmup);
+    for (int i = 0; i < opt->warmup; i++) {
         enqueue_cycle(&x, false);
         x.dev->sync(&x);
     }
-
-    /* Instrumented passes: a timer pair around every op. */
-    const int n_inst = opt->instrumented_iters > 0 ? opt->instrumented_iters : 1;
-    double *per_pass = util_xcalloc((size_t)n_inst * (size_t)n_ops, sizeof(double));
-    double *pass_wall = util_xcalloc((size_t)n_inst, sizeof(double));
+    double *raw = util_xcalloc((size_t)n_ops, sizeof(double));
     double *start = util_xcalloc((size_t)n_ops, sizeof(double));
     double *dur = util_xcalloc((size_t)n_ops, sizeof(double));
-    double *calib = util_xcalloc((size_t)n_inst * N_CALIB, sizeof(double));
-    /* In graph mode the instrumented pass is a graph too: eager launches leave gaps that a per-op
-     * timer would charge to small ops. */
-    if (graph) {
-        exec_watch_step("capturing the instrumented cycle as a CUDA graph");
-        x.dev->capture_begin(&x);
-        for (int k = 0; k < 2 * N_CALIB; k++)
-            x.dev->timer_record(&x, slot_calib + k, 0);
-        x.dev->timer_record(&x, slot_a, 0);
-        enqueue_cycle(&x, true);
-        x.dev->timer_record(&x, slot_b, 0);
-        x.dev->capture_end(&x, EXEC_GRAPH_INSTRUMENTED);
-        exec_watch_step("first (untimed) launch of the instrumented graph");
-        x.dev->graph_launch(&x, EXEC_GRAPH_INSTRUMENTED);
-        x.dev->sync(&x);
-    }
-    out->inst_graph = graph;
-    out->n_inst = n_inst;
-    for (int it = 0; it < n_inst; it++) {
-        exec_watch_step("instrumented pass %d/%d%s", it + 1, n_inst, graph ? " (CUDA graph)" : "");
-        dist_barrier();
-        if (graph) {
-            x.dev->graph_launch(&x, EXEC_GRAPH_INSTRUMENTED);
-        } else {
-            for (int k = 0; k < 2 * N_CALIB; k++)
-                x.dev->timer_record(&x, slot_calib + k, 0);
-            x.dev->timer_record(&x, slot_a, 0);
-            enqueue_cycle(&x, true);
-            x.dev->timer_record(&x, slot_b, 0);
-        }
-        x.dev->sync(&x);
-        pass_wall[it] = x.dev->timer_elapsed_us(&x, slot_a, slot_b);
-        for (int k = 0; k < N_CALIB; k++)
-            calib[it * N_CALIB + k] = x.dev->timer_elapsed_us(&x, slot_calib + 2 * k, slot_calib + 2 * k + 1);
-        for (int i = 0; i < n_ops; i++) {
-            per_pass[(size_t)it * n_ops + i] = x.dev->timer_elapsed_us(&x, 2 * i, 2 * i + 1);
-            start[i] = x.dev->timer_elapsed_us(&x, slot_a, 2 * i);
-            dur[i] = per_pass[(size_t)it * n_ops + i];
-        }
-        progress(&x, "instrumented pass", it + 1, n_inst);
-    }
-    /* The first empty pair of a pass also waits for the pass to start: leave it out. */
-    const double empty_pair_us = percentile(calib + 1, n_inst * N_CALIB - 1, 0.5);
-    double *raw = util_xcalloc((size_t)n_ops, sizeof(double));
-    double *col = util_xmalloc((size_t)n_inst * sizeof(double));
-    for (int i = 0; i < n_ops; i++) {
-        for (int it = 0; it < n_inst; it++)
-            col[it] = per_pass[(size_t)it * n_ops + i];
-        raw[i] = percentile(col, n_inst, 0.5);
-    }
-    free(col);
-    free(calib);
-    dist_max_doubles(raw, n_ops);
-    dist_max_doubles(pass_wall, n_inst);
-    out->inst_cycle = stats_of(pass_wall, n_inst);
-    free(per_pass);
-    free(pass_wall);
-
-    /* Timed cycles. */
-    if (graph) {
-        exec_watch_step("capturing the cycle as a CUDA graph");
-        x.dev->capture_begin(&x);
-        enqueue_cycle(&x, false);
-        x.dev->capture_end(&x, EXEC_GRAPH_TIMED);
-    }
-    exec_watch_step("%d warm-up cycle(s)%s", opt->warmup, graph ? " (CUDA graph)" : "");
-    for (int i = 0; i < opt->warmup; i++) {
-        if (graph)
-            x.dev->graph_launch(&x, EXEC_GRAPH_TIMED);
-        else
-            enqueue_cycle(&x, false);
-    }
-    x.dev->sync(&x);
-    double *cycle = util_xcalloc((size_t)(opt->iters > 0 ? opt->iters : 1), sizeof(double));
-    for (int it = 0; it < opt->iters; it++) {
-        exec_watch_step("timed cycle %d/%d%s", it + 1, opt->iters, graph ? " (CUDA graph)" : "");
-        dist_barrier();
-        x.dev->timer_record(&x, slot_a, 0);
-        if (graph)
-            x.dev->graph_launch(&x, EXEC_GRAPH_TIMED);
-        else
-            enqueue_cycle(&x, false);
-        x.dev->timer_record(&x, slot_b, 0);
-        x.dev->sync(&x);
-        cycle[it] = x.dev->timer_elapsed_us(&x, slot_a, slot_b);
-        progress(&x, "timed cycle", it + 1, opt->iters);
-    }
-    dist_max_doubles(cycle, opt->iters);
-    out->cycle = stats_of(cycle, opt->iters);
-    free(cycle);
-
-    /* Per-op times. A timer pair around an op adds more than an empty pair measures (in a graph the
-     * kernel after an event node starts later; eager, the host's launch gap): take away a constant per
-     * op so that the main stream's ops add up to the uninstrumented cycle, and never less than the
-     * empty pair. */
-    double raw_main = 0.0;
-    int n_main = 0, flat = 0;
-    for (int ph = 0; ph < p->n_phases; ph++)
-        for (int i = 0; i < p->phases[ph].n_ops; i++, flat++)
-            if (p->phases[ph].ops[i].stream == PLAN_STREAM_MAIN) {
-                raw_main += raw[flat];
-                n_main++;
-            }
-    double c = n_main ? (raw_main - out->cycle.median_us) / n_main : 0.0;
-    out->timer_overhead_us = c > empty_pair_us ? c : empty_pair_us;
-    out->timer_empty_pair_us = empty_pair_us;
-    out->op_us = util_xcalloc((size_t)n_ops, sizeof(double));
-    for (int i = 0; i < n_ops; i++) {
-        out->op_us[i] = raw[i] > out->timer_overhead_us ? raw[i] - out->timer_overhead_us : 0.0;
-        dur[i] = dur[i] > out->timer_overhead_us ? dur[i] - out->timer_overhead_us : 0.0;
-    }
-    free(raw);
+    const double empty_pair_us = measure_ops(&x, graph, &slots, raw, start, dur, out);
+    time_cycles(&x, graph, &slots, out);
+    attribute_ops(p, raw, empty_pair_us, dur, out);
     out->op_start_us = util_xcalloc((size_t)d->size * n_ops, sizeof(double));
     out->op_dur_us = util_xcalloc((size_t)d->size * n_ops, sizeof(double));
     dist_gather_doubles(start, n_ops, out->op_start_us);
     dist_gather_doubles(dur, n_ops, out->op_dur_us);
+    free(raw);
     free(start);
     free(dur);
 

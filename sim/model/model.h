@@ -107,8 +107,6 @@ void model_explain(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, 
 void model_tokens_formula(const cfg_scenario *sc, char *buf, size_t len);
 
 /* Accessors used by explain and the CLI. */
-const cfg_scenario *model_ctx_scenario(const model_ctx *ctx);
-const plan *model_ctx_plan(const model_ctx *ctx);
 bool model_ctx_in_l2(const model_ctx *ctx);
 
 #endif

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const cfg_scenario *model_ctx_scenario(const model_ctx *ctx) { return ctx->sc; }
-const plan *model_ctx_plan(const model_ctx *ctx) { return ctx->p; }
 bool model_ctx_in_l2(const model_ctx *ctx) { return ctx->in_l2; }
 
 void model_tokens_formula(const cfg_scenario *sc, char *buf, size_t len)

@@ -423,6 +423,22 @@ Test(cli_help, plan_help_lists_every_option_with_an_example)
     th_free(&r);
 }
 
+/* The help is generated from CFG_BACKEND_LIST and CFG_DEVICE_LIST: every backend and device, with
+ * its line (it once listed nccl, mpi, none and model only). */
+Test(cli_help, run_help_lists_every_backend_and_device)
+{
+    th_result r = th_run("run --help");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    for (int b = 0; b < CFG_BACKEND_COUNT; b++) {
+        char *line = util_xasprintf("%-10s %s", cfg_backend_names[b], cfg_backend_help[b]);
+        cr_assert_not_null(strstr(r.out, line), "run --help lacks '%s':\n%s", line, r.out);
+        free(line);
+    }
+    for (int d = 0; d < CFG_DEVICE_COUNT; d++)
+        cr_assert_not_null(strstr(r.out, cfg_device_help[d]), "run --help lacks device %s", cfg_device_names[d]);
+    th_free(&r);
+}
+
 Test(cli_help, config_reference_lists_the_keys)
 {
     th_result r = th_run("config-reference");

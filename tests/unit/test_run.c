@@ -211,3 +211,45 @@ Test(run_cpu, debug_corrupt_rank_needs_check_and_an_existing_rank)
     cr_assert(strstr(r.err, "no such rank") != NULL, "%s", r.err);
     th_free(&r);
 }
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* --warmup N means N untimed cycles before anything is measured (it once ran at most one there). The
+ * collective calls a run makes count the cycles: with --inject-fault exit:0:CALL a rank exits 3 just
+ * before call CALL, so the last call made and the first one not made bound the count exactly. */
+Test(run_cpu, warmup_runs_as_many_cycles_as_asked, .timeout = 120)
+{
+    th_result pl = th_run("plan configs/tiny.yaml --format json");
+    cr_assert_eq(pl.status, 0, "%s", pl.err);
+    const int per_cycle = count_of(pl.out, "\"kind\": \"allreduce\"") + count_of(pl.out, "\"kind\": \"allgather\"");
+    th_free(&pl);
+    cr_assert_gt(per_cycle, 0);
+    const int warmup = 3, inst = 1, iters = 2, calls = (warmup + inst + iters) * per_cycle;
+    const char *args = "configs/tiny.yaml --device cpu --backend mpi --warmup 3 --instrumented 1 --iters 2";
+    th_result r = th_run("run %s --inject-fault exit:0:%d", args, calls + 1);
+    cr_assert_eq(r.status, 0, "call %d should never be made (%d cycles of %d collectives): exit %d\n%s", calls + 1,
+                 warmup + inst + iters, per_cycle, r.status, r.err);
+    th_free(&r);
+    r = th_run("run %s --inject-fault exit:0:%d", args, calls);
+    cr_assert_eq(r.status, 3, "call %d is the last one made: exit %d\n%s", calls, r.status, r.err);
+    th_free(&r);
+}
+
+/* Without a scenario argument `run` uses the default scenario; backend model reloads that scenario
+ * against --target-system, and once reloaded it by its name ("default: cannot open"). Reaching the
+ * CPU device's memory check shows the durations were modelled. */
+Test(run_cpu, backend_model_works_on_the_default_scenario, .timeout = 60)
+{
+    th_result r = th_run("run --backend model --target-system configs/systems/rtx-pro-6000-8x-pcie.yaml --device cpu "
+                         "--set parallel.tp=1 --iters 1 --warmup 0");
+    cr_assert(strstr(r.err, "cannot open") == NULL, "%s", r.err);
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert(strstr(r.err, "--max-host-memory") != NULL, "the run got as far as the device: %s", r.err);
+    th_free(&r);
+}

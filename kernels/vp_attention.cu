@@ -234,6 +234,19 @@ __device__ __forceinline__ Warp warp_of(const AttnPlan &pl, const Block &k)
 }
 
 // ------------------------------------------------------------------------------ the three phases
+// Zero a set of mma C fragments [sets][row tiles][4]; fully unrolled, so they stay in registers.
+template <int A, int B>
+__device__ __forceinline__ void zero_tiles(float (&c)[A][B][4])
+{
+#pragma unroll
+    for (int i = 0; i < A; i++)
+#pragma unroll
+        for (int n = 0; n < B; n++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                c[i][n][j] = 0.0f;
+}
+
 // 1. S^T partial sums of this warp's key tile over its share of qk_dim, for all NT row tiles, into sS.
 // Two accumulator sets halve the dependent mma chain (MLA: 18 k-steps per warp) where registers allow:
 // small NT, or MT = 4 (one block per SM, up to 255 registers).
@@ -243,13 +256,7 @@ __device__ __forceinline__ void tile_scores(const Block &k, const Warp &w, const
     const int ldk = k.ldk, lds = k.lds;
     constexpr int CH = NT <= 2 || MT >= 4 ? 2 : 1;
     float c[CH][NT][4];
-#pragma unroll
-    for (int h = 0; h < CH; h++)
-#pragma unroll
-        for (int n = 0; n < NT; n++)
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                c[h][n][j] = 0.0f;
+    zero_tiles(c);
     auto step = [&](float(&cc)[NT][4], int ks) {
         uint32_t a[4], bq[4];
         vp_ldmatrix_x4(a, sKs + w.k_frag + ks * 16);
@@ -477,13 +484,7 @@ __global__ void __launch_bounds__(NTHREADS, MT >= 4 ? 1 : 2) attn_decode_kernel(
     const Warp w = warp_of(p.pl, k);
     float acc[MT][NT][4];       // O^T: value tile warp + 8 i, row tile n; (dim g | g + 8, rows 2t, 2t + 1)
     float m_run[NT], l_run[NT]; // rows warp + 8 i: running max (log2 units) and sum
-#pragma unroll
-    for (int i = 0; i < MT; i++)
-#pragma unroll
-        for (int n = 0; n < NT; n++)
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                acc[i][n][j] = 0.0f;
+    zero_tiles(acc);
 #pragma unroll
     for (int i = 0; i < NT; i++) {
         m_run[i] = -INFINITY;

@@ -170,6 +170,8 @@ $(KTEST_BIN): $(KTEST_OBJS) $(LIBVPSIM)
 # CI has no GPU, but building the GPU tests there catches a kernel-test build break.
 test: $(if $(filter 1,$(CUDA)),$(KTEST_BIN))
 
+# Kernels, executor steps, then tests/gpu/run_comm_tests.sh as one section (quick list; GPU_TEST_COMM=0
+# leaves it out); one "N passed, M failed" line for all.
 test-gpu: all $(KTEST_BIN)
 	VPSIM=$(BIN) VPSIM_KERNEL_TESTS=$(KTEST_BIN) bash tests/gpu/run_gpu_tests.sh
 

@@ -77,312 +77,352 @@ __device__ __noinline__ void copy_rows_scalar(bf16 *dst, int sld, const bf16 *sr
     }
 }
 
-// ---------------------------------------------------------------------------------- main kernel
-// grid = (row_chunks * dv_chunks, splits, batch * kv_heads), block = NTHREADS, dynamic smem = pl.smem.
-// NT: n8 row tiles (rows_blk = 8 * NT); MT: value tiles of 16 columns per warp (dv_w <= 128 * MT).
-template <int NT, int MT>
-__global__ void __launch_bounds__(NTHREADS, MT >= 4 ? 1 : 2) attn_decode_kernel(const AttnParams p)
+// ----------------------------------------------------------------------------------- block setup
+// What one block owns and where its shared arrays start (layout at the top of the file). Built once per
+// block; every stage below is force-inlined, so the fields stay in registers as the locals they were.
+struct Block {
+    int tn, stages;             // the plan's tile size and depth, and its shared row strides: copied
+    int ldk, ldv, ldp, lds, ldo; // once, since nvcc reloads them after shared stores otherwise
+    int warp, lane, g, t;       // g = lane / 4, t = lane % 4: mma fragment coordinates
+    int row0, nrows;            // first group row of the block, real rows here (<= rows_blk)
+    int dv_chunk, dv_col0, dv_cols, dv_tiles; // real value columns [dv_col0, + dv_cols), 16-wide tiles
+    int split, b, kvh;
+    int key_lo, key_hi, ntiles; // this split's keys, in tiles of tn
+    long long kstride, vstride; // global row strides of K and V (elements)
+    const bf16 *gK, *gV;        // key / value row 0 of (b, kvh); gV = nullptr with v_in_k
+    bf16 *sQ, *sK, *sV, *sP;
+    float *sO, *sS, *sAlpha;
+};
+
+// grid = (row_chunks * dv_chunks, splits, batch * kv_heads).
+__device__ __forceinline__ Block block_of(const AttnParams &p, unsigned char *smem)
 {
-    extern __shared__ __align__(16) unsigned char smem[];
     const AttnPlan &pl = p.pl;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    const int tn = pl.tn, stages = pl.stages;
-    const int ldk = pl.ldk, ldv = pl.ldv, ldp = pl.ldp, lds = pl.lds, ldo = pl.ldo;
-    const int row_chunk = blockIdx.x % pl.row_chunks, dv_chunk = blockIdx.x / pl.row_chunks;
-    const int split = blockIdx.y, b = blockIdx.z / p.kv_heads, kvh = blockIdx.z % p.kv_heads;
-    const int row0 = row_chunk * pl.rows_blk, nrows = min(pl.rows_blk, p.rows - row0); // real rows here
-    const int dv_col0 = dv_chunk * pl.dv_w, dv_cols = min(p.v_dim - dv_col0, pl.dv_w);   // real columns here
-    const int dv_tiles = (dv_cols + 15) / 16;
+    Block k;
+    k.warp = threadIdx.x >> 5, k.lane = threadIdx.x & 31, k.g = k.lane >> 2, k.t = k.lane & 3;
+    k.tn = pl.tn, k.stages = pl.stages;
+    k.ldk = pl.ldk, k.ldv = pl.ldv, k.ldp = pl.ldp, k.lds = pl.lds, k.ldo = pl.ldo;
+    const int row_chunk = blockIdx.x % pl.row_chunks;
+    k.dv_chunk = blockIdx.x / pl.row_chunks;
+    k.split = blockIdx.y, k.b = blockIdx.z / p.kv_heads, k.kvh = blockIdx.z % p.kv_heads;
+    k.row0 = row_chunk * pl.rows_blk, k.nrows = min(pl.rows_blk, p.rows - k.row0);
+    k.dv_col0 = k.dv_chunk * pl.dv_w, k.dv_cols = min(p.v_dim - k.dv_col0, pl.dv_w);
+    k.dv_tiles = (k.dv_cols + 15) / 16;
 
-    bf16 *sQ = reinterpret_cast<bf16 *>(smem);
-    bf16 *sK = reinterpret_cast<bf16 *>(smem + pl.off_k);
-    bf16 *sV = reinterpret_cast<bf16 *>(smem + pl.off_v);
-    float *sO = reinterpret_cast<float *>(smem + pl.off_k);
-    float *sS = reinterpret_cast<float *>(smem + pl.off_s);
-    bf16 *sP = reinterpret_cast<bf16 *>(smem + pl.off_p);
-    float *sAlpha = reinterpret_cast<float *>(smem + pl.off_a);
+    k.sQ = reinterpret_cast<bf16 *>(smem);
+    k.sK = reinterpret_cast<bf16 *>(smem + pl.off_k);
+    k.sV = reinterpret_cast<bf16 *>(smem + pl.off_v);
+    k.sO = reinterpret_cast<float *>(smem + pl.off_k);
+    k.sS = reinterpret_cast<float *>(smem + pl.off_s);
+    k.sP = reinterpret_cast<bf16 *>(smem + pl.off_p);
+    k.sAlpha = reinterpret_cast<float *>(smem + pl.off_a);
 
-    // Block row r is group row gr = row0 + r: query position gr / G, head kvh * G + gr % G.
-    auto global_row = [&](int r) {
-        const int gr = row0 + r;
-        return ((long long)b * p.q_len + gr / p.group) * p.heads + (long long)kvh * p.group + gr % p.group;
-    };
+    k.key_lo = k.split * pl.keys_per_split, k.key_hi = min(p.kv_len, k.key_lo + pl.keys_per_split);
+    k.ntiles = (k.key_hi - k.key_lo + k.tn - 1) / k.tn;
+    k.kstride = (long long)p.kv_heads * p.qk_dim, k.vstride = (long long)p.kv_heads * p.v_dim;
+    k.gK = p.k + ((long long)k.b * p.kv_len * p.kv_heads + k.kvh) * p.qk_dim;
+    k.gV = p.v_in_k ? nullptr : p.v + ((long long)k.b * p.kv_len * p.kv_heads + k.kvh) * p.v_dim + k.dv_col0;
+    return k;
+}
 
-    const int key_lo = split * pl.keys_per_split, key_hi = min(p.kv_len, key_lo + pl.keys_per_split);
-    const int ntiles = (key_hi - key_lo + tn - 1) / tn;
-    const long long kstride = (long long)p.kv_heads * p.qk_dim, vstride = (long long)p.kv_heads * p.v_dim;
-    const bf16 *gK = p.k + ((long long)b * p.kv_len * p.kv_heads + kvh) * p.qk_dim;
-    const bf16 *gV = p.v_in_k ? nullptr : p.v + ((long long)b * p.kv_len * p.kv_heads + kvh) * p.v_dim + dv_col0;
-    auto load_tile = [&](int tile, int stage) {
-        const int key0 = key_lo + tile * tn, valid = min(tn, key_hi - key0);
-        bf16 *dk = sK + stage * tn * ldk;
+// Block row r is group row gr = row0 + r: query position gr / G, head kvh * G + gr % G.
+__device__ __forceinline__ long long global_row(const AttnParams &p, const Block &k, int r)
+{
+    const int gr = k.row0 + r;
+    return ((long long)k.b * p.q_len + gr / p.group) * p.heads + (long long)k.kvh * p.group + gr % p.group;
+}
+
+// Keys [key0, key0 + tn) of this split into `stage` (and their values, unless MLA reads them from sK).
+__device__ __forceinline__ void load_tile(const AttnParams &p, const Block &k, int tile, int stage)
+{
+    const int tn = k.tn, ldk = k.ldk, ldv = k.ldv;
+    const int key0 = k.key_lo + tile * tn, valid = min(tn, k.key_hi - key0);
+    bf16 *dk = k.sK + stage * tn * ldk;
+    if (p.vec)
+        copy_rows_async(dk, ldk, k.gK + key0 * k.kstride, k.kstride, tn, valid, p.qk_dim / 8);
+    else
+        copy_rows_scalar(dk, ldk, k.gK + key0 * k.kstride, k.kstride, tn, valid, p.qk_dim);
+    if (!p.v_in_k) {
+        bf16 *dv = k.sV + stage * tn * ldv;
         if (p.vec)
-            copy_rows_async(dk, ldk, gK + key0 * kstride, kstride, tn, valid, p.qk_dim / 8);
+            copy_rows_async(dv, ldv, k.gV + key0 * k.vstride, k.vstride, tn, valid, k.dv_cols / 8);
         else
-            copy_rows_scalar(dk, ldk, gK + key0 * kstride, kstride, tn, valid, p.qk_dim);
-        if (!p.v_in_k) {
-            bf16 *dv = sV + stage * tn * ldv;
-            if (p.vec)
-                copy_rows_async(dv, ldv, gV + key0 * vstride, vstride, tn, valid, dv_cols / 8);
-            else
-                copy_rows_scalar(dv, ldv, gV + key0 * vstride, vstride, tn, valid, dv_cols);
-        }
-    };
+            copy_rows_scalar(dv, ldv, k.gV + key0 * k.vstride, k.vstride, tn, valid, k.dv_cols);
+    }
+}
 
-    // ---- prologue: Q and the first `stages` tiles (asynchronously; Q in the first tile's group, rows
-    // past R zero-filled), then, while they are in flight, zeros in every padding column the copies
-    // never write, in P^T (rows past R stay 0) and in alpha.
+// sQ [rows_blk][dkp + 8] <- the block's query rows; rows past R are zero-filled. Asynchronous on the
+// vector path: it joins the first tile's cp.async group.
+__device__ __forceinline__ void load_q(const AttnParams &p, const Block &k)
+{
+    const AttnPlan &pl = p.pl;
+    const int ldk = k.ldk;
     if (p.vec) {
 #pragma unroll 1
-        for (int r = warp; r < pl.rows_blk; r += NWARPS) {
-            const bool ok = r < nrows;
-            const bf16 *src = ok ? p.q + global_row(r) * p.qk_dim : p.q;
+        for (int r = k.warp; r < pl.rows_blk; r += NWARPS) {
+            const bool ok = r < k.nrows;
+            const bf16 *src = ok ? p.q + global_row(p, k, r) * p.qk_dim : p.q;
 #pragma unroll 1
-            for (int c = lane; c < p.qk_dim / 8; c += 32)
-                vp_cp_async16(sQ + r * ldk + c * 8, src + c * 8, ok ? 16 : 0);
+            for (int c = k.lane; c < p.qk_dim / 8; c += 32)
+                vp_cp_async16(k.sQ + r * ldk + c * 8, src + c * 8, ok ? 16 : 0);
         }
     } else {
 #pragma unroll 1
         for (int i = threadIdx.x; i < pl.rows_blk * p.qk_dim; i += NTHREADS) {
             const int r = i / p.qk_dim, c = i % p.qk_dim;
-            sQ[r * ldk + c] = r < nrows ? p.q[global_row(r) * p.qk_dim + c] : __float2bfloat16(0.0f);
+            k.sQ[r * ldk + c] = r < k.nrows ? p.q[global_row(p, k, r) * p.qk_dim + c] : __float2bfloat16(0.0f);
         }
     }
-    // Pipeline: group s holds tile s (group 0 also Q); all stages are filled up front. At the top of
-    // iteration `tile`, stages + tile groups are committed, so waiting until stages - 1 remain means
-    // tile `tile` has landed; its stage is refilled (tile + stages) once every warp is done with it.
-    for (int s = 0; s < stages; s++) {
-        if (s < ntiles)
-            load_tile(s, s);
-        vp_cp_async_commit();
-    }
-    vp_grid_dep_launch_dependents(); // the combine kernel may launch now; it waits for this grid to end
+}
 
+// Zeros in every padding column the copies never write (columns qk_dim..dkp of sQ and of every sK
+// stage, dv_cols..dv_w of every sV stage), in P^T (rows past R stay 0) and in alpha. Runs while the
+// first tiles are in flight; none of these bytes is a cp.async destination.
+__device__ __forceinline__ void zero_padding(const AttnParams &p, const Block &k)
+{
+    const AttnPlan &pl = p.pl;
+    const int tn = k.tn, stages = k.stages, ldk = k.ldk, ldv = k.ldv, ldp = k.ldp;
     const int padk = pl.dkp - p.qk_dim;
 #pragma unroll 1
     for (int i = threadIdx.x; i < (pl.rows_blk + stages * tn) * padk; i += NTHREADS) {
         const int r = i / padk, c = p.qk_dim + i % padk; // the rows of sQ, then those of every sK stage
-        (r < pl.rows_blk ? sQ + r * ldk : sK + (r - pl.rows_blk) * ldk)[c] = __float2bfloat16(0.0f);
+        (r < pl.rows_blk ? k.sQ + r * ldk : k.sK + (r - pl.rows_blk) * ldk)[c] = __float2bfloat16(0.0f);
     }
     if (!p.v_in_k) {
-        const int padv = pl.dv_w - dv_cols;
+        const int padv = pl.dv_w - k.dv_cols;
 #pragma unroll 1
         for (int i = threadIdx.x; i < stages * tn * padv; i += NTHREADS)
-            sV[(i / padv) * ldv + dv_cols + i % padv] = __float2bfloat16(0.0f);
+            k.sV[(i / padv) * ldv + k.dv_cols + i % padv] = __float2bfloat16(0.0f);
     }
 #pragma unroll 1
     for (int i = threadIdx.x; i < tn * ldp; i += NTHREADS)
-        sP[i] = __float2bfloat16(0.0f);
+        k.sP[i] = __float2bfloat16(0.0f);
     for (int i = threadIdx.x; i < pl.rows_blk; i += NTHREADS)
-        sAlpha[i] = 0.0f;
+        k.sAlpha[i] = 0.0f;
+}
 
-    // This warp's parts of the three phases.
-    const int ktiles = tn / 16, ksplit = NWARPS / ktiles, dk16 = pl.dkp / 16;
-    const int my_kt = warp % ktiles, my_part = warp / ktiles; // S^T: key tile, share of qk_dim
-    const int ks_lo = my_part * dk16 / ksplit, ks_hi = (my_part + 1) * dk16 / ksplit;
+// ------------------------------------------------------------------------------ this warp's parts
+struct Warp {
+    int ktiles, ksplit;      // key tiles of 16 per tile; shares of qk_dim in phase 1 (8 / ktiles)
+    int my_kt, ks_lo, ks_hi; // phase 1: key tile, k-steps [ks_lo, ks_hi) of 16 dims
     // ldmatrix lane addresses. K (A, x4): rows = keys 0..15, k halves by lane / 16. Q (B, x4 = two row
     // tiles): rows (lane & 7) + 8 * (lane / 16), k half (lane / 8) & 1 (x2 uses lanes 0..15 of it).
-    const int k_frag = (my_kt * 16 + (lane & 15)) * ldk + (lane >> 4) * 8;
-    const bf16 *q_frag = sQ + ((lane & 7) + (lane >> 4) * 8) * ldk + ((lane >> 3) & 1) * 8;
-    float *s_mine = sS + (my_part * tn + my_kt * 16 + g) * lds + 2 * t; // C (key g, rows 2t, 2t + 1)
+    int k_frag;
+    const bf16 *q_frag;
+    float *s_mine; // C (key g, rows 2t, 2t + 1)
     // V^T (A, x4.trans): matrices (dims 0-7 | 8-15) x (keys 0-7 | 8-15) in a0..a3 order. P^T (B, x4.trans
     // = two row tiles): keys (lane & 7) + 8 * ((lane / 8) & 1), row tile by lane / 16.
-    const int v_frag = ((lane & 7) + ((lane >> 4) & 1) * 8) * ldv + ((lane >> 3) & 1) * 8;
-    const bf16 *p_frag = sP + ((lane & 7) + ((lane >> 3) & 1) * 8) * ldp + (lane >> 4) * 8;
+    int v_frag;
+    const bf16 *p_frag;
+};
 
-    float acc[MT][NT][4]; // O^T: value tile warp + 8 i, row tile n; (dim g | g + 8, rows 2t, 2t + 1)
-    float m_run[NT], l_run[NT]; // rows warp + 8 i: running max (log2 units) and sum
+__device__ __forceinline__ Warp warp_of(const AttnPlan &pl, const Block &k)
+{
+    Warp w;
+    const int lane = k.lane, ldk = k.ldk;
+    w.ktiles = k.tn / 16, w.ksplit = NWARPS / w.ktiles;
+    const int dk16 = pl.dkp / 16;
+    w.my_kt = k.warp % w.ktiles;
+    const int my_part = k.warp / w.ktiles; // share of qk_dim
+    w.ks_lo = my_part * dk16 / w.ksplit, w.ks_hi = (my_part + 1) * dk16 / w.ksplit;
+    w.k_frag = (w.my_kt * 16 + (lane & 15)) * ldk + (lane >> 4) * 8;
+    w.q_frag = k.sQ + ((lane & 7) + (lane >> 4) * 8) * ldk + ((lane >> 3) & 1) * 8;
+    w.s_mine = k.sS + (my_part * k.tn + w.my_kt * 16 + k.g) * k.lds + 2 * k.t;
+    w.v_frag = ((lane & 7) + ((lane >> 4) & 1) * 8) * k.ldv + ((lane >> 3) & 1) * 8;
+    w.p_frag = k.sP + ((lane & 7) + ((lane >> 3) & 1) * 8) * k.ldp + (lane >> 4) * 8;
+    return w;
+}
+
+// ------------------------------------------------------------------------------ the three phases
+// Zero a set of mma C fragments [sets][row tiles][4]; fully unrolled, so they stay in registers.
+template <int A, int B>
+__device__ __forceinline__ void zero_tiles(float (&c)[A][B][4])
+{
+#pragma unroll
+    for (int i = 0; i < A; i++)
+#pragma unroll
+        for (int n = 0; n < B; n++)
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                c[i][n][j] = 0.0f;
+}
+
+// 1. S^T partial sums of this warp's key tile over its share of qk_dim, for all NT row tiles, into sS.
+// Two accumulator sets halve the dependent mma chain (MLA: 18 k-steps per warp) where registers allow:
+// small NT, or MT = 4 (one block per SM, up to 255 registers).
+template <int NT, int MT>
+__device__ __forceinline__ void tile_scores(const Block &k, const Warp &w, const bf16 *sKs)
+{
+    const int ldk = k.ldk, lds = k.lds;
+    constexpr int CH = NT <= 2 || MT >= 4 ? 2 : 1;
+    float c[CH][NT][4];
+    zero_tiles(c);
+    auto step = [&](float(&cc)[NT][4], int ks) {
+        uint32_t a[4], bq[4];
+        vp_ldmatrix_x4(a, sKs + w.k_frag + ks * 16);
+#pragma unroll
+        for (int n = 0; n + 1 < NT; n += 2) {
+            vp_ldmatrix_x4(bq, w.q_frag + n * 8 * ldk + ks * 16);
+            vp_mma_16816(cc[n], a, bq[0], bq[1]);
+            vp_mma_16816(cc[n + 1], a, bq[2], bq[3]);
+        }
+        if (NT % 2) {
+            vp_ldmatrix_x2(bq, w.q_frag + (NT - 1) * 8 * ldk + ks * 16);
+            vp_mma_16816(cc[NT - 1], a, bq[0], bq[1]);
+        }
+    };
+    int ks = w.ks_lo;
+#pragma unroll 2
+    for (; ks + CH <= w.ks_hi; ks += CH)
+#pragma unroll
+        for (int h = 0; h < CH; h++)
+            step(c[h], ks + h);
+    if (CH == 2 && ks < w.ks_hi)
+        step(c[0], ks);
+#pragma unroll
+    for (int n = 0; n < NT; n++) {
+        float v[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            v[j] = CH == 2 ? c[0][n][j] + c[CH - 1][n][j] : c[0][n][j];
+        float *o = w.s_mine + n * 8;
+        o[0] = v[0];
+        o[1] = v[1];
+        o[8 * lds] = v[2];
+        o[8 * lds + 1] = v[3];
+    }
+}
+
+// 2. Online softmax of this warp's rows warp + 8 i, all NT at once so that their shuffle trees
+// interleave (one lane per key, two keys per lane): adds the shares, takes the tile max, updates the
+// running (m, l), writes P^T (bf16) and alpha = 2^(m_old - m_new). A padding row (r >= nrows) gets
+// the finite max 0 and probabilities 0 (no inf - inf), and writes nothing. `valid`: real keys of the tile.
+template <int NT>
+__device__ __forceinline__ void tile_softmax(const AttnParams &p, const Block &k, const Warp &w, int valid,
+                                             float (&m_run)[NT], float (&l_run)[NT])
+{
+    const int tn = k.tn, lds = k.lds, ldp = k.ldp, warp = k.warp, lane = k.lane;
+    float s[NT][2], mx[NT], psum[NT], alpha[NT];
+#pragma unroll
+    for (int i = 0; i < NT; i++) {
+        const int r = warp + NWARPS * i;
+        mx[i] = r < k.nrows ? -INFINITY : 0.0f;
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            const int key = lane + 32 * j;
+            // The ksplit >= 2 shares of a key lie tn rows apart in sS. Rows key and tn + key exist for
+            // every key < 64 (tn >= 16) and hold finite values, so the first two loads need no guard;
+            // keys past the tile are masked below.
+            const float *sk = k.sS + key * lds + r;
+            float dot = sk[0] + sk[tn * lds];
+#pragma unroll 1
+            for (int part = 2; part < w.ksplit; part++) // 16- and 32-key tiles only
+                if (key < tn)
+                    dot += sk[part * tn * lds];
+            s[i][j] = key < valid && r < k.nrows ? dot * p.scale_log2 : -INFINITY;
+            mx[i] = fmaxf(mx[i], s[i][j]);
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+        for (int i = 0; i < NT; i++)
+            mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], o));
+#pragma unroll
+    for (int i = 0; i < NT; i++) {
+        const int r = warp + NWARPS * i;
+        const float m_new = fmaxf(m_run[i], mx[i]); // finite: the tile has a valid key
+        alpha[i] = exp2f(m_run[i] - m_new);         // 0 on the first tile (m_run = -inf)
+        m_run[i] = m_new;
+        psum[i] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            const int key = lane + 32 * j;
+            // p is rounded to bf16 before summing, so numerator (P.V on bf16 P) and denominator agree;
+            // padded keys (s = -inf) get 0, and P^T of padded keys must be 0 too.
+            const bf16 pb = __float2bfloat16(exp2f(s[i][j] - m_new));
+            if (key < tn && r < k.nrows)
+                k.sP[key * ldp + r] = pb;
+            psum[i] += __bfloat162float(pb);
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+        for (int i = 0; i < NT; i++)
+            psum[i] += __shfl_xor_sync(0xffffffffu, psum[i], o);
+#pragma unroll
+    for (int i = 0; i < NT; i++) {
+        const int r = warp + NWARPS * i;
+        l_run[i] = l_run[i] * alpha[i] + psum[i];
+        if (lane == 0 && r < k.nrows)
+            k.sAlpha[r] = alpha[i];
+    }
+}
+
+// 3. O^T = O^T * alpha + V^T P^T over this warp's value tiles warp + 8 i (acc: value tile i, row tile
+// n; dims g | g + 8, rows 2t, 2t + 1). sVs: this stage's values (MLA: the latent columns of sK).
+template <int NT, int MT>
+__device__ __forceinline__ void tile_pv(const Block &k, const Warp &w, const bf16 *sVs, float (&acc)[MT][NT][4])
+{
+    const int ldv = k.ldv, ldp = k.ldp;
+    float2 al[NT]; // alpha of rows 2t, 2t + 1 of each row tile
+#pragma unroll
+    for (int n = 0; n < NT; n++)
+        al[n] = *reinterpret_cast<const float2 *>(k.sAlpha + n * 8 + 2 * k.t);
 #pragma unroll
     for (int i = 0; i < MT; i++)
 #pragma unroll
-        for (int n = 0; n < NT; n++)
-#pragma unroll
-            for (int j = 0; j < 4; j++)
-                acc[i][n][j] = 0.0f;
-#pragma unroll
-    for (int i = 0; i < NT; i++) {
-        m_run[i] = -INFINITY;
-        l_run[i] = 0.0f;
-    }
-
+        for (int n = 0; n < NT; n++) {
+            acc[i][n][0] *= al[n].x;
+            acc[i][n][1] *= al[n].y;
+            acc[i][n][2] *= al[n].x;
+            acc[i][n][3] *= al[n].y;
+        }
 #pragma unroll 1
-    for (int tile = 0, stage = 0; tile < ntiles; tile++, stage = stage + 1 == stages ? 0 : stage + 1) {
-        vp_cp_async_wait_dyn(stages - 1);
-        __syncthreads(); // the tile (and, first time, Q and the zeroed padding) is visible to all
-        const bf16 *sKs = sK + stage * tn * ldk;
-        const bf16 *sVs = p.v_in_k ? sKs + dv_col0 : sV + stage * tn * ldv;
-        const int valid = min(tn, key_hi - (key_lo + tile * tn));
-
-        // ---- 1. S^T partial sums. Two accumulator sets halve the dependent mma chain (MLA: 18 k-steps
-        // per warp) where registers allow: small NT, or MT = 4 (one block per SM, up to 255 registers).
-        {
-            constexpr int CH = NT <= 2 || MT >= 4 ? 2 : 1;
-            float c[CH][NT][4];
+    for (int kk = 0; kk < w.ktiles; kk++) {
+        uint32_t bp[NT][2];
 #pragma unroll
-            for (int h = 0; h < CH; h++)
+        for (int n = 0; n + 1 < NT; n += 2) {
+            uint32_t r4[4];
+            vp_ldmatrix_x4_trans(r4, w.p_frag + kk * 16 * ldp + n * 8);
+            bp[n][0] = r4[0];
+            bp[n][1] = r4[1];
+            bp[n + 1][0] = r4[2];
+            bp[n + 1][1] = r4[3];
+        }
+        if (NT % 2)
+            vp_ldmatrix_x2_trans(bp[NT - 1], w.p_frag + kk * 16 * ldp + (NT - 1) * 8);
+#pragma unroll
+        for (int i = 0; i < MT; i++) {
+            const int j = k.warp + NWARPS * i;
+            if (j < k.dv_tiles) {
+                uint32_t a[4];
+                vp_ldmatrix_x4_trans(a, sVs + w.v_frag + kk * 16 * ldv + j * 16);
 #pragma unroll
                 for (int n = 0; n < NT; n++)
-#pragma unroll
-                    for (int j = 0; j < 4; j++)
-                        c[h][n][j] = 0.0f;
-            auto step = [&](float(&cc)[NT][4], int ks) {
-                uint32_t a[4], bq[4];
-                vp_ldmatrix_x4(a, sKs + k_frag + ks * 16);
-#pragma unroll
-                for (int n = 0; n + 1 < NT; n += 2) {
-                    vp_ldmatrix_x4(bq, q_frag + n * 8 * ldk + ks * 16);
-                    vp_mma_16816(cc[n], a, bq[0], bq[1]);
-                    vp_mma_16816(cc[n + 1], a, bq[2], bq[3]);
-                }
-                if (NT % 2) {
-                    vp_ldmatrix_x2(bq, q_frag + (NT - 1) * 8 * ldk + ks * 16);
-                    vp_mma_16816(cc[NT - 1], a, bq[0], bq[1]);
-                }
-            };
-            int ks = ks_lo;
-#pragma unroll 2
-            for (; ks + CH <= ks_hi; ks += CH)
-#pragma unroll
-                for (int h = 0; h < CH; h++)
-                    step(c[h], ks + h);
-            if (CH == 2 && ks < ks_hi)
-                step(c[0], ks);
-#pragma unroll
-            for (int n = 0; n < NT; n++) {
-                float v[4];
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    v[j] = CH == 2 ? c[0][n][j] + c[CH - 1][n][j] : c[0][n][j];
-                float *o = s_mine + n * 8;
-                o[0] = v[0];
-                o[1] = v[1];
-                o[8 * lds] = v[2];
-                o[8 * lds + 1] = v[3];
+                    vp_mma_16816(acc[i][n], a, bp[n][0], bp[n][1]);
             }
         }
-        __syncthreads();
-
-        // ---- 2. online softmax of this warp's rows, all NT at once so that their shuffle trees
-        // interleave (one lane per key, two keys per lane). A padding row (r >= nrows) gets the finite
-        // max 0 and probabilities 0 (no inf - inf), and writes nothing.
-        {
-            float s[NT][2], mx[NT], psum[NT], alpha[NT];
-#pragma unroll
-            for (int i = 0; i < NT; i++) {
-                const int r = warp + NWARPS * i;
-                mx[i] = r < nrows ? -INFINITY : 0.0f;
-#pragma unroll
-                for (int j = 0; j < 2; j++) {
-                    const int k = lane + 32 * j;
-                    // The ksplit >= 2 shares of key k lie tn rows apart in sS. Rows k and tn + k exist
-                    // for every k < 64 (tn >= 16) and hold finite values, so the first two loads need
-                    // no guard; keys past the tile are masked below.
-                    const float *sk = sS + k * lds + r;
-                    float dot = sk[0] + sk[tn * lds];
-#pragma unroll 1
-                    for (int part = 2; part < ksplit; part++) // 16- and 32-key tiles only
-                        if (k < tn)
-                            dot += sk[part * tn * lds];
-                    s[i][j] = k < valid && r < nrows ? dot * p.scale_log2 : -INFINITY;
-                    mx[i] = fmaxf(mx[i], s[i][j]);
-                }
-            }
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-                for (int i = 0; i < NT; i++)
-                    mx[i] = fmaxf(mx[i], __shfl_xor_sync(0xffffffffu, mx[i], o));
-#pragma unroll
-            for (int i = 0; i < NT; i++) {
-                const int r = warp + NWARPS * i;
-                const float m_new = fmaxf(m_run[i], mx[i]); // finite: the tile has a valid key
-                alpha[i] = exp2f(m_run[i] - m_new);         // 0 on the first tile (m_run = -inf)
-                m_run[i] = m_new;
-                psum[i] = 0.0f;
-#pragma unroll
-                for (int j = 0; j < 2; j++) {
-                    const int k = lane + 32 * j;
-                    // p is rounded to bf16 before summing, so numerator (P.V on bf16 P) and denominator
-                    // agree; padded keys (s = -inf) get 0, and P^T of padded keys must be 0 too.
-                    const bf16 pb = __float2bfloat16(exp2f(s[i][j] - m_new));
-                    if (k < tn && r < nrows)
-                        sP[k * ldp + r] = pb;
-                    psum[i] += __bfloat162float(pb);
-                }
-            }
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-                for (int i = 0; i < NT; i++)
-                    psum[i] += __shfl_xor_sync(0xffffffffu, psum[i], o);
-#pragma unroll
-            for (int i = 0; i < NT; i++) {
-                const int r = warp + NWARPS * i;
-                l_run[i] = l_run[i] * alpha[i] + psum[i];
-                if (lane == 0 && r < nrows)
-                    sAlpha[r] = alpha[i];
-            }
-        }
-        __syncthreads();
-
-        // ---- 3. O^T = O^T * alpha + V^T P^T over this warp's value tiles.
-        {
-            float2 al[NT]; // alpha of rows 2t, 2t + 1 of each row tile
-#pragma unroll
-            for (int n = 0; n < NT; n++)
-                al[n] = *reinterpret_cast<const float2 *>(sAlpha + n * 8 + 2 * t);
-#pragma unroll
-            for (int i = 0; i < MT; i++)
-#pragma unroll
-                for (int n = 0; n < NT; n++) {
-                    acc[i][n][0] *= al[n].x;
-                    acc[i][n][1] *= al[n].y;
-                    acc[i][n][2] *= al[n].x;
-                    acc[i][n][3] *= al[n].y;
-                }
-#pragma unroll 1
-            for (int kk = 0; kk < ktiles; kk++) {
-                uint32_t bp[NT][2];
-#pragma unroll
-                for (int n = 0; n + 1 < NT; n += 2) {
-                    uint32_t r4[4];
-                    vp_ldmatrix_x4_trans(r4, p_frag + kk * 16 * ldp + n * 8);
-                    bp[n][0] = r4[0];
-                    bp[n][1] = r4[1];
-                    bp[n + 1][0] = r4[2];
-                    bp[n + 1][1] = r4[3];
-                }
-                if (NT % 2)
-                    vp_ldmatrix_x2_trans(bp[NT - 1], p_frag + kk * 16 * ldp + (NT - 1) * 8);
-#pragma unroll
-                for (int i = 0; i < MT; i++) {
-                    const int j = warp + NWARPS * i;
-                    if (j < dv_tiles) {
-                        uint32_t a[4];
-                        vp_ldmatrix_x4_trans(a, sVs + v_frag + kk * 16 * ldv + j * 16);
-#pragma unroll
-                        for (int n = 0; n < NT; n++)
-                            vp_mma_16816(acc[i][n], a, bp[n][0], bp[n][1]);
-                    }
-                }
-            }
-        }
-        __syncthreads(); // every warp is done with this stage, sS, sP and sAlpha
-        if (tile + stages < ntiles)
-            load_tile(tile + stages, stage);
-        vp_cp_async_commit(); // possibly empty: keeps the group count in step
     }
+}
 
-    // ---- epilogue: O^T fragments -> sO rows (over the free stages), then whole rows out, coalesced:
-    // normalised bf16 (single split) or fp32 partials and (m, l) for the combine kernel.
-    vp_cp_async_wait<0>(); // only empty groups can remain; nothing may land on sO
+// ----------------------------------------------------------------------------------- epilogue
+// O^T fragments -> sO rows (over the free stages), then whole rows out, coalesced: normalised bf16
+// (single split) or fp32 partials and (m, l) for the combine kernel. The softmax owner of row r
+// (warp r % 8) holds its (m, l), so it writes that row.
+template <int NT, int MT>
+__device__ __forceinline__ void write_output(const AttnParams &p, const Block &k, const float (&acc)[MT][NT][4],
+                                             const float (&m_run)[NT], const float (&l_run)[NT])
+{
+    const int ldo = k.ldo, warp = k.warp, lane = k.lane;
 #pragma unroll
     for (int i = 0; i < MT; i++) {
         const int j = warp + NWARPS * i;
-        if (j < dv_tiles) {
+        if (j < k.dv_tiles) {
 #pragma unroll
             for (int n = 0; n < NT; n++) {
-                float *o = sO + (n * 8 + 2 * t) * ldo + j * 16 + g; // ldo = 4 mod 8: 32 distinct banks
+                float *o = k.sO + (n * 8 + 2 * k.t) * ldo + j * 16 + k.g; // ldo = 4 mod 8: 32 distinct banks
                 o[0] = acc[i][n][0];
                 o[ldo] = acc[i][n][1];
                 o[8] = acc[i][n][2];
@@ -391,32 +431,85 @@ __global__ void __launch_bounds__(NTHREADS, MT >= 4 ? 1 : 2) attn_decode_kernel(
         }
     }
     __syncthreads();
-    const bool direct = pl.splits == 1;
+    const bool direct = p.pl.splits == 1;
 #pragma unroll
     for (int i = 0; i < NT; i++) {
-        const int r = warp + NWARPS * i; // the softmax owner of row r holds its (m, l)
-        if (r >= nrows)
+        const int r = warp + NWARPS * i;
+        if (r >= k.nrows)
             break;
-        const long long grow = global_row(r);
-        const float *src = sO + r * ldo;
+        const long long grow = global_row(p, k, r);
+        const float *src = k.sO + r * ldo;
         if (direct) {
             const float inv_l = 1.0f / l_run[i];
-            bf16 *dst = p.out + grow * p.v_dim + dv_col0;
+            bf16 *dst = p.out + grow * p.v_dim + k.dv_col0;
 #pragma unroll 1
-            for (int c = lane; c < dv_cols; c += 32)
+            for (int c = lane; c < k.dv_cols; c += 32)
                 dst[c] = __float2bfloat16(src[c] * inv_l);
         } else {
-            float *dst = p.part_o + ((long long)split * p.total_rows + grow) * p.v_dim + dv_col0;
+            float *dst = p.part_o + ((long long)k.split * p.total_rows + grow) * p.v_dim + k.dv_col0;
 #pragma unroll 1
-            for (int c = lane; c < dv_cols; c += 32)
+            for (int c = lane; c < k.dv_cols; c += 32)
                 dst[c] = src[c];
-            if (dv_chunk == 0 && lane == 0) {
-                float *ml = p.part_ml + ((long long)split * p.total_rows + grow) * 2;
+            if (k.dv_chunk == 0 && lane == 0) {
+                float *ml = p.part_ml + ((long long)k.split * p.total_rows + grow) * 2;
                 ml[0] = m_run[i];
                 ml[1] = l_run[i];
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------- main kernel
+// grid = (row_chunks * dv_chunks, splits, batch * kv_heads), block = NTHREADS, dynamic smem = pl.smem.
+// NT: n8 row tiles (rows_blk = 8 * NT); MT: value tiles of 16 columns per warp (dv_w <= 128 * MT).
+template <int NT, int MT>
+__global__ void __launch_bounds__(NTHREADS, MT >= 4 ? 1 : 2) attn_decode_kernel(const AttnParams p)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    const Block k = block_of(p, smem);
+    const int tn = k.tn, stages = k.stages;
+
+    // Pipeline: group s holds tile s (group 0 also Q); all stages are filled up front. At the top of
+    // iteration `tile`, stages + tile groups are committed, so waiting until stages - 1 remain means
+    // tile `tile` has landed; its stage is refilled (tile + stages) once every warp is done with it.
+    load_q(p, k);
+    for (int s = 0; s < stages; s++) {
+        if (s < k.ntiles)
+            load_tile(p, k, s, s);
+        vp_cp_async_commit();
+    }
+    vp_grid_dep_launch_dependents(); // the combine kernel may launch now; it waits for this grid to end
+    zero_padding(p, k);
+
+    const Warp w = warp_of(p.pl, k);
+    float acc[MT][NT][4];       // O^T: value tile warp + 8 i, row tile n; (dim g | g + 8, rows 2t, 2t + 1)
+    float m_run[NT], l_run[NT]; // rows warp + 8 i: running max (log2 units) and sum
+    zero_tiles(acc);
+#pragma unroll
+    for (int i = 0; i < NT; i++) {
+        m_run[i] = -INFINITY;
+        l_run[i] = 0.0f;
+    }
+
+#pragma unroll 1
+    for (int tile = 0, stage = 0; tile < k.ntiles; tile++, stage = stage + 1 == stages ? 0 : stage + 1) {
+        vp_cp_async_wait_dyn(stages - 1);
+        __syncthreads(); // the tile (and, first time, Q and the zeroed padding) is visible to all
+        const bf16 *sKs = k.sK + stage * tn * k.ldk;
+        const bf16 *sVs = p.v_in_k ? sKs + k.dv_col0 : k.sV + stage * tn * k.ldv;
+        const int valid = min(tn, k.key_hi - (k.key_lo + tile * tn));
+        tile_scores<NT, MT>(k, w, sKs);
+        __syncthreads();
+        tile_softmax<NT>(p, k, w, valid, m_run, l_run);
+        __syncthreads();
+        tile_pv<NT, MT>(k, w, sVs, acc);
+        __syncthreads(); // every warp is done with this stage, sS, sP and sAlpha
+        if (tile + stages < k.ntiles)
+            load_tile(p, k, tile + stages, stage);
+        vp_cp_async_commit(); // possibly empty: keeps the group count in step
+    }
+    vp_cp_async_wait<0>(); // only empty groups can remain; nothing may land on sO
+    write_output<NT, MT>(p, k, acc, m_run, l_run);
 }
 
 // ----------------------------------------------------------------------------------- host side

@@ -18,37 +18,26 @@ __device__ __forceinline__ uint32_t vp_smem_addr(const void *p)
     return (uint32_t)__cvta_generic_to_shared(p);
 }
 
-__device__ __forceinline__ void vp_ldmatrix_x4(uint32_t r[4], const bf16 *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(vp_smem_addr(p))
-                 : "memory");
-}
+// The plain and .trans forms differ only in that qualifier; asm templates must be string literals, so
+// the qualifier is pasted in by the preprocessor. TRANS is "" or ".trans".
+#define VP_LDMATRIX_X4(TRANS, r, p)                                                                            \
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4" TRANS ".shared.b16 {%0,%1,%2,%3}, [%4];\n"                   \
+                 : "=r"((r)[0]), "=r"((r)[1]), "=r"((r)[2]), "=r"((r)[3])                                      \
+                 : "r"(vp_smem_addr(p))                                                                        \
+                 : "memory")
+#define VP_LDMATRIX_X2(TRANS, r, p)                                                                            \
+    asm volatile("ldmatrix.sync.aligned.m8n8.x2" TRANS ".shared.b16 {%0,%1}, [%2];\n"                         \
+                 : "=r"((r)[0]), "=r"((r)[1])                                                                  \
+                 : "r"(vp_smem_addr(p))                                                                        \
+                 : "memory")
 
-__device__ __forceinline__ void vp_ldmatrix_x2(uint32_t r[2], const bf16 *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
-                 : "=r"(r[0]), "=r"(r[1])
-                 : "r"(vp_smem_addr(p))
-                 : "memory");
-}
+__device__ __forceinline__ void vp_ldmatrix_x4(uint32_t r[4], const bf16 *p) { VP_LDMATRIX_X4("", r, p); }
+__device__ __forceinline__ void vp_ldmatrix_x2(uint32_t r[2], const bf16 *p) { VP_LDMATRIX_X2("", r, p); }
+__device__ __forceinline__ void vp_ldmatrix_x4_trans(uint32_t r[4], const bf16 *p) { VP_LDMATRIX_X4(".trans", r, p); }
+__device__ __forceinline__ void vp_ldmatrix_x2_trans(uint32_t r[2], const bf16 *p) { VP_LDMATRIX_X2(".trans", r, p); }
 
-__device__ __forceinline__ void vp_ldmatrix_x4_trans(uint32_t r[4], const bf16 *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(vp_smem_addr(p))
-                 : "memory");
-}
-
-__device__ __forceinline__ void vp_ldmatrix_x2_trans(uint32_t r[2], const bf16 *p)
-{
-    asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
-                 : "=r"(r[0]), "=r"(r[1])
-                 : "r"(vp_smem_addr(p))
-                 : "memory");
-}
+#undef VP_LDMATRIX_X4
+#undef VP_LDMATRIX_X2
 
 // c += a * b for one 16x8x16 tile: bf16 inputs, fp32 accumulation.
 __device__ __forceinline__ void vp_mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)

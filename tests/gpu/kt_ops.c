@@ -17,6 +17,38 @@ typedef struct rowwise_case {
     int big;
 } rowwise_case;
 
+/* One case of a bf16-output op. The CPU reference is computed by the caller from the same bf16 inputs. */
+typedef struct op_case {
+    const char *kernel, *name, *api; /* family and case for the result line; launcher name for errors */
+    kt_launch_fn launch;
+    void *ctx;
+    const void *out;  /* device bf16 [n] written by one launch */
+    const float *ref; /* its reference [n] */
+    long long n;
+    double floor, tol; /* kt_compare's */
+    const char *shape, *info;
+    double bytes; /* read + written once, for gbps */
+} op_case;
+
+/* llm.c order: launch once and validate against the reference; only an op that validated is timed
+ * (kt_time: warm-up, L2 flushed before every event-timed run), since a wrong kernel's time means
+ * nothing. Then the result line. */
+static void check_and_time(const kt_opts *o, const op_case *k)
+{
+    double err = INFINITY;
+    int ok = kt_launch_ok(k->launch(k->ctx), k->api);
+    CUDA_CHECK(cudaStreamSynchronize(kt_stream));
+    if (ok) {
+        float *got = kt_download_bf(k->out, k->n);
+        ok = kt_compare(got, k->ref, k->n, k->floor, k->tol, &err);
+        free(got);
+    }
+    kt_timing t = {0};
+    if (ok)
+        kt_time(o, k->launch, k->ctx, &t);
+    kt_report(k->kernel, k->name, k->shape, ok, err, &t, k->bytes, k->info);
+}
+
 /* ------------------------------------------------------------------------------------- rmsnorm */
 
 typedef struct rms_ctx {
@@ -49,20 +81,12 @@ static void run_rmsnorm(const kt_opts *o, const rowwise_case *rc)
         for (int j = 0; j < rc->cols; j++)
             ref[(long long)r * rc->cols + j] = (float)(hin[(long long)r * rc->cols + j] * rstd * hw[j]);
     }
-    double err = INFINITY;
-    int ok = kt_launch_ok(launch_rmsnorm(&c), "vp_rmsnorm");
-    CUDA_CHECK(cudaStreamSynchronize(kt_stream));
-    if (ok) {
-        float *got = kt_download_bf(c.out, n);
-        ok = kt_compare(got, ref, n, 1e-2, OPS_TOL, &err);
-        free(got);
-    }
-    kt_timing t = {0};
-    if (ok)
-        kt_time(o, launch_rmsnorm, &c, &t);
     char shape[64];
     snprintf(shape, sizeof shape, "%dx%d", rc->rows, rc->cols);
-    kt_report("rmsnorm", rc->name, shape, ok, err, &t, 2.0 * (2.0 * (double)n + rc->cols), rc->cols % 8 ? "scalar" : "vec8");
+    check_and_time(o, &(op_case){.kernel = "rmsnorm", .name = rc->name, .api = "vp_rmsnorm", .launch = launch_rmsnorm,
+                                 .ctx = &c, .out = c.out, .ref = ref, .n = n, .floor = 1e-2, .tol = OPS_TOL,
+                                 .shape = shape, .info = rc->cols % 8 ? "scalar" : "vec8",
+                                 .bytes = 2.0 * (2.0 * (double)n + rc->cols)});
     free(ref);
     free(hin);
     free(hw);
@@ -99,20 +123,12 @@ static void run_silu(const kt_opts *o, const rowwise_case *rc)
             ref[(long long)r * rc->cols + j] = (float)(g / (1.0 + exp(-g)) * u);
         }
     }
-    double err = INFINITY;
-    int ok = kt_launch_ok(launch_silu(&c), "vp_silu_mul");
-    CUDA_CHECK(cudaStreamSynchronize(kt_stream));
-    if (ok) {
-        float *got = kt_download_bf(c.out, n);
-        ok = kt_compare(got, ref, n, 1e-2, OPS_TOL, &err);
-        free(got);
-    }
-    kt_timing t = {0};
-    if (ok)
-        kt_time(o, launch_silu, &c, &t);
     char shape[64];
     snprintf(shape, sizeof shape, "%dx%d", rc->rows, rc->cols);
-    kt_report("silu_mul", rc->name, shape, ok, err, &t, 2.0 * 3.0 * (double)n, rc->cols % 8 ? "scalar" : "vec8");
+    check_and_time(o, &(op_case){.kernel = "silu_mul", .name = rc->name, .api = "vp_silu_mul", .launch = launch_silu,
+                                 .ctx = &c, .out = c.out, .ref = ref, .n = n, .floor = 1e-2, .tol = OPS_TOL,
+                                 .shape = shape, .info = rc->cols % 8 ? "scalar" : "vec8",
+                                 .bytes = 2.0 * 3.0 * (double)n});
     free(ref);
     free(hx);
     CUDA_CHECK(cudaFree(c.x));
@@ -144,21 +160,13 @@ static void run_axpby(const kt_opts *o, const char *name, long long n, float alp
     float *ref = kt_malloc((size_t)n * sizeof(float));
     for (long long i = 0; i < n; i++)
         ref[i] = hin[i] * alpha + (beta != 0.0f ? hout[i] * beta : 0.0f);
-    double err = INFINITY;
-    int ok = kt_launch_ok(launch_axpby(&c), "vp_axpby");
-    CUDA_CHECK(cudaStreamSynchronize(kt_stream));
-    if (ok) {
-        float *got = kt_download_bf(c.out, n);
-        ok = kt_compare(got, ref, n, 1e-2, OPS_TOL, &err);
-        free(got);
-    }
-    kt_timing t = {0};
-    if (ok) /* timing runs repeat out = f(out): values drift, the traffic does not */
-        kt_time(o, launch_axpby, &c, &t);
     char shape[64], info[64];
     snprintf(shape, sizeof shape, "n%lld", n);
     snprintf(info, sizeof info, "alpha=%g,beta=%g,%s", alpha, beta, n % 8 ? "scalar" : "vec8");
-    kt_report("axpby", name, shape, ok, err, &t, 2.0 * (double)n * (beta != 0.0f ? 3.0 : 2.0), info);
+    /* Timing runs repeat out = f(out): values drift, the traffic does not. */
+    check_and_time(o, &(op_case){.kernel = "axpby", .name = name, .api = "vp_axpby", .launch = launch_axpby, .ctx = &c,
+                                 .out = c.out, .ref = ref, .n = n, .floor = 1e-2, .tol = OPS_TOL, .shape = shape,
+                                 .info = info, .bytes = 2.0 * (double)n * (beta != 0.0f ? 3.0 : 2.0)});
     free(ref);
     free(hin);
     free(hout);
@@ -203,22 +211,14 @@ static void run_embedding(const kt_opts *o, const char *name, int rows, int cols
         for (int j = 0; j < cols; j++)
             ref[(long long)r * cols + j] = hit ? htab[local * cols + j] : 0.0f;
     }
-    double err = INFINITY;
-    int ok = kt_launch_ok(launch_embedding(&c), "vp_embedding");
-    CUDA_CHECK(cudaStreamSynchronize(kt_stream));
-    if (ok) {
-        float *got = kt_download_bf(c.out, (long long)rows * cols);
-        ok = kt_compare(got, ref, (long long)rows * cols, 1e-3, 0.0, &err); /* a copy: exact */
-        free(got);
-    }
-    kt_timing t = {0};
-    if (ok)
-        kt_time(o, launch_embedding, &c, &t);
     char shape[96], info[64];
     snprintf(shape, sizeof shape, "rows%d_cols%d_shard%d_lo%d", rows, cols, shard_rows, vocab_lo);
     snprintf(info, sizeof info, "hits=%d,%s", hits, cols % 8 ? "scalar" : "vec8");
-    /* Bytes: ids, the table rows actually read, the output. */
-    kt_report("embedding", name, shape, ok, err, &t, 4.0 * rows + 2.0 * cols * (hits + (double)rows), info);
+    /* A copy: exact (tol 0). Bytes: ids, the table rows actually read, the output. */
+    check_and_time(o, &(op_case){.kernel = "embedding", .name = name, .api = "vp_embedding", .launch = launch_embedding,
+                                 .ctx = &c, .out = c.out, .ref = ref, .n = (long long)rows * cols, .floor = 1e-3,
+                                 .tol = 0.0, .shape = shape, .info = info,
+                                 .bytes = 4.0 * rows + 2.0 * cols * (hits + (double)rows)});
     free(ref);
     free(htab);
     free(hids);

@@ -22,7 +22,8 @@
 # COMM_TEST_SECTIONS (default "check b2b run policy json nccl faults sanitizer gpus": run a subset, e.g.
 # to stay within a per-command time limit).
 # Each step's output is in $COMM_TEST_LOGS/<step>.log. Last line: "N passed, M failed"; exit status
-# 0 iff M = 0.
+# 0 iff M = 0 (counting: tests/gpu/harness.sh). `make test-gpu` runs this script as a section of
+# run_gpu_tests.sh, with the quick list by default.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -36,9 +37,9 @@ SECTIONS=" ${COMM_TEST_SECTIONS:-check b2b run policy json nccl faults sanitizer
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 CUSTOM=oneshot,twoshot,push
 mkdir -p "$LOGS"
-
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
+# shellcheck source=tests/gpu/harness.sh
+source tests/gpu/harness.sh
+export OMPI_MCA_rmaps_base_oversubscribe=1
 
 # Sizes in bytes (bf16: 2 bytes per element): tiny, around 16-byte boundaries, the verify pass's
 # 43,008, and up to 8 MiB, with odd element counts near every power of two.
@@ -48,73 +49,24 @@ else
     SIZES=2,6,16,18,30,32,34,62,100,126,1000,2050,4096,43008,65538,131070,262142,262144,1048576,2097154,4194302,8388606,8388608
 fi
 
-passed=0
-failed=0
-failed_steps=()
-
-note_result() { # NAME OK(0|1) LOG DETAIL
-    if [ "$2" = 1 ]; then
-        passed=$((passed + 1))
-        echo "PASS $1"
-    else
-        failed=$((failed + 1))
-        failed_steps+=("$1: $4 (log $3)")
-        echo "FAIL $1: $4"
-        tail -n 25 "$3" | sed 's/^/    | /'
-    fi
-}
-
-# ok_step NAME COMMAND...: passes when the command exits 0 and, for bench runs, reports no wrong
-# element and no unsupported backend among those named.
-ok_step() {
-    local name=$1 log="$LOGS/$1.log" rc
-    shift
-    echo "=== $name: $*" | tee "$log"
-    timeout "$STEP_TIMEOUT" "$@" >>"$log" 2>&1
-    rc=$?
-    if [ "$rc" -eq 124 ]; then
-        note_result "$name" 0 "$log" "timed out after ${STEP_TIMEOUT}s (a hang)"
-    elif [ "$rc" -ne 0 ]; then
-        note_result "$name" 0 "$log" "exit $rc"
-    elif grep -q '^# backend' "$log" && ! grep -q '#wrong total: 0 (OK)' "$log"; then
-        note_result "$name" 0 "$log" "wrong results"
-    else
-        note_result "$name" 1 "$log" ""
-    fi
-}
-
-# fail_step NAME SECONDS PATTERN COMMAND...: the job must end with a non-zero status within SECONDS
-# (not hang) and its output must match the extended regex PATTERN.
-fail_step() {
-    local name=$1 secs=$2 pattern=$3 log="$LOGS/$1.log" rc t0 t1
-    shift 3
-    echo "=== $name (must fail within ${secs}s, matching /$pattern/): $*" | tee "$log"
-    t0=$(date +%s)
-    timeout -k 10 "$secs" "$@" >>"$log" 2>&1
-    rc=$?
-    t1=$(date +%s)
-    echo "=== exit $rc after $((t1 - t0))s" >>"$log"
-    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ] && [ $((t1 - t0)) -ge "$secs" ]; then
-        note_result "$name" 0 "$log" "still running after ${secs}s: the surviving ranks hung"
-    elif [ "$rc" -eq 0 ]; then
-        note_result "$name" 0 "$log" "exited 0 although a rank failed"
-    elif ! grep -v '^===' "$log" | grep -Eq "$pattern"; then
-        note_result "$name" 0 "$log" "exit $rc, but no line matches /$pattern/"
-    else
-        note_result "$name" 1 "$log" ""
-    fi
-}
-
 if ! nvidia-smi -L >/dev/null 2>&1; then
     echo "run_comm_tests: no GPU visible (nvidia-smi -L failed); these tests need one" >&2
 fi
 if ! command -v mpirun >/dev/null 2>&1; then
     echo "run_comm_tests: mpirun not found; install Open MPI (apt-get install -y openmpi-bin)" >&2
-    echo "0 passed, 1 failed"
+    count mpirun 0 1 "mpirun not found"
+    harness_summary
     exit 1
 fi
-ngpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+ngpus=$(gpu_count)
 echo "run_comm_tests: $ngpus GPU(s); virtual ranks share GPU $GPU; ranks: $RANKS; logs in $LOGS"
+# Virtual ranks are several processes on one GPU: a GPU that admits one process at a time cannot
+# host them (the per-GPU section below still runs).
+mode=$(nvidia-smi --query-gpu=compute_mode --format=csv,noheader -i "$GPU" 2>/dev/null || true)
+if [ "$mode" = Exclusive_Process ]; then
+    echo "run_comm_tests: virtual-rank sections SKIPPED: GPU $GPU is in compute mode $mode"
+    if want gpus; then SECTIONS=" gpus "; else SECTIONS=" "; fi
+fi
 
 # ---------------------------------------------------------------- virtual ranks on one GPU
 saved_cvd=${CUDA_VISIBLE_DEVICES-__unset__}
@@ -205,9 +157,4 @@ for np in 2 4 8; do
     fi
 done
 
-if [ ${#failed_steps[@]} -ne 0 ]; then
-    echo "failed steps:"
-    printf '  %s\n' "${failed_steps[@]}"
-fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+harness_summary

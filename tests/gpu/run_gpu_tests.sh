@@ -1,43 +1,24 @@
 #!/usr/bin/env bash
-# GPU tests (need a CUDA GPU): the kernel tests and benchmarks, then the executor tests.
-# Run through `make test-gpu`, which sets VPSIM (the vpsim binary) and VPSIM_KERNEL_TESTS.
+# GPU tests (need a CUDA GPU): the kernel tests and benchmarks, the executor tests, then the custom
+# allreduce tests (run_comm_tests.sh). Run through `make test-gpu`, which sets VPSIM (the vpsim binary)
+# and VPSIM_KERNEL_TESTS.
 #
-# Every step's output goes to $GPU_TEST_LOGS/<step>.log (default build/gpu-test-logs) and to stdout.
-# A step that prints result lines (`... ok=0|1 ...`) counts one test per line; any other step counts as
-# one test, passed when it exits 0. A step that exits non-zero without a failing line (a crash, a CUDA
-# error) adds one failure. The last line is exactly "N passed, M failed"; exit status 0 iff M = 0.
+# Every step's output goes to $GPU_TEST_LOGS/<step>.log (default build/gpu-test-logs) and to stdout;
+# counting is tests/gpu/harness.sh's run_step. The last line is exactly "N passed, M failed"; exit
+# status 0 iff M = 0.
+#
+# Knobs: KERNEL_TEST_ARGS (extra arguments of the kernel tests), GPU_TEST_COMM=0 (leave out the
+# allreduce section), COMM_TEST_QUICK (default 1 here: the quick size list and no 1,000-call runs at
+# 8 ranks; run tests/gpu/run_comm_tests.sh alone for the full list) and the other COMM_TEST_* knobs.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 VPSIM=${VPSIM:-build/vpsim}
 KTESTS=${VPSIM_KERNEL_TESTS:-$(dirname "$VPSIM")/vpsim-kernel-tests}
 LOGS=${GPU_TEST_LOGS:-build/gpu-test-logs}
 mkdir -p "$LOGS"
-
-passed=0
-failed=0
-failed_steps=()
-
-# run_step NAME COMMAND [ARGS...]
-run_step() {
-    local name=$1 log="$LOGS/$1.log" rc oks bads
-    shift
-    echo "=== $name: $*"
-    "$@" 2>&1 | tee "$log"
-    rc=${PIPESTATUS[0]}
-    oks=$(grep -c ' ok=1 ' "$log")
-    bads=$(grep -c ' ok=0 ' "$log")
-    if [ $((oks + bads)) -eq 0 ]; then
-        if [ "$rc" -eq 0 ]; then oks=1; else bads=1; fi
-    elif [ "$rc" -ne 0 ] && [ "$bads" -eq 0 ]; then
-        bads=1 # exited non-zero after passing lines: a crash or CUDA error mid-way
-    fi
-    passed=$((passed + oks))
-    failed=$((failed + bads))
-    if [ "$bads" -ne 0 ]; then
-        failed_steps+=("$name (exit $rc, $bads failed; log $log)")
-    fi
-}
+# shellcheck source=tests/gpu/harness.sh
+source tests/gpu/harness.sh
 
 if ! nvidia-smi -L >/dev/null 2>&1; then
     echo "run_gpu_tests: no GPU visible (nvidia-smi -L failed); these tests need one" >&2
@@ -49,21 +30,25 @@ run_step kernels "$KTESTS" ${KERNEL_TEST_ARGS:-}
 # configuration the RTX PRO 6000 runs), validation only.
 run_step kernels-sm120-smem "$KTESTS" --kernel attention --smem-budget 101376 --no-bench --quick
 
-# ---- executor tests (sim/exec): add run_step lines here, e.g.
-#   run_step exec-none-np1 "$VPSIM" run configs/default.yaml --backend none --iters 3
-#   run_step exec-check-np2 mpirun -np 2 "$VPSIM" run configs/tiny.yaml --device cuda --check
-# Extra steps can also live in tests/gpu/steps/*.sh (sourced here; they may call run_step).
-if [ -d tests/gpu/steps ]; then
-    for f in tests/gpu/steps/*.sh; do
-        [ -e "$f" ] || continue
-        # shellcheck source=/dev/null
-        source "$f"
-    done
+# ---- executor tests (sim/exec) live in tests/gpu/steps/*.sh (sourced here; they call run_step), e.g.
+#   run_step exec-check-np2 "${MPIRUN[@]}" -np 2 "$VPSIM" run configs/tiny.yaml --device cuda --check
+for f in tests/gpu/steps/*.sh; do
+    [ -e "$f" ] || continue
+    # shellcheck source=/dev/null
+    source "$f"
+done
+
+# ---- custom allreduce backends: several ranks sharing GPU 0 (virtual ranks), and one GPU per rank
+# where there are enough. It needs MPI ranks and a GPU that processes may share.
+if [ "${GPU_TEST_COMM:-1}" = 0 ]; then
+    echo "=== comm: SKIPPED: GPU_TEST_COMM=0"
+elif ! command -v mpirun >/dev/null 2>&1; then
+    echo "=== comm: SKIPPED: mpirun not found (apt-get install -y openmpi-bin); the allreduce tests need MPI ranks"
+elif [ "$(gpu_count)" -lt 1 ]; then
+    echo "=== comm: SKIPPED: no GPU visible"
+else
+    run_suite comm env VPSIM="$VPSIM" COMM_TEST_QUICK="${COMM_TEST_QUICK:-1}" \
+        COMM_TEST_LOGS="${COMM_TEST_LOGS:-$LOGS/comm}" bash tests/gpu/run_comm_tests.sh
 fi
 
-if [ ${#failed_steps[@]} -ne 0 ]; then
-    echo "failed steps:"
-    printf '  %s\n' "${failed_steps[@]}"
-fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+harness_summary

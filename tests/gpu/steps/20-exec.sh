@@ -1,7 +1,7 @@
-# Executor tests on a CUDA GPU (sourced by tests/gpu/run_gpu_tests.sh; uses run_step, $VPSIM, $LOGS).
-# Several ranks on one GPU are virtual ranks: these check protocols and results, not interconnect timing.
-MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# shellcheck shell=bash
+# Executor tests on a CUDA GPU (sourced by tests/gpu/run_gpu_tests.sh; uses run_step and MPIRUN from
+# tests/gpu/harness.sh, $VPSIM, $LOGS). Several ranks on one GPU are virtual ranks: these check protocols
+# and results, not interconnect timing.
 PY=$(command -v python3 || echo /usr/bin/python3)
 
 # expect_json FILE PYTHON-EXPR: the expression (over `d`, the parsed file) must be true.

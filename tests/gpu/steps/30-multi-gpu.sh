@@ -1,6 +1,7 @@
-# One GPU per rank (sourced by tests/gpu/run_gpu_tests.sh; uses run_step, $VPSIM, $LOGS). Runs when the
-# machine has 2 or more GPUs, at 2 ranks (MULTI_GPU_RANKS overrides, e.g. "2 4 8"); skipped, saying
-# so, otherwise. Unlike the virtual-rank steps, these cross a real interconnect, so they are what proves
+# shellcheck shell=bash
+# One GPU per rank (sourced by tests/gpu/run_gpu_tests.sh; uses run_step and gpu_count from
+# tests/gpu/harness.sh, $VPSIM, $LOGS). Runs when the machine has 2 or more GPUs, at 2 ranks
+# (MULTI_GPU_RANKS overrides, e.g. "2 4 8"); skipped, saying so, otherwise. Unlike the virtual-rank steps, these cross a real interconnect, so they are what proves
 # a collective path (NCCL refuses virtual ranks). Every step is bounded by `timeout`: a hang fails the
 # step (exit 124 or 137) instead of stalling the suite.
 #
@@ -10,7 +11,7 @@
 #   - NCCL with NCCL_P2P_DISABLE=1 (transport through host memory), graph and eager;
 #   - the watchdog on a real NCCL job: a rank stalled on the host ends the job, every rank naming where.
 MG_TIMEOUT=${MULTI_GPU_STEP_TIMEOUT:-300}
-ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+ngpu=$(gpu_count)
 MGRUN=(mpirun --allow-run-as-root --bind-to none -x NCCL_NVLS_ENABLE=0 -x NCCL_DEBUG)
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast on shared hosts (see the device notes)
 : "${NCCL_DEBUG:=WARN}"

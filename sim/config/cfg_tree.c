@@ -206,6 +206,158 @@ typedef struct build_frame {
     cfg_node *pending_key; /* MAP: key waiting for its value */
 } build_frame;
 
+/* The tree under construction from libyaml's events. */
+typedef struct builder {
+    cfg_doc *doc;
+    const unsigned char *text;
+    size_t len;
+    const char *src;
+    bool from_set;
+    cfg_error *err;
+    build_frame stack[CFG_MAX_DEPTH + 1];
+    int depth, documents;
+} builder;
+
+/* A parser failure: reader (encoding) errors carry a byte offset, syntax errors a mark. */
+static void report_parser_error(builder *b, const yaml_parser_t *parser)
+{
+    if (parser->error != YAML_READER_ERROR) {
+        error_mark(b->err, b->src, b->from_set, parser->problem_mark, "YAML syntax error: %s%s%s",
+                   parser->problem ? parser->problem : "invalid input", parser->context ? " " : "",
+                   parser->context ? parser->context : "");
+        return;
+    }
+    size_t off = parser->problem_offset;
+    int value = parser->problem_value;
+    if (parser->problem && strstr(parser->problem, "trailing")) {
+        /* libyaml points at the byte that fails to continue a sequence: show its start. */
+        size_t s = off;
+        while (s > 0 && s < b->len && off - s < 4 && (b->text[s - 1] & 0xC0) == 0x80)
+            s--;
+        if (s > 0 && s <= b->len && (b->text[s - 1] & 0xC0) == 0xC0) {
+            off = s - 1;
+            value = b->text[off];
+        }
+    }
+    int line, col;
+    text_position(b->text, b->len, off, &line, &col);
+    char what[32] = "";
+    if (value >= 0)
+        snprintf(what, sizeof(what), " (byte 0x%02x)", (unsigned)value & 0xFFu);
+    error_at_f(b->err, b->src, b->from_set, line, col, "not valid UTF-8 text: %s%s; is this a binary file?",
+               parser->problem ? parser->problem : "invalid input", what);
+}
+
+/* Hang a new node under the open collection (or make it the root); a key waits for its value. */
+static int attach(builder *b, cfg_node *node, yaml_mark_t m)
+{
+    if (b->depth == 0) {
+        b->doc->root = node;
+        return 0;
+    }
+    build_frame *top = &b->stack[b->depth - 1];
+    if (top->node->kind == CFG_NODE_SEQ) {
+        node_append(top->node, NULL, node);
+    } else if (top->pending_key) {
+        node_append(top->node, top->pending_key, node);
+        top->pending_key = NULL;
+    } else {
+        if (node->kind != CFG_NODE_SCALAR) {
+            error_mark(b->err, b->src, b->from_set, m, "mapping keys must be plain strings");
+            return -1;
+        }
+        for (size_t i = 0; i < top->node->n; i++)
+            if (strcmp(top->node->keys[i]->scalar, node->scalar) == 0) {
+                error_mark(b->err, b->src, b->from_set, m, "duplicate key '%s' (first at line %d)", node->scalar,
+                           top->node->keys[i]->line);
+                return -1;
+            }
+        top->pending_key = node;
+    }
+    return 0;
+}
+
+/* A scalar, or the start of a sequence or mapping. */
+static int open_node(builder *b, const yaml_event_t *ev)
+{
+    const yaml_mark_t m = ev->start_mark;
+    const yaml_char_t *anchor = ev->type == YAML_SCALAR_EVENT           ? ev->data.scalar.anchor
+                                : ev->type == YAML_SEQUENCE_START_EVENT ? ev->data.sequence_start.anchor
+                                                                        : ev->data.mapping_start.anchor;
+    if (anchor) {
+        error_mark(b->err, b->src, b->from_set, m, "YAML anchors are not supported (anchor '&%s')", (const char *)anchor);
+        return -1;
+    }
+    if (b->doc->node_count >= CFG_MAX_NODES) {
+        error_mark(b->err, b->src, b->from_set, m, "document has more than %d nodes", CFG_MAX_NODES);
+        return -1;
+    }
+    cfg_node_kind kind = ev->type == YAML_SCALAR_EVENT           ? CFG_NODE_SCALAR
+                         : ev->type == YAML_SEQUENCE_START_EVENT ? CFG_NODE_SEQ
+                                                                 : CFG_NODE_MAP;
+    cfg_node *node = doc_new_node(b->doc, kind, b->src, b->from_set, (int)m.line + 1, (int)m.column + 1);
+    if (kind == CFG_NODE_SCALAR) {
+        const yaml_scalar_style_t st = ev->data.scalar.style;
+        node->scalar = util_xstrndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
+        node->quoted = st == YAML_SINGLE_QUOTED_SCALAR_STYLE || st == YAML_DOUBLE_QUOTED_SCALAR_STYLE ||
+                       st == YAML_LITERAL_SCALAR_STYLE || st == YAML_FOLDED_SCALAR_STYLE;
+        if (strlen(node->scalar) != ev->data.scalar.length) {
+            error_mark(b->err, b->src, b->from_set, m, "string contains a NUL character");
+            return -1;
+        }
+    }
+    if (attach(b, node, m))
+        return -1;
+    if (kind == CFG_NODE_SCALAR)
+        return 0;
+    if (b->depth >= CFG_MAX_DEPTH) {
+        error_mark(b->err, b->src, b->from_set, m, "nesting deeper than %d levels", CFG_MAX_DEPTH);
+        return -1;
+    }
+    b->stack[b->depth++] = (build_frame){.node = node};
+    return 0;
+}
+
+/* 1 at the end of the stream, 0 to go on, -1 on an error (in b->err). */
+static int on_event(builder *b, const yaml_event_t *ev)
+{
+    switch (ev->type) {
+    case YAML_STREAM_END_EVENT: return 1;
+    case YAML_DOCUMENT_START_EVENT:
+        if (++b->documents > 1) {
+            error_mark(b->err, b->src, b->from_set, ev->start_mark, "more than one YAML document in one file");
+            return -1;
+        }
+        return 0;
+    case YAML_ALIAS_EVENT:
+        error_mark(b->err, b->src, b->from_set, ev->start_mark, "YAML aliases are not supported (write the value out)");
+        return -1;
+    case YAML_SCALAR_EVENT:
+    case YAML_SEQUENCE_START_EVENT:
+    case YAML_MAPPING_START_EVENT: return open_node(b, ev);
+    case YAML_SEQUENCE_END_EVENT:
+    case YAML_MAPPING_END_EVENT: b->depth--; return 0;
+    default: return 0;
+    }
+}
+
+/* An empty document is an error in a file and an empty string in "--set key=". */
+static int finish_root(builder *b)
+{
+    cfg_doc *doc = b->doc;
+    if (doc->root && !(doc->root->kind == CFG_NODE_SCALAR && doc->root->scalar[0] == '\0' && !doc->root->quoted))
+        return 0;
+    if (!b->from_set) {
+        cfg_error_plain(b->err, "%s:1:1: file is empty (expected a YAML mapping)", b->src);
+        return -1;
+    }
+    if (!doc->root) {
+        doc->root = doc_new_node(doc, CFG_NODE_SCALAR, b->src, b->from_set, 1, 1);
+        doc->root->scalar = util_xstrdup("");
+    }
+    return 0;
+}
+
 static cfg_doc *doc_parse(cfg_doc *doc, const unsigned char *text, size_t len, const char *src, bool from_set,
                           cfg_error *err)
 {
@@ -216,161 +368,26 @@ static cfg_doc *doc_parse(cfg_doc *doc, const unsigned char *text, size_t len, c
         return NULL;
     }
     yaml_parser_set_input_string(&parser, text, len);
-
-    build_frame stack[CFG_MAX_DEPTH + 1];
-    int depth = 0;
-    int documents = 0;
-    bool ok = true, done = false;
-
-    while (ok && !done) {
+    builder *b = util_xcalloc(1, sizeof(*b));
+    *b = (builder){.doc = doc, .text = text, .len = len, .src = src, .from_set = from_set, .err = err};
+    int rc = 0;
+    while (rc == 0) {
         yaml_event_t ev;
         if (!yaml_parser_parse(&parser, &ev)) {
-            if (parser.error == YAML_READER_ERROR) {
-                /* Reader (encoding) errors leave problem_mark unset; they carry a byte offset instead. */
-                size_t off = parser.problem_offset;
-                int value = parser.problem_value;
-                if (parser.problem && strstr(parser.problem, "trailing")) {
-                    /* libyaml points at the byte that fails to continue a sequence: show its start. */
-                    size_t s = off;
-                    while (s > 0 && s < len && off - s < 4 && (text[s - 1] & 0xC0) == 0x80)
-                        s--;
-                    if (s > 0 && s <= len && (text[s - 1] & 0xC0) == 0xC0) {
-                        off = s - 1;
-                        value = text[off];
-                    }
-                }
-                int line, col;
-                text_position(text, len, off, &line, &col);
-                char what[32] = "";
-                if (value >= 0)
-                    snprintf(what, sizeof(what), " (byte 0x%02x)", (unsigned)value & 0xFFu);
-                error_at_f(err, src, from_set, line, col, "not valid UTF-8 text: %s%s; is this a binary file?",
-                           parser.problem ? parser.problem : "invalid input", what);
-                ok = false;
-                break;
-            }
-            yaml_mark_t m = parser.problem_mark;
-            error_mark(err, src, from_set, m, "YAML syntax error: %s%s%s", parser.problem ? parser.problem : "invalid input",
-                       parser.context ? " " : "", parser.context ? parser.context : "");
-            ok = false;
+            report_parser_error(b, &parser);
+            rc = -1;
             break;
         }
-        yaml_mark_t m = ev.start_mark;
-        int line = (int)m.line + 1, col = (int)m.column + 1;
-        cfg_node *node = NULL;
-
-        switch (ev.type) {
-        case YAML_STREAM_END_EVENT:
-            done = true;
-            break;
-        case YAML_DOCUMENT_START_EVENT:
-            if (++documents > 1) {
-                error_mark(err, src, from_set, m, "more than one YAML document in one file");
-                ok = false;
-            }
-            break;
-        case YAML_ALIAS_EVENT:
-            error_mark(err, src, from_set, m, "YAML aliases are not supported (write the value out)");
-            ok = false;
-            break;
-        case YAML_SCALAR_EVENT:
-        case YAML_SEQUENCE_START_EVENT:
-        case YAML_MAPPING_START_EVENT: {
-            const yaml_char_t *anchor = ev.type == YAML_SCALAR_EVENT           ? ev.data.scalar.anchor
-                                        : ev.type == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.anchor
-                                                                               : ev.data.mapping_start.anchor;
-            if (anchor) {
-                error_mark(err, src, from_set, m, "YAML anchors are not supported (anchor '&%s')", (const char *)anchor);
-                ok = false;
-                break;
-            }
-            if (doc->node_count >= CFG_MAX_NODES) {
-                error_mark(err, src, from_set, m, "document has more than %d nodes", CFG_MAX_NODES);
-                ok = false;
-                break;
-            }
-            cfg_node_kind kind = ev.type == YAML_SCALAR_EVENT           ? CFG_NODE_SCALAR
-                                 : ev.type == YAML_SEQUENCE_START_EVENT ? CFG_NODE_SEQ
-                                                                        : CFG_NODE_MAP;
-            node = doc_new_node(doc, kind, src, from_set, line, col);
-            if (kind == CFG_NODE_SCALAR) {
-                node->scalar = util_xstrndup((const char *)ev.data.scalar.value, ev.data.scalar.length);
-                node->quoted = ev.data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-                               ev.data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE ||
-                               ev.data.scalar.style == YAML_LITERAL_SCALAR_STYLE ||
-                               ev.data.scalar.style == YAML_FOLDED_SCALAR_STYLE;
-                if (strlen(node->scalar) != ev.data.scalar.length) {
-                    error_mark(err, src, from_set, m, "string contains a NUL character");
-                    ok = false;
-                    break;
-                }
-            }
-            /* Attach to the parent. */
-            if (depth == 0) {
-                doc->root = node;
-            } else {
-                build_frame *top = &stack[depth - 1];
-                if (top->node->kind == CFG_NODE_SEQ) {
-                    node_append(top->node, NULL, node);
-                } else if (!top->pending_key) {
-                    if (kind != CFG_NODE_SCALAR) {
-                        error_mark(err, src, from_set, m, "mapping keys must be plain strings");
-                        ok = false;
-                        break;
-                    }
-                    for (size_t i = 0; i < top->node->n; i++) {
-                        if (strcmp(top->node->keys[i]->scalar, node->scalar) == 0) {
-                            error_mark(err, src, from_set, m, "duplicate key '%s' (first at line %d)", node->scalar,
-                                       top->node->keys[i]->line);
-                            ok = false;
-                            break;
-                        }
-                    }
-                    top->pending_key = node;
-                    node = NULL; /* a key opens nothing */
-                } else {
-                    node_append(top->node, top->pending_key, node);
-                    top->pending_key = NULL;
-                }
-            }
-            if (ok && node && kind != CFG_NODE_SCALAR) {
-                if (depth >= CFG_MAX_DEPTH) {
-                    error_mark(err, src, from_set, m, "nesting deeper than %d levels", CFG_MAX_DEPTH);
-                    ok = false;
-                    break;
-                }
-                stack[depth].node = node;
-                stack[depth].pending_key = NULL;
-                depth++;
-            }
-            break;
-        }
-        case YAML_SEQUENCE_END_EVENT:
-        case YAML_MAPPING_END_EVENT:
-            depth--;
-            break;
-        default:
-            break;
-        }
+        rc = on_event(b, &ev);
         yaml_event_delete(&ev);
     }
     yaml_parser_delete(&parser);
-    if (!ok) {
+    if (rc > 0)
+        rc = finish_root(b);
+    free(b);
+    if (rc < 0) {
         cfg_doc_free(doc);
         return NULL;
-    }
-    if (!doc->root || (doc->root->kind == CFG_NODE_SCALAR && doc->root->scalar[0] == '\0' && !doc->root->quoted)) {
-        if (from_set) {
-            /* "--set key=" means an empty string; keep it as a scalar. */
-            if (!doc->root) {
-                doc->root = doc_new_node(doc, CFG_NODE_SCALAR, src, from_set, 1, 1);
-                doc->root->scalar = util_xstrdup("");
-            }
-        } else {
-            cfg_error_plain(err, "%s:1:1: file is empty (expected a YAML mapping)", src);
-            cfg_doc_free(doc);
-            return NULL;
-        }
     }
     return doc;
 }

@@ -181,6 +181,115 @@ typedef struct launch_costs {
     double eager, eager_coll, eager_gap, graph_node, graph_launch;
 } launch_costs;
 
+/* Where the host (launches) and the GPU (work) stand in a phase, in microseconds. */
+typedef struct timeline {
+    double host, gpu;
+} timeline;
+
+/* Mean collective times over the verify pass (what a user compares with their server's). */
+typedef struct verify_means {
+    double ar_sum, ag_sum;
+    int ar, ag;
+} verify_means;
+
+/* An overlap region (side-stream work beside the main stream): its ops move as one block. */
+static void advance_region(const model_ctx *ctx, const model_region *g, const launch_costs *L, bool graph,
+                           timeline *tl, results_phase *out, double *op_us)
+{
+    double start = tl->gpu, stop;
+    if (graph) {
+        stop = start + g->t;
+    } else {
+        const double first_launch = tl->host + L->eager;
+        tl->host += g->n_ops * L->eager;
+        start = fmax(tl->gpu + L->eager_gap, first_launch);
+        stop = fmax(start + g->t, tl->host + g->last_us);
+    }
+    const double delta = stop - tl->gpu;
+    for (int c = 0; c < PLAN_CLASS_COUNT; c++)
+        out->class_ms[c] += g->main_class_us[c] + (delta - g->t_main) * g->side_class_w[c];
+    if (op_us)
+        for (int k = g->first; k <= g->last; k++)
+            op_us[k] = ctx->ops[k].us;
+    tl->gpu = stop;
+}
+
+/* One op of t microseconds: launched eagerly, as a graph node, or (host-staged collectives) run by the
+ * host itself, which waits for the GPU first. Returns when the GPU is done with it. */
+static double advance_op(timeline *tl, double t, bool coll, bool staged, bool graph, const launch_costs *L)
+{
+    if (coll && staged && t > 0) {
+        tl->host = fmax(tl->host, tl->gpu) + t;
+        if (graph)
+            tl->host += L->graph_launch;
+        return tl->host;
+    }
+    if (graph)
+        return tl->gpu + L->graph_node + t;
+    tl->host += coll ? L->eager_coll : L->eager;
+    return fmax(tl->gpu + L->eager_gap, tl->host) + t;
+}
+
+static void eval_phase(const model_ctx *ctx, int ph, const double *cost, const launch_costs *L, bool staged,
+                       results_cycle *r, verify_means *vm)
+{
+    const plan_phase *phase = &ctx->p->phases[ph];
+    results_phase *out = &r->phases[ph];
+    snprintf(out->name, sizeof(out->name), "%s", phase->name);
+    out->kind = phase->kind;
+    const bool is_verify = phase->kind == PLAN_PHASE_VERIFY || phase->kind == PLAN_PHASE_DECODE;
+    const bool graph = ctx->graph;
+    timeline tl = {0.0, 0.0};
+    double ar_sum = 0.0;
+    int ar_n = 0;
+    if (graph) {
+        tl.host = tl.gpu = L->graph_launch;
+        out->class_ms[PLAN_CLASS_OTHER] += L->graph_launch;
+    }
+    const int first = ctx->phases[ph].first, end = first + ctx->phases[ph].n;
+    for (int i = first; i < end; i++) {
+        const model_op *o = &ctx->ops[i];
+        if (o->region >= 0) {
+            const model_region *g = &ctx->regions[o->region];
+            advance_region(ctx, g, L, graph, &tl, out, r->op_us);
+            i = g->last;
+            continue;
+        }
+        const bool coll = o->coll >= 0;
+        const double t = coll ? cost[o->coll] : o->us;
+        if (coll && t <= 0.0)
+            continue; /* backend none: the collective is not launched at all */
+        const double next = advance_op(&tl, t, coll, staged, graph, L);
+        out->class_ms[o->cls] += next - tl.gpu;
+        tl.gpu = next;
+        if (r->op_us)
+            r->op_us[i] = t;
+        if (coll && o->kind == PLAN_OP_ALLREDUCE) {
+            ar_sum += t;
+            ar_n++;
+        }
+        if (coll && is_verify) {
+            if (o->kind == PLAN_OP_ALLREDUCE) {
+                vm->ar_sum += t;
+                vm->ar++;
+            } else {
+                vm->ag_sum += t;
+                vm->ag++;
+            }
+        }
+    }
+    if (tl.host > tl.gpu)
+        out->class_ms[PLAN_CLASS_OTHER] += tl.host - tl.gpu;
+    double total = 0.0;
+    for (int c = 0; c < PLAN_CLASS_COUNT; c++) {
+        out->class_ms[c] /= 1000.0;
+        total += out->class_ms[c];
+    }
+    out->ms = total;
+    out->collectives = ar_n;
+    out->collective_us_mean = ar_n ? ar_sum / ar_n : 0.0;
+}
+
 void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cycle *r)
 {
     const cfg_scenario *sc = ctx->sc;
@@ -208,98 +317,14 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
         r->op_us = util_xcalloc((size_t)ctx->n_ops + 1, sizeof(double));
         r->n_op_us = ctx->n_ops;
     }
-    const bool graph = ctx->graph, staged = model_backend_host_staged(be);
     const launch_costs L = {s->launch.eager_us, model_collective_launch_us(s, be), s->launch.eager_gap_us,
-                                s->launch.graph_node_us, s->launch.graph_launch_us};
-    double verify_ar_sum = 0.0, verify_ag_sum = 0.0;
-    int verify_ar = 0, verify_ag = 0;
+                            s->launch.graph_node_us, s->launch.graph_launch_us};
+    verify_means vm = {0};
     r->n_phases = ctx->p->n_phases < RESULTS_MAX_PHASES ? ctx->p->n_phases : RESULTS_MAX_PHASES;
-    for (int ph = 0; ph < r->n_phases; ph++) {
-        const plan_phase *phase = &ctx->p->phases[ph];
-        results_phase *out = &r->phases[ph];
-        snprintf(out->name, sizeof(out->name), "%s", phase->name);
-        out->kind = phase->kind;
-        const bool is_verify = phase->kind == PLAN_PHASE_VERIFY || phase->kind == PLAN_PHASE_DECODE;
-        double host = 0.0, gpu = 0.0, ar_sum = 0.0;
-        int ar_n = 0;
-        if (graph) {
-            host = L.graph_launch;
-            gpu = host;
-            out->class_ms[PLAN_CLASS_OTHER] += host;
-        }
-        const int first = ctx->phases[ph].first, end = first + ctx->phases[ph].n;
-        for (int i = first; i < end; i++) {
-            const model_op *o = &ctx->ops[i];
-            if (o->region >= 0) {
-                const model_region *g = &ctx->regions[o->region];
-                double start = gpu, stop;
-                if (graph) {
-                    stop = start + g->t;
-                } else {
-                    const double first_launch = host + L.eager;
-                    host += g->n_ops * L.eager;
-                    start = fmax(gpu + L.eager_gap, first_launch);
-                    stop = fmax(start + g->t, host + g->last_us);
-                }
-                const double delta = stop - gpu;
-                for (int c = 0; c < PLAN_CLASS_COUNT; c++)
-                    out->class_ms[c] += g->main_class_us[c] + (delta - g->t_main) * g->side_class_w[c];
-                if (with_ops)
-                    for (int k = g->first; k <= g->last; k++)
-                        r->op_us[k] = ctx->ops[k].us;
-                gpu = stop;
-                i = g->last;
-                continue;
-            }
-            const bool coll = o->coll >= 0;
-            const double t = coll ? cost[o->coll] : o->us;
-            if (coll && t <= 0.0)
-                continue; /* backend none: the collective is not launched at all */
-            double next;
-            if (coll && staged && t > 0) {
-                host = fmax(host, gpu) + t;
-                if (graph)
-                    host += L.graph_launch;
-                next = host;
-            } else if (graph) {
-                next = gpu + L.graph_node + t;
-            } else {
-                host += coll ? L.eager_coll : L.eager;
-                next = fmax(gpu + L.eager_gap, host) + t;
-            }
-            out->class_ms[o->cls] += next - gpu;
-            gpu = next;
-            if (with_ops)
-                r->op_us[i] = t;
-            if (coll && o->kind == PLAN_OP_ALLREDUCE) {
-                ar_sum += t;
-                ar_n++;
-            }
-            if (coll && is_verify) {
-                if (o->kind == PLAN_OP_ALLREDUCE) {
-                    verify_ar_sum += t;
-                    verify_ar++;
-                } else {
-                    verify_ag_sum += t;
-                    verify_ag++;
-                }
-            }
-        }
-        if (host > gpu) {
-            out->class_ms[PLAN_CLASS_OTHER] += host - gpu;
-            gpu = host;
-        }
-        double total = 0.0;
-        for (int c = 0; c < PLAN_CLASS_COUNT; c++) {
-            out->class_ms[c] /= 1000.0;
-            total += out->class_ms[c];
-        }
-        out->ms = total;
-        out->collectives = ar_n;
-        out->collective_us_mean = ar_n ? ar_sum / ar_n : 0.0;
-    }
-    r->allreduce_us = verify_ar ? verify_ar_sum / verify_ar : 0.0;
-    r->allgather_us = verify_ag ? verify_ag_sum / verify_ag : 0.0;
+    for (int ph = 0; ph < r->n_phases; ph++)
+        eval_phase(ctx, ph, cost, &L, model_backend_host_staged(be), r, &vm);
+    r->allreduce_us = vm.ar ? vm.ar_sum / vm.ar : 0.0;
+    r->allgather_us = vm.ag ? vm.ag_sum / vm.ag : 0.0;
     r->host_ms = s->host.cycle_overhead_us / 1000.0;
     results_cycle_finish(r);
 }

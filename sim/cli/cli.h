@@ -57,6 +57,8 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
 /* Write `text` to --out atomically, or to stdout. Returns an exit status (1 with a message when the
  * file or stdout cannot be written). */
 int cli_emit(const cli_common *c, const char *text, size_t len);
+/* `text` to stdout, flushed: 0, or 1 after naming the error. */
+int cli_write_stdout(const char *text, size_t len);
 /* An output option's PATH (`opt`: "--out", "--trace") can be written (util_out_target): 0, or
  * VP_EXIT_USAGE after saying why. Called while the options are parsed, so nothing is done first. */
 int cli_check_out(const char *cmd, const char *opt, const char *path);

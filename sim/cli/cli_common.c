@@ -187,16 +187,20 @@ int cli_check_out(const char *cmd, const char *opt, const char *path)
     return VP_EXIT_OK;
 }
 
+int cli_write_stdout(const char *text, size_t len)
+{
+    /* main() checks stdout once more at exit; this names the failure while errno still holds it. */
+    if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
+        fprintf(stderr, "vpsim: cannot write to standard output: %s\n", strerror(errno));
+        return VP_EXIT_FAIL;
+    }
+    return VP_EXIT_OK;
+}
+
 int cli_emit(const cli_common *c, const char *text, size_t len)
 {
-    if (!c->out_path) {
-        /* main() checks stdout once more at exit; this names the failure while errno still holds it. */
-        if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
-            fprintf(stderr, "vpsim: cannot write to standard output: %s\n", strerror(errno));
-            return VP_EXIT_FAIL;
-        }
-        return VP_EXIT_OK;
-    }
+    if (!c->out_path)
+        return cli_write_stdout(text, len);
     char err[1024];
     if (util_write_file_atomic(c->out_path, text, len, err, sizeof(err))) {
         fprintf(stderr, "vpsim: %s\n", err);

@@ -347,8 +347,8 @@ int cmd_run(int argc, char **argv)
             if (have_sc && opt.device == CFG_DEVICE_CUDA)
                 cli_run_compare(&cmp, &sc, &p, &res, opt.allreduce_policy ? -1 : opt.backend, &rr);
             cli_run_compare_table(&out, &cmp);
-            fputs(out.s ? out.s : "", stdout);
-            fflush(stdout);
+            if (cli_write_stdout(out.s ? out.s : "", out.len))
+                rc = VP_EXIT_FAIL;
             util_buf_free(&out);
             if (a.c.out_path) {
                 util_json j;

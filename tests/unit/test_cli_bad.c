@@ -342,3 +342,190 @@ Test(cli_bad, a_missing_option_value_is_named_in_every_command)
         th_free(&r);
     }
 }
+
+/* ---------------- one option parser behaviour for every command (issue 16) ---------------- */
+
+/* The six commands that take options, with arguments each would otherwise accept, and a flag of each. */
+static const struct {
+    const char *cmd, *args, *flag;
+} opt_cmds[] = {
+    {"plan", "configs/tiny.yaml", "--help"},
+    {"model", "configs/tiny.yaml", "--explain"},
+    {"sweep", "configs/tiny.yaml --vary workload.batch=1,2 --out /tmp/vpsim-never-written.csv", "--restart"},
+    {"calibrate", "configs/default.yaml --results traces/samples/h200-none-graph.results.json", "--help"},
+    {"bench-allreduce", "--device cpu --backend mpi --sizes 16 -n 1 -w 0", "--graph"},
+    {"run", "configs/tiny.yaml --device cpu --backend none --iters 1 --warmup 0 --instrumented 1", "--check"},
+};
+#define N_OPT_CMDS (sizeof(opt_cmds) / sizeof(opt_cmds[0]))
+
+Test(cli_bad, combined_short_options_name_the_argument_typed)
+{
+    for (size_t i = 0; i < N_OPT_CMDS; i++) {
+        char *want = util_xasprintf("vpsim %s: unknown option '-z' (in '-zq')", opt_cmds[i].cmd);
+        expect_bad_run(th_run("%s %s -zq", opt_cmds[i].cmd, opt_cmds[i].args), want, "--help");
+        free(want);
+    }
+    /* Before the positional argument (getopt moves it behind the options), first in the cluster, alone. */
+    expect_bad_run(th_run("plan -zq configs/tiny.yaml"), "vpsim plan: unknown option '-z' (in '-zq')", "");
+    expect_bad_run(th_run("model configs/tiny.yaml -qz"), "vpsim model: unknown option '-q' (in '-qz')", "");
+    expect_bad_run(th_run("run configs/tiny.yaml -z"), "vpsim run: unknown option '-z'\n", "");
+    /* A known option in a cluster takes the rest as its value; an unknown one before it is named. */
+    expect_bad_run(th_run("bench-allreduce --device cpu -zn 5"), "unknown option '-z' (in '-zn')", "");
+    expect_bad_run(th_run("bench-allreduce --device cpu -nz"), "-n/--iters 'z': expected an integer", "");
+    expect_bad_run(th_run("bench-allreduce --device cpu -b"), "option '-b' needs a value", "");
+}
+
+Test(cli_bad, a_value_given_to_a_flag_is_named)
+{
+    for (size_t i = 0; i < N_OPT_CMDS; i++) {
+        char *want = util_xasprintf("vpsim %s: option '%s' takes no value (got '%s=1')", opt_cmds[i].cmd,
+                                    opt_cmds[i].flag, opt_cmds[i].flag);
+        expect_bad_run(th_run("%s %s %s=1", opt_cmds[i].cmd, opt_cmds[i].args, opt_cmds[i].flag), want, "");
+        free(want);
+    }
+    expect_bad_run(th_run("sweep --no-such=1"), "vpsim sweep: unknown option '--no-such'\n", "");
+}
+
+/* Every numeric option refuses the same values the same way: exit 2, the option and value named. */
+Test(cli_bad, numeric_options_take_plain_decimals_only)
+{
+    static const struct {
+        const char *cmd, *opt, *named;
+    } opts[] = {
+        {"run configs/tiny.yaml --device cpu --backend none", "--iters", "--iters"},
+        {"run configs/tiny.yaml --device cpu --backend none", "--warmup", "--warmup"},
+        {"run configs/tiny.yaml --device cpu --backend none", "--instrumented", "--instrumented"},
+        {"run configs/tiny.yaml --device cpu --backend none --check", "--debug-corrupt-rank", "--debug-corrupt-rank"},
+        {"run configs/tiny.yaml --device cpu --backend none", "--timeout", "--timeout"},
+        {"run configs/tiny.yaml --device cpu --backend none", "--max-host-memory", "--max-host-memory"},
+        {"bench-allreduce --device cpu --sizes 16", "-n", "-n/--iters"},
+        {"bench-allreduce --device cpu --sizes 16", "--iters", "-n/--iters"},
+        {"bench-allreduce --device cpu --sizes 16", "-w", "-w/--warmup"},
+        {"bench-allreduce --device cpu", "-f", "-f/--stepfactor"},
+        {"bench-allreduce --device cpu --sizes 16", "--timeout", "--timeout"},
+        {"bench-allreduce --device cpu", "-b", "-b/--minbytes"},
+        {"bench-allreduce --device cpu", "-e", "-e/--maxbytes"},
+        {"model configs/tiny.yaml", "--bench", "--bench"},
+    };
+    static const char *const bad[] = {"0x10", "0x1p-1", "inf", "nan", "", "4x", " 4", "4 ", "+4", "1e3", "4.0",
+                                      "99999999999999999999", "--"};
+    const size_t n_opts = sizeof(opts) / sizeof(opts[0]), n_bad = sizeof(bad) / sizeof(bad[0]);
+    /* Every value against one option of each of the two parsers (integers: run --iters; sizes: -b), then
+     * every other option with one value in turn, so every option and every value are seen without
+     * running all the pairs (a process start costs ~0.3 s). */
+    for (size_t i = 0; i < n_opts; i++)
+        for (size_t k = 0; k < n_bad; k++) {
+            if (i != 0 && i != 11 && k != i % n_bad)
+                continue;
+            char *want = util_xasprintf("%s '%s': expected ", opts[i].named, bad[k]);
+            expect_bad_run(th_run("%s %s '%s'", opts[i].cmd, opts[i].opt, bad[k]), want, "--help");
+            free(want);
+        }
+}
+
+Test(cli_bad, model_bench_has_a_documented_bound)
+{
+    /* Unbounded, this ran for days: a regression must fail, not hang the suite. */
+    const char *bin = getenv("VPSIM_BIN");
+    expect_bad_run(th_sh("timeout 30 '%s' model configs/tiny.yaml --bench 1000000000000", bin ? bin : "build/vpsim"),
+                   "--bench '1000000000000': expected an integer in [1, 1000000]", "");
+    expect_bad_run(th_run("model configs/tiny.yaml --bench 1000001"), "--bench '1000001'", "[1, 1000000]");
+    expect_bad_run(th_run("model configs/tiny.yaml --bench 0"), "--bench '0'", "[1, 1000000]");
+    th_result r = th_run("model --help");
+    cr_assert_not_null(strstr(r.out, "N in [1, 1000000]"), "the bound is not in the help:\n%s", r.out);
+    th_free(&r);
+}
+
+Test(cli_bad, inject_fault_numbers_are_plain_decimals)
+{
+    /* CALL 99999 is never reached, so a value that slipped through would run to exit 0. */
+    const char *cmds[] = {"run configs/tiny.yaml --device cpu --backend none --iters 1 --warmup 0 --instrumented 1",
+                          "bench-allreduce --device cpu --backend mpi --sizes 16 -n 1 -w 0"};
+    const char *bad[] = {"stall:+0:99999:1", "stall: 0:99999:1", "stall:0:+99999:1", "stall:0:99999: 1",
+                         "stall:0:99999:+1"};
+    for (size_t i = 0; i < 2; i++)
+        for (size_t k = i; k < sizeof(bad) / sizeof(bad[0]); k += 2) {
+            char *want = util_xasprintf("--inject-fault '%s': ", bad[k]);
+            expect_bad_run(th_run("%s --inject-fault '%s'", cmds[i], bad[k]), want, "must be a decimal integer");
+            free(want);
+        }
+}
+
+/* ---------------- lists: no silent truncation, no empty items ---------------- */
+
+Test(cli_bad, bench_sizes_refuse_empty_items_and_junk_naming_the_item)
+{
+    const char *base = "bench-allreduce --device cpu --backend mpi -n 1 -w 0";
+    expect_bad_run(th_run("%s --sizes 16,,32", base), "--sizes: item 2 of 3 is empty", "single commas");
+    expect_bad_run(th_run("%s --sizes 16,32,", base), "--sizes: item 3 of 3 is empty", "");
+    expect_bad_run(th_run("%s --sizes ,16", base), "--sizes: item 1 of 2 is empty", "");
+    expect_bad_run(th_run("%s --sizes ''", base), "--sizes: item 1 of 1 is empty", "");
+    expect_bad_run(th_run("%s --sizes 16,32x,64", base), "--sizes item 2 '32x': expected a size in bytes", "");
+    expect_bad_run(th_run("%s --sizes 16,0x40", base), "--sizes item 2 '0x40'", "");
+    expect_bad_run(th_run("%s --sizes '16, 32'", base), "--sizes item 2 ' 32'", "");
+    expect_bad_run(th_run("%s --backend mpi,,mpi --sizes 16", base), "--backend: item 2 of 3 is empty", "");
+    expect_bad_run(th_run("model configs/tiny.yaml --backend nccl,,mpi"), "--backend: item 2 of 3 is empty", "");
+    expect_bad_run(th_run("model configs/tiny.yaml --backend nccl,"), "--backend: item 2 of 2 is empty", "");
+}
+
+Test(cli_bad, bench_lists_longer_than_1023_characters_are_read_whole)
+{
+    /* 400 repeats of one size (deduplicated) then a distinct last one: 1,605 characters. */
+    util_buf b = {0};
+    for (int i = 0; i < 400; i++)
+        util_buf_printf(&b, "16,");
+    util_buf_printf(&b, "43008");
+    th_result r = th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes %s", b.s);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "43008"), "the last size was cut:\n%s", r.out);
+    int rows = 0;
+    for (const char *p = r.out; (p = strstr(p, "\n ")); p++)
+        rows += p[strspn(p + 1, " ") + 1] >= '0' && p[strspn(p + 1, " ") + 1] <= '9';
+    cr_assert_eq(rows, 2, "want exactly the rows 16 and 43008, got %d:\n%s", rows, r.out);
+    th_free(&r);
+    /* Junk at the end of such a list is seen, not cut off. */
+    b.len -= 5;
+    util_buf_printf(&b, "junk");
+    expect_bad_run(th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes %s", b.s),
+                   "--sizes item 401 'junk'", "");
+    util_buf_free(&b);
+    /* The same for a long --backend list. */
+    for (int i = 0; i < 100; i++)
+        util_buf_printf(&b, "mpi,");
+    util_buf_printf(&b, "bogus");
+    expect_bad_run(th_run("bench-allreduce --device cpu -n 1 -w 0 --sizes 16 --backend %s", b.s),
+                   "--backend 'bogus': valid choices", "");
+    util_buf_free(&b);
+}
+
+Test(cli_bad, bench_sizes_beyond_the_limit_are_refused_naming_it)
+{
+    util_buf b = {0};
+    for (int i = 1; i <= 112; i++)
+        util_buf_printf(&b, "%s%d", i > 1 ? "," : "", 16 * i);
+    th_result r = th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes %s", b.s);
+    cr_assert_eq(r.status, 0, "112 sizes fit: %s", r.err);
+    cr_assert_not_null(strstr(r.out, " 1792 "), "the 112th size is missing:\n%s", r.out);
+    th_free(&r);
+    util_buf_printf(&b, ",%d", 16 * 113);
+    expect_bad_run(th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes %s", b.s),
+                   "--sizes: item 113 '1808' is distinct size number 113; at most 112 distinct sizes", "");
+    util_buf_free(&b);
+    th_result h = th_run("bench-allreduce --help");
+    cr_assert_not_null(strstr(h.out, "at most 112"), "%s", h.out);
+    th_free(&h);
+}
+
+Test(cli_bad, bench_set_without_a_scenario_is_checked_and_said)
+{
+    expect_bad_run(th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes 16 --set workload.batch=0"),
+                   "--set 'workload.batch=0': ", "out of range");
+    expect_bad_run(th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes 16 --set workload.batchx=2"),
+                   "--set 'workload.batchx=2': ", "unknown key");
+    /* A valid one reaches only run.timeout and the model without a scenario: a note says so. */
+    th_result r = th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes 16 --set workload.batch=4");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "note: without a SCENARIO, --set and --system reach only run.timeout"), "%s",
+                       r.err);
+    th_free(&r);
+}

@@ -202,7 +202,7 @@ char *util_out_target(const char *path, char *errbuf, size_t errlen)
     }
     struct stat st;
     char *target = NULL;
-    const char *via = ""; /* "the link's target" wording when a symlink was followed */
+    const char *via = ""; /* set when a symbolic link was followed, for the message */
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
         target = realpath(path, NULL);
         if (!target) {
@@ -232,9 +232,9 @@ char *util_out_target(const char *path, char *errbuf, size_t errlen)
     char *dir = util_dirname(target);
     const char *pseudo = NULL;
     struct stat ds;
+    bool bad = true;
     if (stat(dir, &ds) != 0)
-        snprintf(errbuf, errlen, "directory '%s' %s", dir,
-                 errno == ENOENT ? "does not exist" : strerror(errno));
+        snprintf(errbuf, errlen, "directory '%s' %s", dir, errno == ENOENT ? "does not exist" : strerror(errno));
     else if (!S_ISDIR(ds.st_mode))
         snprintf(errbuf, errlen, "'%s' is not a directory", dir);
     else if ((pseudo = util_pseudo_fs(dir)) != NULL)
@@ -243,8 +243,7 @@ char *util_out_target(const char *path, char *errbuf, size_t errlen)
     else if (access(dir, W_OK | X_OK) != 0)
         snprintf(errbuf, errlen, "directory '%s' is not writable: %s", dir, strerror(errno));
     else
-        dir[0] = '\0'; /* no error */
-    bool bad = dir[0] != '\0';
+        bad = false;
     free(dir);
     if (bad) {
         free(target);
@@ -276,6 +275,7 @@ int util_write_file_atomic(const char *path, const char *data, size_t len, char 
     if (stat(target, &st) == 0) {
         mode = st.st_mode & 07777;
     } else {
+        /* umask can only be read by setting it; no other thread of vpsim creates files meanwhile. */
         mode_t mask = umask(0);
         umask(mask);
         mode = 0666 & ~mask;

@@ -78,6 +78,14 @@ static void expect_out_refused(const char *dir, const char *target, const char *
     expect_refused_by(out_commands[0], dir, target, why);
 }
 
+/* As expect_out_refused, and `path` still of its kind (S_IFIFO, S_IFLNK, S_IFCHR): not replaced. */
+static void expect_refused_and_kept(const char *dir, const char *path, mode_t kind, const char *why)
+{
+    expect_out_refused(dir, path, why);
+    struct stat st;
+    cr_assert(lstat(path, &st) == 0 && (st.st_mode & S_IFMT) == kind, "'%s' was replaced", path);
+}
+
 Test(cli_out, every_command_refuses_a_bad_target_before_any_work)
 {
     char *dir = out_temp_dir();
@@ -111,39 +119,25 @@ Test(cli_out, a_path_ending_in_a_slash_is_refused)
     free(dir);
 }
 
-Test(cli_out, a_fifo_is_refused_and_kept)
+Test(cli_out, a_fifo_or_a_device_node_is_refused_and_kept)
 {
     char *dir = out_temp_dir();
-    char *fifo = util_xasprintf("%s/fifo", dir);
+    char *fifo = util_xasprintf("%s/fifo", dir), *link = util_xasprintf("%s/null-link", dir),
+         *node = util_xasprintf("%s/node", dir);
     cr_assert_eq(mkfifo(fifo, 0644), 0);
-    expect_out_refused(dir, fifo, "is a FIFO, not a regular file");
-    struct stat st;
-    cr_assert(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO was replaced");
-    out_remove(dir);
-    free(fifo);
-    free(dir);
-}
-
-Test(cli_out, a_device_node_is_refused_and_kept)
-{
-    char *dir = out_temp_dir();
+    expect_refused_and_kept(dir, fifo, S_IFIFO, "is a FIFO, not a regular file");
     /* A link to /dev/null tests the refusal without ever aiming at a real device node. */
-    char *link = util_xasprintf("%s/null-link", dir);
     cr_assert_eq(symlink("/dev/null", link), 0);
-    expect_out_refused(dir, link, "is a symbolic link to /dev/null, which is a character device");
-    struct stat st;
-    cr_assert(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the link was replaced");
+    expect_refused_and_kept(dir, link, S_IFLNK, "is a symbolic link to /dev/null, which is a character device");
     /* A node of our own (a copy of /dev/null's numbers) where mknod is allowed (root, no seccomp). */
-    char *node = util_xasprintf("%s/node", dir);
-    if (mknod(node, S_IFCHR | 0644, makedev(1, 3)) == 0) {
-        expect_out_refused(dir, node, "is a character device, not a regular file");
-        cr_assert(lstat(node, &st) == 0 && S_ISCHR(st.st_mode), "the device node was replaced");
-    } else {
+    if (mknod(node, S_IFCHR | 0644, makedev(1, 3)) == 0)
+        expect_refused_and_kept(dir, node, S_IFCHR, "is a character device, not a regular file");
+    else
         cr_log_info("mknod not permitted here: the device-node case ran through the symbolic link only");
-    }
     out_remove(dir);
     free(node);
     free(link);
+    free(fifo);
     free(dir);
 }
 

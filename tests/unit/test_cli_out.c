@@ -105,6 +105,9 @@ Test(cli_out, an_empty_path_is_refused)
 {
     char *dir = out_temp_dir();
     expect_out_refused(dir, "", "an empty path names no file");
+    /* A sweep used to run, then leave ./.partial where it was started (the repo root here). */
+    expect_refused_by(out_commands[2], dir, "", "an empty path names no file");
+    cr_assert_neq(access(th_path(".partial"), F_OK), 0, "sweep --out '' left .partial behind");
     out_remove(dir);
     free(dir);
 }

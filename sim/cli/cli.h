@@ -35,9 +35,10 @@ enum {
     CLI_OPT_FIRST_PRIVATE = 1100,
 };
 int cli_common_option(cli_common *c, int opt, const char *arg);
-/* The end of every command's getopt loop: take a shared option, or report what is wrong with `opt`
- * (a missing value when the optstring starts with ':', else an unknown option). Returns 0 when the
- * option was taken, else the exit status to return (VP_EXIT_USAGE). */
+/* The end of every command's getopt loop: take a shared option (checking an --out target), or report
+ * what is wrong with `opt`: a missing value (the optstring starts with ':'), an unknown option or a
+ * value given to a flag, naming the argument as typed (a short option inside a cluster such as -zq is
+ * named with its cluster). Returns 0 when the option was taken, else VP_EXIT_USAGE. */
 int cli_take_common(const char *cmd, cli_common *c, int opt, const char *arg, char **argv);
 /* Common long options, to splice into a command's getopt table (terminated by a zero entry). */
 #define CLI_COMMON_LONGOPTS                                                                                             \
@@ -53,19 +54,34 @@ int cli_positional(cli_common *c, int argc, char **argv, int optind_now, const c
  * only the plan is needed and --plan is given. */
 int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p);
 
-/* Write `text` to --out atomically, or to stdout. Returns an exit status. */
+/* Write `text` to --out atomically, or to stdout. Returns an exit status (1 with a message when the
+ * file or stdout cannot be written). */
 int cli_emit(const cli_common *c, const char *text, size_t len);
+/* `text` to stdout, flushed: 0, or 1 after naming the error. */
+int cli_write_stdout(const char *text, size_t len);
+/* An output option's PATH (`opt`: "--out", "--trace") can be written (util_out_target): 0, or
+ * VP_EXIT_USAGE after saying why. Called while the options are parsed, so nothing is done first. */
+int cli_check_out(const char *cmd, const char *opt, const char *path);
 
 /* The repo folder this binary belongs to (for the default scenario); caller frees. */
 char *cli_install_dir(void);
 
-/* Option values for command `cmd`: an integer in [lo, hi], or one of `choices`. 0, or VP_EXIT_USAGE
+/* Option values for command `cmd`: a decimal integer in [lo, hi] (util_parse_ll: no blanks, '+', hex,
+ * exponent or trailing text), or one of `choices`. 0, or VP_EXIT_USAGE
  * after printing what was expected (the valid choices for an enum). */
 int cli_parse_int(const char *cmd, const char *opt, const char *arg, int lo, int hi, int *out);
+int cli_parse_ll(const char *cmd, const char *opt, const char *arg, long long lo, long long hi, long long *out);
 int cli_parse_enum(const char *cmd, const char *opt, const char *arg, const char *const *choices, int *out);
+/* The items of a comma-separated option value, any length and count: `*items` holds n fresh strings
+ * (free with cli_list_free). Returns n, or -1 after naming an empty item (",a", "a,,b", "a,", ""). */
+int cli_split_list(const char *cmd, const char *opt, const char *arg, char ***items);
+void cli_list_free(char **items, int n);
 
-/* --inject-fault names a rank of this job: 0, else VP_EXIT_USAGE (said by rank 0). Call on every rank. */
 struct exec_fault;
+/* --inject-fault MODE:RANK:CALL[:SECONDS] (exec_fault_parse, every number a plain decimal): 0, or
+ * VP_EXIT_USAGE after saying why. */
+int cli_parse_fault(const char *cmd, const char *arg, struct exec_fault *f);
+/* --inject-fault names a rank of this job: 0, else VP_EXIT_USAGE (said by rank 0). Call on every rank. */
 struct dist_job;
 int cli_check_fault_rank(const char *cmd, const struct exec_fault *f, const struct dist_job *d);
 

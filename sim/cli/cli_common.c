@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,26 @@ int cli_check_fault_rank(const char *cmd, const exec_fault *f, const dist_job *d
     if (d->rank == 0)
         cli_usage_error(cmd, "--inject-fault: rank %d does not exist in a job of %d rank(s)", f->rank, d->size);
     return VP_EXIT_USAGE;
+}
+
+int cli_parse_fault(const char *cmd, const char *arg, exec_fault *f)
+{
+    char why[256];
+    if (exec_fault_parse(arg, f, why, sizeof(why)))
+        return cli_usage_error(cmd, "%s", why);
+    /* exec_fault_parse reads the numbers with sscanf, which also takes blanks, '+' and out-of-range
+     * digits; each must be a plain decimal like every other numeric option. */
+    int field = 0;
+    for (const char *p = strchr(arg, ':'); p; p = strchr(p + 1, ':'), field++) {
+        char *text = util_xstrndup(p + 1, strcspn(p + 1, ":"));
+        long long v;
+        const bool ok = util_parse_ll(text, &v) == 0 && v >= 0 && (field == 1 || v <= INT_MAX);
+        free(text);
+        if (!ok)
+            return cli_usage_error(cmd, "--inject-fault '%s': %s must be a decimal integer", arg,
+                                   field == 0 ? "RANK" : field == 1 ? "CALL" : "SECONDS");
+    }
+    return VP_EXIT_OK;
 }
 
 int cli_common_option(cli_common *c, int opt, const char *arg)
@@ -156,13 +177,31 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
     return VP_EXIT_OK;
 }
 
+int cli_check_out(const char *cmd, const char *opt, const char *path)
+{
+    char why[512];
+    char *target = util_out_target(path, why, sizeof(why));
+    if (!target)
+        return cli_usage_error(cmd, "%s '%s': %s", opt, path, why);
+    free(target);
+    return VP_EXIT_OK;
+}
+
+int cli_write_stdout(const char *text, size_t len)
+{
+    /* main() checks stdout once more at exit; this names the failure while errno still holds it. */
+    if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
+        fprintf(stderr, "vpsim: cannot write to standard output: %s\n", strerror(errno));
+        return VP_EXIT_FAIL;
+    }
+    return VP_EXIT_OK;
+}
+
 int cli_emit(const cli_common *c, const char *text, size_t len)
 {
-    if (!c->out_path) {
-        fwrite(text, 1, len, stdout);
-        return fflush(stdout) == 0 ? VP_EXIT_OK : VP_EXIT_FAIL;
-    }
-    char err[512];
+    if (!c->out_path)
+        return cli_write_stdout(text, len);
+    char err[1024];
     if (util_write_file_atomic(c->out_path, text, len, err, sizeof(err))) {
         fprintf(stderr, "vpsim: %s\n", err);
         return VP_EXIT_FAIL;
@@ -170,13 +209,20 @@ int cli_emit(const cli_common *c, const char *text, size_t len)
     return VP_EXIT_OK;
 }
 
+int cli_parse_ll(const char *cmd, const char *opt, const char *arg, long long lo, long long hi, long long *out)
+{
+    long long v;
+    if (util_parse_ll(arg, &v) || v < lo || v > hi)
+        return cli_usage_error(cmd, "%s '%s': expected an integer in [%lld, %lld]", opt, arg, lo, hi);
+    *out = v;
+    return VP_EXIT_OK;
+}
+
 int cli_parse_int(const char *cmd, const char *opt, const char *arg, int lo, int hi, int *out)
 {
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(arg, &end, 10);
-    if (!*arg || *end || errno || v < lo || v > hi)
-        return cli_usage_error(cmd, "%s '%s': expected an integer in [%d, %d]", opt, arg, lo, hi);
+    long long v = 0;
+    if (cli_parse_ll(cmd, opt, arg, lo, hi, &v))
+        return VP_EXIT_USAGE;
     *out = (int)v;
     return VP_EXIT_OK;
 }
@@ -192,14 +238,78 @@ int cli_parse_enum(const char *cmd, const char *opt, const char *arg, const char
     return VP_EXIT_OK;
 }
 
+int cli_split_list(const char *cmd, const char *opt, const char *arg, char ***items)
+{
+    int n = 1;
+    for (const char *p = arg; *p; p++)
+        n += *p == ',';
+    char **v = util_xcalloc((size_t)n, sizeof(char *));
+    const char *p = arg;
+    for (int i = 0; i < n; i++) {
+        size_t len = strcspn(p, ",");
+        if (len == 0) {
+            cli_list_free(v, i);
+            cli_usage_error(cmd, "%s: item %d of %d is empty; expected items separated by single commas, with none "
+                                 "before the first or after the last",
+                            opt, i + 1, n);
+            return -1;
+        }
+        v[i] = util_xstrndup(p, len);
+        p += len + 1;
+    }
+    *items = v;
+    return n;
+}
+
+void cli_list_free(char **items, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(items[i]);
+    free(items);
+}
+
+static bool cli_is_short_cluster(const char *s)
+{
+    return s && s[0] == '-' && s[1] && s[1] != '-';
+}
+
+/* getopt stopped at a bad option; say which, naming the argument the user typed. getopt moves optind
+ * past an element as it starts on the element's last character, so a short option inside a cluster
+ * (-zq at 'z') is in argv[optind] and every other bad option in argv[optind - 1]. optopt is the short
+ * option's character, the long option's value, or 0 for an unknown long option. */
+static int cli_bad_option(const char *cmd, int opt, char **argv)
+{
+    const char *prev = argv[optind - 1], *cur = argv[optind];
+    const char *hit = optopt > 0 && optopt < 256 && cli_is_short_cluster(cur) ? strchr(cur + 1, optopt) : NULL;
+    const bool prev_ends_in_it = cli_is_short_cluster(prev) && prev[strlen(prev) - 1] == optopt;
+    const char *tok = hit && hit[1] && !prev_ends_in_it ? cur : prev;
+    if (tok[0] == '-' && tok[1] == '-') {
+        const int name_len = (int)strcspn(tok, "=");
+        if (opt == ':')
+            return cli_usage_error(cmd, "option '%.*s' needs a value", name_len, tok);
+        if (optopt != 0 && tok[name_len] == '=')
+            return cli_usage_error(cmd, "option '%.*s' takes no value (got '%s')", name_len, tok, tok);
+        return cli_usage_error(cmd, "unknown option '%.*s'", name_len, tok);
+    }
+    char in[64] = "";
+    if (strlen(tok) > 2)
+        snprintf(in, sizeof(in), " (in '%.40s%s')", tok, strlen(tok) > 40 ? "..." : "");
+    if (opt == ':')
+        return cli_usage_error(cmd, "option '-%c' needs a value%s", optopt, in);
+    return cli_usage_error(cmd, "unknown option '-%c'%s", optopt, in);
+}
+
 int cli_take_common(const char *cmd, cli_common *c, int opt, const char *arg, char **argv)
 {
-    if (opt == ':')
-        return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+    if (opt == ':' || opt == '?')
+        return cli_bad_option(cmd, opt, argv);
+    /* A bad --out target is refused here, before the command does any work. */
+    if (opt == CLI_OPT_OUT && cli_check_out(cmd, "--out", arg))
+        return VP_EXIT_USAGE;
     int r = cli_common_option(c, opt, arg);
     if (r > 0)
         return VP_EXIT_OK;
     if (r < 0)
         return VP_EXIT_USAGE;
-    return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+    return cli_usage_error(cmd, "option '%s' is not handled by this command", argv[optind - 1]);
 }

@@ -36,7 +36,8 @@ static void bench_help(void)
            "  -b, --minbytes S  smallest size (default 16)\n"
            "  -e, --maxbytes S  largest size (default 8M)\n"
            "  -f, --stepfactor F  multiply the size by F each step (default 2)\n"
-           "  --sizes LIST      explicit sizes instead of -b/-e/-f, e.g. 16,18,1000,43008,8M\n"
+           "  --sizes LIST      explicit sizes instead of -b/-e/-f, e.g. 16,18,1000,43008,8M (at most 112\n"
+           "                    distinct sizes; every item must be a size)\n"
            "  --policy SPEC     also run a per-size selection as a server would, e.g.\n"
            "                    \"oneshot<=256K,twoshot<=8M,nccl\" (first rule whose bound covers the size)\n"
            "  -n, --iters N     timed back-to-back calls per size (default 20)\n"
@@ -46,7 +47,9 @@ static void bench_help(void)
            "                    and bit-identical on every rank) and an in-place call, per size\n"
            "  --device D        cuda or cpu (default cuda in CUDA builds)\n"
            "  --format F        table (default) or json (schema vpsim.bench_allreduce/1)\n"
-           "  --out FILE        write the output there (atomically) instead of stdout\n"
+           "  --out FILE        write the output there (atomically) instead of stdout: a regular file or a\n"
+           "                    new name in an existing directory; a symbolic link is followed and the\n"
+           "                    file it leads to replaced; anything else is refused before any work\n"
            "  --model           compare every row with the model of the scenario's system (after --system\n"
            "                    and --set; default scenario when none is given): adds model (us) and error\n"
            "                    columns; use --set system.measured.use=false for the formulas alone\n"
@@ -102,50 +105,77 @@ static int parse_size_arg(const char *opt, const char *arg, long long *out)
 
 static int parse_backends(const char *arg, exec_bench_opts *o)
 {
-    char list[160] = "", buf[256];
+    char list[160] = "";
     for (int b = 0; b < CFG_BACKEND_COUNT; b++)
         if (cfg_backend_reduces(b))
             snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s, ", cfg_backend_names[b]);
-    snprintf(buf, sizeof(buf), "%s", arg);
+    char **items;
+    const int n_items = cli_split_list("bench-allreduce", "--backend", arg, &items);
+    if (n_items < 0)
+        return VP_EXIT_USAGE;
+    int rc = 0;
     o->n_backends = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (!strcmp(t, "all")) {
+    for (int i = 0; i < n_items && !rc; i++) {
+        if (!strcmp(items[i], "all")) {
             for (int b = 0; b < CFG_BACKEND_COUNT && o->n_backends < CFG_BACKEND_COUNT; b++)
                 if (cfg_backend_reduces(b))
                     o->backends[o->n_backends++] = b;
             continue;
         }
-        int b = cfg_enum_index(cfg_backend_names, t);
-        if (!cfg_backend_reduces(b))
-            return cli_usage_error("bench-allreduce", "--backend '%s': valid choices: %sall", t, list);
+        int b = cfg_enum_index(cfg_backend_names, items[i]);
+        if (!cfg_backend_reduces(b)) {
+            rc = cli_usage_error("bench-allreduce", "--backend '%s': valid choices: %sall", items[i], list);
+            break;
+        }
         bool dup = false;
-        for (int i = 0; i < o->n_backends; i++)
-            dup = dup || o->backends[i] == b;
+        for (int k = 0; k < o->n_backends; k++)
+            dup = dup || o->backends[k] == b;
         if (!dup && o->n_backends < CFG_BACKEND_COUNT)
             o->backends[o->n_backends++] = b;
     }
-    if (o->n_backends == 0)
-        return cli_usage_error("bench-allreduce", "--backend '%s': no backend named; valid choices: %sall", arg, list);
-    return 0;
+    cli_list_free(items, n_items);
+    return rc;
 }
+
+/* The sizes a user lists: every one kept (16 slots stay free for the scenario's verify payloads), or
+ * the whole list refused naming the item and the limit. */
+#define BENCH_MAX_USER_SIZES (EXEC_BENCH_MAX_SIZES - 16)
 
 static int parse_sizes(const char *arg, size_t elem, exec_bench_opts *o)
 {
-    char buf[1024];
-    snprintf(buf, sizeof(buf), "%s", arg);
+    char **items;
+    const int n_items = cli_split_list("bench-allreduce", "--sizes", arg, &items);
+    if (n_items < 0)
+        return VP_EXIT_USAGE;
+    int rc = 0;
     o->n_sizes = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    for (int i = 0; i < n_items && !rc; i++) {
         long long v;
-        if (parse_size_arg("--sizes", t, &v))
-            return VP_EXIT_USAGE;
+        if (cfg_parse_bytes(items[i], &v) || v < 1) {
+            rc = cli_usage_error("bench-allreduce", "--sizes item %d '%s': expected a size in bytes, optionally with K, "
+                                                    "M or G",
+                                 i + 1, items[i]);
+            break;
+        }
         v = v / (long long)elem * (long long)elem;
-        if (v < 1)
-            return cli_usage_error("bench-allreduce", "--sizes: %s is smaller than one %zu-byte element", t, elem);
-        o->n_sizes = exec_bench_add_size(o->sizes, o->n_sizes, EXEC_BENCH_MAX_SIZES - 16, v);
+        if (v < 1) {
+            rc = cli_usage_error("bench-allreduce", "--sizes item %d '%s' is smaller than one %zu-byte element", i + 1,
+                                 items[i], elem);
+            break;
+        }
+        bool seen = false;
+        for (int k = 0; k < o->n_sizes; k++)
+            seen = seen || o->sizes[k] == v;
+        if (!seen && o->n_sizes == BENCH_MAX_USER_SIZES) {
+            rc = cli_usage_error("bench-allreduce", "--sizes: item %d '%s' is distinct size number %d; at most %d "
+                                                    "distinct sizes per run",
+                                 i + 1, items[i], BENCH_MAX_USER_SIZES + 1, BENCH_MAX_USER_SIZES);
+            break;
+        }
+        o->n_sizes = exec_bench_add_size(o->sizes, o->n_sizes, BENCH_MAX_USER_SIZES, v);
     }
-    if (!o->n_sizes)
-        return cli_usage_error("bench-allreduce", "--sizes '%s': no size given", arg);
-    return 0;
+    cli_list_free(items, n_items);
+    return rc;
 }
 
 /* Returns 0, -1 after --help, or VP_EXIT_USAGE. */
@@ -188,27 +218,27 @@ static int parse_args(int argc, char **argv, bench_args *a)
         case 'h': bench_help(); return -1;
         case OPT_BACKEND: backends = optarg; break;
         case 'b':
-            if (parse_size_arg("-b", optarg, &a->min))
+            if (parse_size_arg("-b/--minbytes", optarg, &a->min))
                 return VP_EXIT_USAGE;
             break;
         case 'e':
-            if (parse_size_arg("-e", optarg, &a->max))
+            if (parse_size_arg("-e/--maxbytes", optarg, &a->max))
                 return VP_EXIT_USAGE;
             break;
         case 'f': {
             int f;
-            if (cli_parse_int("bench-allreduce", "-f", optarg, 2, 1 << 20, &f))
+            if (cli_parse_int("bench-allreduce", "-f/--stepfactor", optarg, 2, 1 << 20, &f))
                 return VP_EXIT_USAGE;
             a->factor = f;
             break;
         }
         case OPT_SIZES: a->sizes = optarg; break;
         case 'n':
-            if (cli_parse_int("bench-allreduce", "--iters", optarg, 1, 1000000, &a->o.iters))
+            if (cli_parse_int("bench-allreduce", "-n/--iters", optarg, 1, 1000000, &a->o.iters))
                 return VP_EXIT_USAGE;
             break;
         case 'w':
-            if (cli_parse_int("bench-allreduce", "--warmup", optarg, 0, 1000000, &a->o.warmup))
+            if (cli_parse_int("bench-allreduce", "-w/--warmup", optarg, 0, 1000000, &a->o.warmup))
                 return VP_EXIT_USAGE;
             break;
         case OPT_GRAPH: a->o.graph = true; break;
@@ -229,12 +259,10 @@ static int parse_args(int argc, char **argv, bench_args *a)
             a->o.with_policy = true;
             break;
         }
-        case OPT_FAULT: {
-            char why[256];
-            if (exec_fault_parse(optarg, &a->o.fault, why, sizeof(why)))
-                return cli_usage_error("bench-allreduce", "%s", why);
+        case OPT_FAULT:
+            if (cli_parse_fault("bench-allreduce", optarg, &a->o.fault))
+                return VP_EXIT_USAGE;
             break;
-        }
         case OPT_MODEL: a->model = true; break;
         case OPT_FROM: a->from = optarg; a->model = true; break;
         case OPT_TIMEOUT:
@@ -268,7 +296,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
     }
     if (a->sizes)
         return parse_sizes(a->sizes, dev->elem_bytes, &a->o);
-    int n = exec_bench_sizes(a->min, a->max, a->factor, dev->elem_bytes, a->o.sizes, EXEC_BENCH_MAX_SIZES - 16, why,
+    int n = exec_bench_sizes(a->min, a->max, a->factor, dev->elem_bytes, a->o.sizes, BENCH_MAX_USER_SIZES, why,
                              sizeof(why));
     if (n < 0)
         return cli_usage_error("bench-allreduce", "%s", why);
@@ -277,8 +305,10 @@ static int parse_args(int argc, char **argv, bench_args *a)
 }
 
 /* The verify pass's allreduce payloads (element counts; the decode phase without speculation). */
-static void verify_counts(const plan *p, exec_bench_opts *o, size_t elem)
+static void verify_counts(const plan *p, exec_bench_opts *o, size_t elem, bool say)
 {
+    const int cap = (int)(sizeof(o->verify_counts) / sizeof(o->verify_counts[0]));
+    int left_out = 0;
     for (int ph = 0; ph < p->n_phases; ph++) {
         if (p->phases[ph].kind != PLAN_PHASE_VERIFY && p->phases[ph].kind != PLAN_PHASE_DECODE)
             continue;
@@ -289,12 +319,20 @@ static void verify_counts(const plan *p, exec_bench_opts *o, size_t elem)
             bool dup = false;
             for (int v = 0; v < o->n_verify; v++)
                 dup = dup || o->verify_counts[v] == op->count;
-            if (dup || o->n_verify == (int)(sizeof(o->verify_counts) / sizeof(o->verify_counts[0])))
+            if (dup)
                 continue;
+            if (o->n_verify == cap) {
+                left_out++;
+                continue;
+            }
             o->verify_counts[o->n_verify++] = op->count;
             o->n_sizes = exec_bench_add_size(o->sizes, o->n_sizes, EXEC_BENCH_MAX_SIZES, op->count * (long long)elem);
         }
     }
+    if (left_out && say)
+        fprintf(stderr, "vpsim bench-allreduce: note: the verify pass reduces more than %d distinct payloads; the "
+                        "first %d join the sweep\n",
+                cap, cap);
 }
 
 /* Model every row of `r` on the scenario's system: the per-call time of back-to-back calls at the
@@ -406,7 +444,11 @@ int cmd_bench_allreduce(int argc, char **argv)
         /* Only a scenario the user named adds its verify payloads to the sweep. */
         char why[256];
         if (a.c.scenario_path || a.c.plan_path)
-            verify_counts(&p, &a.o, exec_find_device(a.o.device, why, sizeof(why))->elem_bytes);
+            verify_counts(&p, &a.o, exec_find_device(a.o.device, why, sizeof(why))->elem_bytes, d.rank == 0);
+        else if (!a.model && d.rank == 0)
+            fprintf(stderr, "vpsim bench-allreduce: note: without a SCENARIO, --set and --system reach only "
+                            "run.timeout here (and the model, with --model); name a scenario to add its verify-pass "
+                            "payloads to the sweep\n");
         plan_free(&p);
         if (have_sc && a.timeout < 0)
             timeout = sc.run.timeout;

@@ -27,12 +27,15 @@ static void model_help(void)
            "                    twoshot, push, mpi, none\n"
            "  --explain         print every term of the formulas for one allreduce and one layer\n"
            "  --ops             JSON: add each op's modelled duration (plan order), to compare with `vpsim run`\n"
-           "  --bench N         time N evaluations of the cycle and print microseconds per cycle (make bench)\n"
+           "  --bench N         time N evaluations of the cycle and print microseconds per cycle (make bench);\n"
+           "                    N in [1, 1000000]\n"
            "  --set KEY=VALUE   override a field (repeatable), e.g. --set system.topology.p2p=sysmem\n"
            "  --system FILE     use this system file instead of the scenario's\n"
            "  --plan FILE       model a saved plan (the scenario still supplies system and acceptance)\n"
            "  --format FMT      table (default), json (schema vpsim.results/1) or csv\n"
-           "  --out FILE        write there (atomically) instead of stdout\n"
+           "  --out FILE        write there (atomically) instead of stdout: a regular file or a new name in\n"
+           "                    an existing directory; a symbolic link is followed and the file it leads\n"
+           "                    to replaced; anything else is refused before any work\n"
            "  -h, --help        this text\n"
            "\n"
            "examples:\n"
@@ -51,30 +54,28 @@ int cli_parse_backends(const char *list, cfg_backend *out, int max, const char *
                 out[n++] = (cfg_backend)b;
         return n;
     }
-    char *copy = util_xstrdup(list);
+    char **items;
+    const int n_items = cli_split_list(cmd, "--backend", list, &items);
+    if (n_items < 0)
+        return -1;
     int n = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int b = cfg_enum_index(cfg_backend_names, tok);
+    for (int i = 0; i < n_items; i++) {
+        int b = cfg_enum_index(cfg_backend_names, items[i]);
         if (b < 0) {
             char names[256];
-            cli_usage_error(cmd, "--backend: unknown backend '%s'; valid: %s", tok,
+            cli_usage_error(cmd, "--backend: unknown backend '%s'; valid: %s", items[i],
                             cfg_enum_list(cfg_backend_names, names, sizeof(names)));
-            free(copy);
-            return -1;
+            n = -1;
+            break;
         }
         if (n == max) {
             cli_usage_error(cmd, "--backend: too many backends (at most %d)", max);
-            free(copy);
-            return -1;
+            n = -1;
+            break;
         }
         out[n++] = (cfg_backend)b;
     }
-    free(copy);
-    if (n == 0) {
-        cli_usage_error(cmd, "--backend: empty list");
-        return -1;
-    }
+    cli_list_free(items, n_items);
     return n;
 }
 
@@ -101,6 +102,10 @@ void cli_model_meta(const cfg_scenario *sc, const plan *p, const char *path, cha
 }
 
 enum { OPT_BACKEND = CLI_OPT_FIRST_PRIVATE, OPT_EXPLAIN, OPT_OPS, OPT_BENCH };
+
+/* --bench's bound: an iteration models the cycle once per backend (~0.2 ms for the default scenario
+ * with every backend), so a million is minutes of work; more is a typo, not a measurement. */
+#define MODEL_BENCH_MAX 1000000LL
 
 static double now_us(void)
 {
@@ -163,8 +168,8 @@ int cmd_model(int argc, char **argv)
             continue;
         }
         if (opt == OPT_BENCH) {
-            if (!cfg_parse_int(optarg, &bench) || bench < 1)
-                return cli_usage_error("model", "--bench '%s': expected a count >= 1", optarg);
+            if (cli_parse_ll("model", "--bench", optarg, 1, MODEL_BENCH_MAX, &bench))
+                return VP_EXIT_USAGE;
             continue;
         }
         if (opt == OPT_EXPLAIN || opt == OPT_OPS) {

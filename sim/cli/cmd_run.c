@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void run_help(void)
@@ -44,7 +45,9 @@ static void run_help(void)
            "  --allreduce-policy P per-size backends, first match wins, e.g. 'oneshot<=256K,twoshot<=8M,nccl'\n"
            "                       (default: the scenario's run.allreduce_policy, else --backend for all)\n"
            "  --trace FILE         Chrome trace (chrome://tracing, Perfetto): a track per rank and stream\n"
-           "  --out FILE           results JSON (vpsim.results/1 with the environment), written atomically\n"
+           "  --out FILE           results JSON (vpsim.results/1 with the environment), written atomically;\n"
+           "                       --out and --trace take a regular file or a new name in an existing\n"
+           "                       directory (a symbolic link: the file it leads to is replaced)\n"
            "  --max-host-memory GIB  CPU device: refuse plans needing more per rank (default 4)\n"
            "  --timeout S          watchdog: when a rank makes no progress for S seconds, every rank exits 1\n"
            "                       naming its backend, phase, op and last completed step (default: the\n"
@@ -94,6 +97,26 @@ typedef struct run_args {
     const char *trace;
     const char *policy; /* --allreduce-policy */
 } run_args;
+
+/* The same file under two spellings (out.json, ./out.json, a link to it): same directory, same name. */
+static bool run_same_target(const char *a, const char *b)
+{
+    char why[512];
+    char *ta = util_out_target(a, why, sizeof(why)), *tb = util_out_target(b, why, sizeof(why));
+    bool same = false;
+    if (ta && tb) {
+        char *da = util_dirname(ta), *db = util_dirname(tb);
+        const char *na = strrchr(ta, '/') ? strrchr(ta, '/') + 1 : ta, *nb = strrchr(tb, '/') ? strrchr(tb, '/') + 1 : tb;
+        struct stat sa, sb;
+        same = !strcmp(na, nb) && stat(da, &sa) == 0 && stat(db, &sb) == 0 && sa.st_dev == sb.st_dev &&
+               sa.st_ino == sb.st_ino;
+        free(da);
+        free(db);
+    }
+    free(ta);
+    free(tb);
+    return same;
+}
 
 static int parse_run_args(int argc, char **argv, run_args *a)
 {
@@ -161,17 +184,19 @@ static int parse_run_args(int argc, char **argv, run_args *a)
             if (cli_parse_enum("run", "--model-backend", optarg, cfg_backend_names, &a->model_backend))
                 return VP_EXIT_USAGE;
             break;
-        case OPT_TRACE: a->trace = optarg; break;
+        case OPT_TRACE:
+            if (cli_check_out("run", "--trace", optarg))
+                return VP_EXIT_USAGE;
+            a->trace = optarg;
+            break;
         case OPT_TIMEOUT:
             if (cli_parse_int("run", "--timeout", optarg, 0, 86400, &a->timeout))
                 return VP_EXIT_USAGE;
             break;
-        case OPT_FAULT: {
-            char why[256];
-            if (exec_fault_parse(optarg, &a->fault, why, sizeof(why)))
-                return cli_usage_error("run", "%s", why);
+        case OPT_FAULT:
+            if (cli_parse_fault("run", optarg, &a->fault))
+                return VP_EXIT_USAGE;
             break;
-        }
         case OPT_POLICY: {
             cfg_policy pol;
             char why[400];
@@ -195,6 +220,10 @@ static int parse_run_args(int argc, char **argv, run_args *a)
     }
     if (cli_positional(&a->c, argc, argv, optind, "run"))
         return VP_EXIT_USAGE;
+    if (a->trace && a->c.out_path && run_same_target(a->trace, a->c.out_path))
+        return cli_usage_error("run", "--trace '%s' and --out '%s' are the same file; the trace would replace the "
+                                      "results",
+                               a->trace, a->c.out_path);
     return VP_EXIT_OK;
 }
 
@@ -322,8 +351,8 @@ int cmd_run(int argc, char **argv)
             if (have_sc && opt.device == CFG_DEVICE_CUDA)
                 cli_run_compare(&cmp, &sc, &p, &res, opt.allreduce_policy ? -1 : opt.backend, &rr);
             cli_run_compare_table(&out, &cmp);
-            fputs(out.s ? out.s : "", stdout);
-            fflush(stdout);
+            if (cli_write_stdout(out.s ? out.s : "", out.len))
+                rc = VP_EXIT_FAIL;
             util_buf_free(&out);
             if (a.c.out_path) {
                 util_json j;

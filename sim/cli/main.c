@@ -3,6 +3,7 @@
 
 #include "../util/util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,7 +42,29 @@ static void main_help(void)
            "\nexit status: 0 success, 1 runtime failure or wrong results, 2 bad input (config, --set, options)\n");
 }
 
-int main(int argc, char **argv)
+/* Output that did not reach a full disk or a closed pipe must not pass for success: stdout is flushed
+ * and closed here, once, for every command. A command that already failed keeps its own status (and
+ * has said why, e.g. cli_emit naming the stdout error itself). */
+static int main_close_stdout(int rc)
+{
+    int err = 0;
+    if (fflush(stdout) != 0)
+        err = errno ? errno : EIO;
+    const bool had_error = ferror(stdout) != 0;
+    if (fclose(stdout) != 0 && !err)
+        err = errno ? errno : EIO;
+    if (!err && !had_error)
+        return rc;
+    if (rc != VP_EXIT_OK)
+        return rc;
+    if (err)
+        fprintf(stderr, "vpsim: cannot write to standard output: %s\n", strerror(err));
+    else
+        fprintf(stderr, "vpsim: cannot write to standard output: a write failed\n");
+    return VP_EXIT_FAIL;
+}
+
+static int main_dispatch(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         main_help();
@@ -59,4 +82,9 @@ int main(int argc, char **argv)
         fprintf(stderr, " %s", commands[i].name);
     fprintf(stderr, "\n");
     return VP_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    return main_close_stdout(main_dispatch(argc, argv));
 }

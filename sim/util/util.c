@@ -5,6 +5,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 static void util_oom(size_t n)
@@ -135,42 +139,194 @@ char *util_path_join(const char *base_dir, const char *rel)
     return util_xasprintf("%s/%s", base_dir, rel);
 }
 
+int util_parse_ll(const char *s, long long *out)
+{
+    /* strtoll alone would take leading blanks, '+', and (base 0) hex: an option value is digits only. */
+    const char *p = s + (s[0] == '-');
+    if (!*p)
+        return -1;
+    for (const char *q = p; *q; q++)
+        if (*q < '0' || *q > '9')
+            return -1;
+    errno = 0;
+    char *end = NULL;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static const char *util_file_kind(mode_t m)
+{
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "not a regular file";
+}
+
+/* File systems whose entries are kernel interfaces, not files: a rename there would at best fail
+ * after all the work and at worst feed text to a kernel knob. */
+static const char *util_pseudo_fs(const char *dir)
+{
+    static const struct {
+        long magic;
+        const char *name;
+    } fs[] = {{PROC_SUPER_MAGIC, "proc"},     {SYSFS_MAGIC, "sysfs"},   {CGROUP_SUPER_MAGIC, "cgroup"},
+              {CGROUP2_SUPER_MAGIC, "cgroup2"}, {DEBUGFS_MAGIC, "debugfs"}, {DEVPTS_SUPER_MAGIC, "devpts"}};
+    struct statfs sf;
+    if (statfs(dir, &sf) != 0)
+        return NULL;
+    for (size_t i = 0; i < sizeof(fs) / sizeof(fs[0]); i++)
+        if ((long)sf.f_type == fs[i].magic)
+            return fs[i].name;
+    return NULL;
+}
+
+char *util_out_target(const char *path, char *errbuf, size_t errlen)
+{
+    if (!path[0]) {
+        snprintf(errbuf, errlen, "an empty path names no file");
+        return NULL;
+    }
+    if (path[strlen(path) - 1] == '/') {
+        snprintf(errbuf, errlen, "ends with '/', so it names a directory; give a file path");
+        return NULL;
+    }
+    struct stat st;
+    char *target = NULL;
+    const char *via = ""; /* set when a symbolic link was followed, for the message */
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        target = realpath(path, NULL);
+        if (!target) {
+            snprintf(errbuf, errlen, "is a symbolic link that does not lead to an existing file (%s)",
+                     strerror(errno));
+            return NULL;
+        }
+        via = "is a symbolic link to ";
+    } else {
+        target = util_xstrdup(path);
+    }
+    if (stat(target, &st) == 0) {
+        if (!S_ISREG(st.st_mode)) {
+            if (via[0])
+                snprintf(errbuf, errlen, "%s%s, which is %s, not a regular file", via, target,
+                         util_file_kind(st.st_mode));
+            else
+                snprintf(errbuf, errlen, "is %s, not a regular file", util_file_kind(st.st_mode));
+            free(target);
+            return NULL;
+        }
+    } else if (errno != ENOENT && errno != ENOTDIR) {
+        snprintf(errbuf, errlen, "cannot be examined: %s", strerror(errno));
+        free(target);
+        return NULL;
+    }
+    char *dir = util_dirname(target);
+    const char *pseudo = NULL;
+    struct stat ds;
+    bool bad = true;
+    if (stat(dir, &ds) != 0)
+        snprintf(errbuf, errlen, "directory '%s' %s", dir, errno == ENOENT ? "does not exist" : strerror(errno));
+    else if (!S_ISDIR(ds.st_mode))
+        snprintf(errbuf, errlen, "'%s' is not a directory", dir);
+    else if ((pseudo = util_pseudo_fs(dir)) != NULL)
+        snprintf(errbuf, errlen, "'%s' is on the kernel's %s file system, which holds no regular files", dir,
+                 pseudo);
+    else if (access(dir, W_OK | X_OK) != 0)
+        snprintf(errbuf, errlen, "directory '%s' is not writable: %s", dir, strerror(errno));
+    else
+        bad = false;
+    free(dir);
+    if (bad) {
+        free(target);
+        return NULL;
+    }
+    return target;
+}
+
 int util_write_file_atomic(const char *path, const char *data, size_t len, char *errbuf, size_t errlen)
 {
-    char *tmp = util_xasprintf("%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    char why[512];
+    char *target = util_out_target(path, why, sizeof(why));
+    if (!target) {
+        snprintf(errbuf, errlen, "cannot %s '%s': %s", access(path, F_OK) == 0 ? "replace" : "create", path, why);
+        return -1;
+    }
+    /* mkstemp: O_EXCL, so a file or link already at the temp name is never written through. */
+    char *tmp = util_xasprintf("%s.tmp.XXXXXX", target);
+    int fd = mkstemp(tmp);
     if (fd < 0) {
-        snprintf(errbuf, errlen, "cannot create %s: %s", tmp, strerror(errno));
+        snprintf(errbuf, errlen, "cannot create a temporary file beside %s: %s", target, strerror(errno));
         free(tmp);
+        free(target);
         return -1;
     }
-    size_t off = 0;
-    while (off < len) {
+    /* mkstemp makes 0600; keep the mode of the file being replaced, else what open(0666) and umask give. */
+    struct stat st;
+    mode_t mode;
+    if (stat(target, &st) == 0) {
+        mode = st.st_mode & 07777;
+    } else {
+        /* umask can only be read by setting it; no other thread of vpsim creates files meanwhile. */
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    const char *fail = NULL, *fail_path = tmp;
+    int saved = 0;
+    if (fchmod(fd, mode) != 0) {
+        fail = "cannot set the mode of";
+        saved = errno;
+    }
+    for (size_t off = 0; !fail && off < len;) {
         ssize_t w = write(fd, data + off, len - off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            snprintf(errbuf, errlen, "cannot write %s: %s", tmp, strerror(errno));
-            close(fd);
-            unlink(tmp);
-            free(tmp);
-            return -1;
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            fail = "cannot write";
+            saved = w < 0 ? errno : EIO;
+        } else {
+            off += (size_t)w;
         }
-        off += (size_t)w;
     }
-    if (fsync(fd) != 0 || close(fd) != 0) {
-        snprintf(errbuf, errlen, "cannot flush %s: %s", tmp, strerror(errno));
+    if (!fail && fsync(fd) != 0) {
+        fail = "cannot flush";
+        saved = errno;
+    }
+    if (close(fd) != 0 && !fail) {
+        fail = "cannot close";
+        saved = errno;
+    }
+    if (!fail && rename(tmp, target) != 0) {
+        fail = "cannot rename the temporary file onto";
+        fail_path = target;
+        saved = errno;
+    }
+    if (fail) {
+        snprintf(errbuf, errlen, "%s %s: %s", fail, fail_path, strerror(saved));
         unlink(tmp);
         free(tmp);
+        free(target);
         return -1;
     }
-    if (rename(tmp, path) != 0) {
-        snprintf(errbuf, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return -1;
+    /* The rename is durable only once the directory itself is on disk. */
+    char *dir = util_dirname(target);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
     }
+    free(dir);
     free(tmp);
+    free(target);
     return 0;
 }
 

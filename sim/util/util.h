@@ -42,13 +42,25 @@ void util_buf_printf(util_buf *b, const char *fmt, ...) __attribute__((format(pr
 void util_buf_vprintf(util_buf *b, const char *fmt, va_list ap);
 void util_buf_free(util_buf *b);
 
+/* A decimal integer and nothing else (optional '-', digits; no blanks, '+', hex or exponent).
+ * 0, or -1 when `s` is not one or overflows. */
+int util_parse_ll(const char *s, long long *out);
+
 /* Directory part of a path ("." when none); caller frees. */
 char *util_dirname(const char *path);
 /* Join base_dir and rel unless rel is absolute; caller frees. */
 char *util_path_join(const char *base_dir, const char *rel);
 
-/* Write `len` bytes to `path` atomically: temp file in the same directory, fsync, rename.
- * Returns 0, or -1 with a message in errbuf. */
+/* Where a write to `path` lands: `path` itself, or, when `path` is a symbolic link, the existing file it
+ * leads to (that file is replaced; the link stays). NULL with a message (without the path) when `path`
+ * cannot hold a regular file: empty, ending in '/', a directory, device, FIFO or socket (directly or
+ * through a link), a dangling link, a missing or unwritable directory, or a directory on a kernel
+ * pseudo file system (/proc, /sys, ...). Caller frees. */
+char *util_out_target(const char *path, char *errbuf, size_t errlen);
+
+/* Write `len` bytes to util_out_target(path) atomically: temp file in the same directory, fsync, rename
+ * (the replaced file's mode kept). Returns 0, or -1 with a message in errbuf; the temp file never
+ * outlives a failure. */
 int util_write_file_atomic(const char *path, const char *data, size_t len, char *errbuf, size_t errlen);
 
 /* Human formatting of byte counts ("42.0 KiB"); returns buf. */

@@ -11,21 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A bad input: exit status 2, nothing on stdout, and stderr holding `where` and `what`. */
-static void expect_bad_run(th_result r, const char *where, const char *what)
-{
-    cr_assert_eq(r.status, 2, "exit status %d, want 2; stderr: %s", r.status, r.err);
-    cr_assert_str_eq(r.out, "", "nothing on stdout for a bad input");
-    cr_assert_not_null(strstr(r.err, where), "stderr lacks '%s':\n%s", where, r.err);
-    cr_assert_not_null(strstr(r.err, what), "stderr lacks '%s':\n%s", what, r.err);
-    th_free(&r);
-}
 
 /* A fixture scenario in tests/data/bad/ whose error is at `linecol` ("7:3"). */
 static void expect_bad_fixture(const char *name, const char *linecol, const char *what)
 {
     char *where = util_xasprintf("tests/data/bad/%s:%s: ", name, linecol);
-    expect_bad_run(th_run("plan tests/data/bad/%s", name), where, what);
+    th_expect_bad(th_run("plan tests/data/bad/%s", name), where, what);
     free(where);
 }
 
@@ -48,7 +39,7 @@ Test(cli_bad, unknown_key_lists_the_valid_keys)
 
 Test(cli_bad, unknown_key_in_the_model_file)
 {
-    expect_bad_run(th_run("plan tests/data/bad/model_unknown_key.yaml"),
+    th_expect_bad(th_run("plan tests/data/bad/model_unknown_key.yaml"),
                    "tests/data/bad/model_unknown_key.model.yaml:10:1: ",
                    "unknown key 'hiden'; valid keys here: name, source, arch, layers, first_k_dense, hidden,");
 }
@@ -93,13 +84,13 @@ Test(cli_bad, missing_model_file)
 Test(cli_bad, model_path_that_is_a_directory)
 {
     expect_bad_fixture("model_is_directory.yaml", "3:8", "is not a regular file");
-    expect_bad_run(th_run("plan configs/tiny.yaml --set model=models"), "--set 'model=models': ",
+    th_expect_bad(th_run("plan configs/tiny.yaml --set model=models"), "--set 'model=models': ",
                    "is not a regular file");
 }
 
 Test(cli_bad, missing_scenario_file)
 {
-    expect_bad_run(th_run("plan tests/data/bad/does-not-exist.yaml"), "tests/data/bad/does-not-exist.yaml: ",
+    th_expect_bad(th_run("plan tests/data/bad/does-not-exist.yaml"), "tests/data/bad/does-not-exist.yaml: ",
                    "cannot open");
 }
 
@@ -130,7 +121,7 @@ Test(cli_bad, binary_file)
     const char bin[] = "\x7f" "ELF\x02\x01\x01\x00\x00\x00junk\xff\xfe";
     char *path = temp_text(bin, sizeof(bin) - 1);
     char *where = util_xasprintf("%s:1:8: ", path);
-    expect_bad_run(th_run("plan %s", path), where, "contains NUL bytes; this looks like a binary file");
+    th_expect_bad(th_run("plan %s", path), where, "contains NUL bytes; this looks like a binary file");
     unlink(path);
     free(path);
     free(where);
@@ -139,7 +130,7 @@ Test(cli_bad, binary_file)
     const char latin1[] = "name: caf\xe9\nparallel: {tp: 2}\n";
     path = temp_text(latin1, sizeof(latin1) - 1);
     where = util_xasprintf("%s:1:10: ", path);
-    expect_bad_run(th_run("plan %s", path), where, "not valid UTF-8");
+    th_expect_bad(th_run("plan %s", path), where, "not valid UTF-8");
     unlink(path);
     free(path);
     free(where);
@@ -148,7 +139,7 @@ Test(cli_bad, binary_file)
     const char *bin_path = getenv("VPSIM_BIN");
     if (bin_path) {
         where = util_xasprintf("%s:1:", bin_path);
-        expect_bad_run(th_run("plan '%s'", bin_path), where, "contains NUL bytes");
+        th_expect_bad(th_run("plan '%s'", bin_path), where, "contains NUL bytes");
         free(where);
     }
 }
@@ -161,8 +152,8 @@ Test(cli_bad, oversized_file)
     cr_assert_eq(ftruncate(fd, (off_t)CFG_MAX_FILE_BYTES + 4096), 0); /* sparse: costs nothing */
     close(fd);
     char *where = util_xasprintf("%s: ", path);
-    expect_bad_run(th_run("plan %s", path), where, "the limit is 67108864 bytes");
-    expect_bad_run(th_run("plan --plan %s", path), where, "the limit is 67108864 bytes");
+    th_expect_bad(th_run("plan %s", path), where, "the limit is 67108864 bytes");
+    th_expect_bad(th_run("plan --plan %s", path), where, "the limit is 67108864 bytes");
     unlink(path);
     free(where);
 }
@@ -179,7 +170,7 @@ Test(cli_bad, too_deep_nesting)
     char *path = temp_text(b.s, b.len);
     /* "description: " is 13 columns; the root mapping is level 1, so the 64th '[' opens level 65. */
     char *where = util_xasprintf("%s:2:%d: ", path, 13 + CFG_MAX_DEPTH);
-    expect_bad_run(th_run("plan %s", path), where, "nesting deeper than 64 levels");
+    th_expect_bad(th_run("plan %s", path), where, "nesting deeper than 64 levels");
     unlink(path);
     free(path);
     free(where);
@@ -229,57 +220,57 @@ Test(cli_bad, scenario_that_is_not_a_mapping)
 
 Test(cli_bad, set_without_equals)
 {
-    expect_bad_run(th_run("plan configs/tiny.yaml --set speculative.steps"), "--set 'speculative.steps': ",
+    th_expect_bad(th_run("plan configs/tiny.yaml --set speculative.steps"), "--set 'speculative.steps': ",
                    "expected KEY=VALUE");
 }
 
 Test(cli_bad, set_unknown_key)
 {
-    expect_bad_run(th_run("plan configs/tiny.yaml --set parallel.tpx=2"), "--set 'parallel.tpx=2': ",
+    th_expect_bad(th_run("plan configs/tiny.yaml --set parallel.tpx=2"), "--set 'parallel.tpx=2': ",
                    "unknown key 'parallel.tpx'");
-    expect_bad_run(th_run("plan configs/tiny.yaml --set model.hiden=2"), "--set 'model.hiden=2': ",
+    th_expect_bad(th_run("plan configs/tiny.yaml --set model.hiden=2"), "--set 'model.hiden=2': ",
                    "unknown key 'model.hiden'");
-    expect_bad_run(th_run("plan configs/tiny.yaml --set Parallel.tp=2"), "--set 'Parallel.tp=2': ",
+    th_expect_bad(th_run("plan configs/tiny.yaml --set Parallel.tp=2"), "--set 'Parallel.tp=2': ",
                    "may hold only a-z");
 }
 
 Test(cli_bad, set_bad_value_type)
 {
-    expect_bad_run(th_run("plan configs/tiny.yaml --set parallel.tp=abc"), "--set 'parallel.tp=abc': ",
+    th_expect_bad(th_run("plan configs/tiny.yaml --set parallel.tp=abc"), "--set 'parallel.tp=abc': ",
                    "expected an integer, got 'abc'");
-    expect_bad_run(th_run("plan configs/tiny.yaml --set run.graph=yes"), "--set 'run.graph=yes': ",
+    th_expect_bad(th_run("plan configs/tiny.yaml --set run.graph=yes"), "--set 'run.graph=yes': ",
                    "expected true or false");
-    expect_bad_run(th_run("plan configs/tiny.yaml --set 'speculative.acceptance=[0.5, 2]'"),
+    th_expect_bad(th_run("plan configs/tiny.yaml --set 'speculative.acceptance=[0.5, 2]'"),
                    "--set 'speculative.acceptance=[0.5, 2]': ", "acceptance[1]: 2 is out of range");
-    expect_bad_run(th_run("plan configs/tiny.yaml --set 'speculative.acceptance=[0.5'"),
+    th_expect_bad(th_run("plan configs/tiny.yaml --set 'speculative.acceptance=[0.5'"),
                    "--set 'speculative.acceptance=[0.5': ", "YAML syntax error");
-    expect_bad_run(th_run("plan configs/tiny.yaml --set model.hidden=-1"), "--set 'model.hidden=-1': ",
+    th_expect_bad(th_run("plan configs/tiny.yaml --set model.hidden=-1"), "--set 'model.hidden=-1': ",
                    "out of range");
-    expect_bad_run(th_run("plan configs/tiny.yaml --set run.device=tpu"), "--set 'run.device=tpu': ",
+    th_expect_bad(th_run("plan configs/tiny.yaml --set run.device=tpu"), "--set 'run.device=tpu': ",
                    "valid choices: cuda, cpu");
-    expect_bad_run(th_run("plan configs/tiny.yaml --set 'parallel.tp={a: 1}'"), "--set 'parallel.tp={a: 1}': ",
+    th_expect_bad(th_run("plan configs/tiny.yaml --set 'parallel.tp={a: 1}'"), "--set 'parallel.tp={a: 1}': ",
                    "expected integer, got a mapping");
 }
 
 Test(cli_bad, bad_format)
 {
-    expect_bad_run(th_run("plan configs/tiny.yaml --format xml"), "--format 'xml'", "valid choices: table, json, csv");
+    th_expect_bad(th_run("plan configs/tiny.yaml --format xml"), "--format 'xml'", "valid choices: table, json, csv");
 }
 
 Test(cli_bad, unknown_option_and_extra_argument)
 {
-    expect_bad_run(th_run("plan configs/tiny.yaml --bogus"), "unknown option '--bogus'", "vpsim plan --help");
-    expect_bad_run(th_run("plan configs/tiny.yaml configs/default.yaml"), "unexpected argument 'configs/default.yaml'",
+    th_expect_bad(th_run("plan configs/tiny.yaml --bogus"), "unknown option '--bogus'", "vpsim plan --help");
+    th_expect_bad(th_run("plan configs/tiny.yaml configs/default.yaml"), "unexpected argument 'configs/default.yaml'",
                    "vpsim plan --help");
-    expect_bad_run(th_run("plan configs/tiny.yaml --set"), "option '--set' needs a value", "vpsim plan --help");
-    expect_bad_run(th_run("plan configs/tiny.yaml --format"), "option '--format' needs a value", "");
-    expect_bad_run(th_run("plan configs/tiny.yaml -x"), "unknown option '-x'", "");
-    expect_bad_run(th_run("no-such-command"), "unknown command 'no-such-command'", "plan");
+    th_expect_bad(th_run("plan configs/tiny.yaml --set"), "option '--set' needs a value", "vpsim plan --help");
+    th_expect_bad(th_run("plan configs/tiny.yaml --format"), "option '--format' needs a value", "");
+    th_expect_bad(th_run("plan configs/tiny.yaml -x"), "unknown option '-x'", "");
+    th_expect_bad(th_run("no-such-command"), "unknown command 'no-such-command'", "plan");
 }
 
 Test(cli_bad, plan_json_cannot_take_set)
 {
-    expect_bad_run(th_run("plan --plan tests/data/plan_hand.json --set parallel.tp=2"), "--set", "scenario");
+    th_expect_bad(th_run("plan --plan tests/data/plan_hand.json --set parallel.tp=2"), "--set", "scenario");
 }
 
 /* ---------------- TP degrees through the CLI ---------------- */
@@ -297,10 +288,10 @@ Test(cli_tp, powers_of_two_build_and_tp3_is_rejected)
             th_free(&r);
         }
     }
-    expect_bad_run(th_run("plan configs/default.yaml --set parallel.tp=3"), "--set 'parallel.tp=3': ",
+    th_expect_bad(th_run("plan configs/default.yaml --set parallel.tp=3"), "--set 'parallel.tp=3': ",
                    "must be 1, 2, 4, 8 or 16");
     /* tiny-moe has 8 heads. */
-    expect_bad_run(th_run("plan configs/tiny.yaml --set parallel.tp=16"), "--set 'parallel.tp=16': ",
+    th_expect_bad(th_run("plan configs/tiny.yaml --set parallel.tp=16"), "--set 'parallel.tp=16': ",
                    "does not divide model attention.heads=8");
 }
 
@@ -315,4 +306,191 @@ Test(cli_bad, a_missing_option_value_is_named_in_every_command)
         cr_assert(strstr(r.err, "needs a value") != NULL, "%s:\n%s", cmds[i], r.err);
         th_free(&r);
     }
+}
+
+/* ---------------- one option parser behaviour for every command (issue 16) ---------------- */
+
+/* The six commands that take options, with arguments each would otherwise accept, and a flag of each. */
+static const struct {
+    const char *cmd, *args, *flag;
+} opt_cmds[] = {
+    {"plan", "configs/tiny.yaml", "--help"},
+    {"model", "configs/tiny.yaml", "--explain"},
+    {"sweep", "configs/tiny.yaml --vary workload.batch=1,2 --out /tmp/vpsim-never-written.csv", "--restart"},
+    {"calibrate", "configs/default.yaml --results traces/samples/h200-none-graph.results.json", "--help"},
+    {"bench-allreduce", "--device cpu --backend mpi --sizes 16 -n 1 -w 0", "--graph"},
+    {"run", "configs/tiny.yaml --device cpu --backend none --iters 1 --warmup 0 --instrumented 1", "--check"},
+};
+#define N_OPT_CMDS (sizeof(opt_cmds) / sizeof(opt_cmds[0]))
+
+Test(cli_bad, combined_short_options_name_the_argument_typed)
+{
+    for (size_t i = 0; i < N_OPT_CMDS; i++) {
+        char *want = util_xasprintf("vpsim %s: unknown option '-z' (in '-zq')", opt_cmds[i].cmd);
+        th_expect_bad(th_run("%s %s -zq", opt_cmds[i].cmd, opt_cmds[i].args), want, "--help");
+        free(want);
+    }
+    /* Before the positional argument (getopt moves it behind the options), first in the cluster, alone. */
+    th_expect_bad(th_run("plan -zq configs/tiny.yaml"), "vpsim plan: unknown option '-z' (in '-zq')", "");
+    th_expect_bad(th_run("model configs/tiny.yaml -qz"), "vpsim model: unknown option '-q' (in '-qz')", "");
+    th_expect_bad(th_run("run configs/tiny.yaml -z"), "vpsim run: unknown option '-z'\n", "");
+    /* A known option in a cluster takes the rest as its value; an unknown one before it is named. */
+    th_expect_bad(th_run("bench-allreduce --device cpu -zn 5"), "unknown option '-z' (in '-zn')", "");
+    th_expect_bad(th_run("bench-allreduce --device cpu -nz"), "-n/--iters 'z': expected an integer", "");
+    th_expect_bad(th_run("bench-allreduce --device cpu -b"), "option '-b' needs a value", "");
+}
+
+Test(cli_bad, a_value_given_to_a_flag_is_named)
+{
+    for (size_t i = 0; i < N_OPT_CMDS; i++) {
+        char *want = util_xasprintf("vpsim %s: option '%s' takes no value (got '%s=1')", opt_cmds[i].cmd,
+                                    opt_cmds[i].flag, opt_cmds[i].flag);
+        th_expect_bad(th_run("%s %s %s=1", opt_cmds[i].cmd, opt_cmds[i].args, opt_cmds[i].flag), want, "");
+        free(want);
+    }
+    th_expect_bad(th_run("sweep --no-such=1"), "vpsim sweep: unknown option '--no-such'\n", "");
+}
+
+/* Every numeric option refuses the same values the same way: exit 2, the option and value named. */
+Test(cli_bad, numeric_options_take_plain_decimals_only)
+{
+    static const struct {
+        const char *cmd, *opt, *named;
+    } opts[] = {
+        {"run configs/tiny.yaml --device cpu --backend none", "--iters", "--iters"},
+        {"run configs/tiny.yaml --device cpu --backend none", "--warmup", "--warmup"},
+        {"run configs/tiny.yaml --device cpu --backend none", "--instrumented", "--instrumented"},
+        {"run configs/tiny.yaml --device cpu --backend none --check", "--debug-corrupt-rank", "--debug-corrupt-rank"},
+        {"run configs/tiny.yaml --device cpu --backend none", "--timeout", "--timeout"},
+        {"run configs/tiny.yaml --device cpu --backend none", "--max-host-memory", "--max-host-memory"},
+        {"bench-allreduce --device cpu --sizes 16", "-n", "-n/--iters"},
+        {"bench-allreduce --device cpu --sizes 16", "--iters", "-n/--iters"},
+        {"bench-allreduce --device cpu --sizes 16", "-w", "-w/--warmup"},
+        {"bench-allreduce --device cpu", "-f", "-f/--stepfactor"},
+        {"bench-allreduce --device cpu --sizes 16", "--timeout", "--timeout"},
+        {"bench-allreduce --device cpu", "-b", "-b/--minbytes"},
+        {"bench-allreduce --device cpu", "-e", "-e/--maxbytes"},
+        {"model configs/tiny.yaml", "--bench", "--bench"},
+    };
+    static const char *const bad[] = {"0x10", "0x1p-1", "inf", "nan", "", "4x", " 4", "4 ", "+4", "1e3", "4.0",
+                                      "99999999999999999999", "--"};
+    const size_t n_opts = sizeof(opts) / sizeof(opts[0]), n_bad = sizeof(bad) / sizeof(bad[0]);
+    /* Every value against one option of each of the two parsers (integers: run --iters; sizes: -b), then
+     * every other option with one value in turn, so every option and every value are seen without
+     * running all the pairs (a process start costs ~0.3 s). */
+    for (size_t i = 0; i < n_opts; i++)
+        for (size_t k = 0; k < n_bad; k++) {
+            if (i != 0 && i != 11 && k != i % n_bad)
+                continue;
+            char *want = util_xasprintf("%s '%s': expected ", opts[i].named, bad[k]);
+            th_expect_bad(th_run("%s %s '%s'", opts[i].cmd, opts[i].opt, bad[k]), want, "--help");
+            free(want);
+        }
+}
+
+Test(cli_bad, model_bench_has_a_documented_bound)
+{
+    /* Unbounded, this ran for days: a regression must fail, not hang the suite. */
+    const char *bin = getenv("VPSIM_BIN");
+    th_expect_bad(th_sh("timeout 30 '%s' model configs/tiny.yaml --bench 1000000000000", bin ? bin : "build/vpsim"),
+                   "--bench '1000000000000': expected an integer in [1, 1000000]", "");
+    th_expect_bad(th_run("model configs/tiny.yaml --bench 1000001"), "--bench '1000001'", "[1, 1000000]");
+    th_expect_bad(th_run("model configs/tiny.yaml --bench 0"), "--bench '0'", "[1, 1000000]");
+    th_result r = th_run("model --help");
+    cr_assert_not_null(strstr(r.out, "N in [1, 1000000]"), "the bound is not in the help:\n%s", r.out);
+    th_free(&r);
+}
+
+Test(cli_bad, inject_fault_numbers_are_plain_decimals)
+{
+    /* CALL 99999 is never reached, so a value that slipped through would run to exit 0. */
+    const char *cmds[] = {"run configs/tiny.yaml --device cpu --backend none --iters 1 --warmup 0 --instrumented 1",
+                          "bench-allreduce --device cpu --backend mpi --sizes 16 -n 1 -w 0"};
+    const char *bad[] = {"stall:+0:99999:1", "stall: 0:99999:1", "stall:0:+99999:1", "stall:0:99999: 1",
+                         "stall:0:99999:+1"};
+    for (size_t i = 0; i < 2; i++)
+        for (size_t k = i; k < sizeof(bad) / sizeof(bad[0]); k += 2) {
+            char *want = util_xasprintf("--inject-fault '%s': ", bad[k]);
+            th_expect_bad(th_run("%s --inject-fault '%s'", cmds[i], bad[k]), want, "must be a decimal integer");
+            free(want);
+        }
+}
+
+/* ---------------- lists: no silent truncation, no empty items ---------------- */
+
+Test(cli_bad, bench_sizes_refuse_empty_items_and_junk_naming_the_item)
+{
+    const char *base = "bench-allreduce --device cpu --backend mpi -n 1 -w 0";
+    th_expect_bad(th_run("%s --sizes 16,,32", base), "--sizes: item 2 of 3 is empty", "single commas");
+    th_expect_bad(th_run("%s --sizes 16,32,", base), "--sizes: item 3 of 3 is empty", "");
+    th_expect_bad(th_run("%s --sizes ,16", base), "--sizes: item 1 of 2 is empty", "");
+    th_expect_bad(th_run("%s --sizes ''", base), "--sizes: item 1 of 1 is empty", "");
+    th_expect_bad(th_run("%s --sizes 16,32x,64", base), "--sizes item 2 '32x': expected a size in bytes", "");
+    th_expect_bad(th_run("%s --sizes 16,0x40", base), "--sizes item 2 '0x40'", "");
+    th_expect_bad(th_run("%s --sizes '16, 32'", base), "--sizes item 2 ' 32'", "");
+    th_expect_bad(th_run("%s --backend mpi,,mpi --sizes 16", base), "--backend: item 2 of 3 is empty", "");
+    th_expect_bad(th_run("model configs/tiny.yaml --backend nccl,,mpi"), "--backend: item 2 of 3 is empty", "");
+    th_expect_bad(th_run("model configs/tiny.yaml --backend nccl,"), "--backend: item 2 of 2 is empty", "");
+}
+
+Test(cli_bad, bench_lists_longer_than_1023_characters_are_read_whole)
+{
+    /* 400 repeats of one size (deduplicated) then a distinct last one: 1,605 characters. */
+    util_buf b = {0};
+    for (int i = 0; i < 400; i++)
+        util_buf_printf(&b, "16,");
+    util_buf_printf(&b, "43008");
+    th_result r = th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes %s", b.s);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "43008"), "the last size was cut:\n%s", r.out);
+    int rows = 0;
+    for (const char *p = r.out; (p = strstr(p, "\n ")); p++)
+        rows += p[strspn(p + 1, " ") + 1] >= '0' && p[strspn(p + 1, " ") + 1] <= '9';
+    cr_assert_eq(rows, 2, "want exactly the rows 16 and 43008, got %d:\n%s", rows, r.out);
+    th_free(&r);
+    /* Junk at the end of such a list is seen, not cut off. */
+    b.len -= 5;
+    util_buf_printf(&b, "junk");
+    th_expect_bad(th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes %s", b.s),
+                   "--sizes item 401 'junk'", "");
+    util_buf_free(&b);
+    /* The same for a long --backend list. */
+    for (int i = 0; i < 100; i++)
+        util_buf_printf(&b, "mpi,");
+    util_buf_printf(&b, "bogus");
+    th_expect_bad(th_run("bench-allreduce --device cpu -n 1 -w 0 --sizes 16 --backend %s", b.s),
+                   "--backend 'bogus': valid choices", "");
+    util_buf_free(&b);
+}
+
+Test(cli_bad, bench_sizes_beyond_the_limit_are_refused_naming_it)
+{
+    util_buf b = {0};
+    for (int i = 1; i <= 112; i++)
+        util_buf_printf(&b, "%s%d", i > 1 ? "," : "", 16 * i);
+    th_result r = th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes %s", b.s);
+    cr_assert_eq(r.status, 0, "112 sizes fit: %s", r.err);
+    cr_assert_not_null(strstr(r.out, " 1792 "), "the 112th size is missing:\n%s", r.out);
+    th_free(&r);
+    util_buf_printf(&b, ",%d", 16 * 113);
+    th_expect_bad(th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes %s", b.s),
+                   "--sizes: item 113 '1808' is distinct size number 113; at most 112 distinct sizes", "");
+    util_buf_free(&b);
+    th_result h = th_run("bench-allreduce --help");
+    cr_assert_not_null(strstr(h.out, "at most 112"), "%s", h.out);
+    th_free(&h);
+}
+
+Test(cli_bad, bench_set_without_a_scenario_is_checked_and_said)
+{
+    th_expect_bad(th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes 16 --set workload.batch=0"),
+                   "--set 'workload.batch=0': ", "out of range");
+    th_expect_bad(th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes 16 --set workload.batchx=2"),
+                   "--set 'workload.batchx=2': ", "unknown key");
+    /* A valid one reaches only run.timeout and the model without a scenario: a note says so. */
+    th_result r = th_run("bench-allreduce --device cpu --backend mpi -n 1 -w 0 --sizes 16 --set workload.batch=4");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "note: without a SCENARIO, --set and --system reach only run.timeout"), "%s",
+                       r.err);
+    th_free(&r);
 }

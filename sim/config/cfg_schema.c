@@ -2,6 +2,7 @@
 
 #include "../util/util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@
 
 bool cfg_parse_int(const char *s, long long *out)
 {
-    if (!s || !*s)
+    if (!s || !*s || isspace((unsigned char)*s))
         return false;
     errno = 0;
     char *end = NULL;
@@ -22,9 +23,11 @@ bool cfg_parse_int(const char *s, long long *out)
     return true;
 }
 
+/* strtod also reads hex floats ("0x1p-1"), "inf" and "nan", and skips leading blanks; a config
+ * number is decimal, finite and bare, like the integers beside it. */
 bool cfg_parse_double(const char *s, double *out)
 {
-    if (!s || !*s)
+    if (!s || !*s || isspace((unsigned char)*s) || strpbrk(s, "xXpP"))
         return false;
     errno = 0;
     char *end = NULL;

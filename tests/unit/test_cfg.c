@@ -487,3 +487,24 @@ Test(cfg_checks, system_override_replaces_the_system_file)
                  -1);
     cr_assert_not_null(strstr(err.msg, "--system '/nonexistent/system.yaml'"), "%s", err.msg);
 }
+
+/* Numbers in configs are decimal, finite and bare: strtod alone would take a hex float ("0x1p-1" was
+ * accepted as 0.5 while integers refused hex), and both would skip leading blanks. */
+Test(cfg_numbers, hex_special_and_padded_numbers_are_refused)
+{
+    double d;
+    long long v;
+    const char *bad_d[] = {"0x1p-1", "0X10", "inf", "-inf", "nan", " 0.5", "\t1", "1p3", "0.5 ", ""};
+    for (size_t i = 0; i < sizeof(bad_d) / sizeof(*bad_d); i++)
+        cr_assert(!cfg_parse_double(bad_d[i], &d), "'%s' must be refused", bad_d[i]);
+    const char *bad_i[] = {"0x10", " 5", "5 ", "1e3", ""};
+    for (size_t i = 0; i < sizeof(bad_i) / sizeof(*bad_i); i++)
+        cr_assert(!cfg_parse_int(bad_i[i], &v), "'%s' must be refused", bad_i[i]);
+    cr_assert(cfg_parse_double("5e-1", &d) && d == 0.5);
+    cr_assert(cfg_parse_double("-0.25", &d) && d == -0.25);
+    cr_assert(cfg_parse_int("-7", &v) && v == -7);
+    th_result r = th_run("plan configs/tiny.yaml --set 'speculative.acceptance=[0x1p-1]'");
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "speculative.acceptance[0]: expected a number, got '0x1p-1'"), "%s", r.err);
+    th_free(&r);
+}

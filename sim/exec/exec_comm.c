@@ -5,8 +5,10 @@
 #include "exec_watch.h"
 
 #include "../config/cfg_schema.h"
+#include "../util/util.h"
 
 #include <signal.h>
+#include <stdlib.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,25 +16,30 @@
 
 const char *const exec_fault_names[] = {"none", "kill", "exit", "stall", NULL};
 
+/* MODE:RANK:CALL[:SECONDS], every number a plain decimal (util_parse_ll: no blanks, '+', hex). */
 int exec_fault_parse(const char *arg, exec_fault *f, char *why, size_t len)
 {
-    char mode[16] = "", tail = 0;
-    int rank = -1, secs = 10;
-    long long n = 0;
     memset(f, 0, sizeof(*f));
-    int got = sscanf(arg, "%15[a-z]:%d:%lld:%d%c", mode, &rank, &n, &secs, &tail);
-    int m = cfg_enum_index(exec_fault_names, mode);
-    if (got < 3 || got > 4 || m <= EXEC_FAULT_NONE || rank < 0 || n < 1 || secs < 0 || secs > 86400) {
+    char *fields[5] = {0};
+    int n = 0;
+    char *copy = util_xstrdup(arg), *save = NULL;
+    for (char *tok = strtok_r(copy, ":", &save); tok && n < 5; tok = strtok_r(NULL, ":", &save))
+        fields[n++] = tok;
+    long long rank = -1, call = 0, secs = 10;
+    const int mode = n >= 1 ? cfg_enum_index(exec_fault_names, fields[0]) : -1;
+    const bool ok = (n == 3 || n == 4) && strstr(arg, "::") == NULL && arg[strlen(arg) - 1] != ':' &&
+                    mode > EXEC_FAULT_NONE && util_parse_ll(fields[1], &rank) == 0 && rank >= 0 &&
+                    rank <= 1 << 20 && util_parse_ll(fields[2], &call) == 0 && call >= 1 &&
+                    (n == 3 || (util_parse_ll(fields[3], &secs) == 0 && secs >= 0 && secs <= 86400));
+    free(copy);
+    if (!ok) {
         snprintf(why, len,
                  "--inject-fault '%s': expected MODE:RANK:CALL[:SECONDS] with MODE kill, exit or stall, RANK >= 0, "
-                 "CALL >= 1, SECONDS in 0..86400",
+                 "CALL >= 1, SECONDS in 0..86400, each a plain decimal",
                  arg);
         return -1;
     }
-    f->mode = m;
-    f->rank = rank;
-    f->call = n;
-    f->stall_s = secs;
+    *f = (exec_fault){.mode = mode, .rank = (int)rank, .call = call, .stall_s = (int)secs};
     return 0;
 }
 

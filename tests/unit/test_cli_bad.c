@@ -411,7 +411,7 @@ Test(cli_bad, inject_fault_numbers_are_plain_decimals)
     for (size_t i = 0; i < 2; i++)
         for (size_t k = i; k < sizeof(bad) / sizeof(bad[0]); k += 2) {
             char *want = util_xasprintf("--inject-fault '%s': ", bad[k]);
-            th_expect_bad(th_run("%s --inject-fault '%s'", cmds[i], bad[k]), want, "must be a decimal integer");
+            th_expect_bad(th_run("%s --inject-fault '%s'", cmds[i], bad[k]), want, "each a plain decimal");
             free(want);
         }
 }

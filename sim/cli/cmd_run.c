@@ -236,6 +236,101 @@ static void write_text(const char *path, const util_buf *b, int *rc)
     }
 }
 
+/* Load the scenario (or plan) for this job: a job of N > 1 ranks replays the scenario at TP = N
+ * (-np 1 replays one rank's compute). Then refuse test hooks that name no rank of the job. */
+static int load_for_job(run_args *a, const dist_job *d, cfg_scenario *sc, bool *have_sc, plan *p)
+{
+    int rc = cli_load(&a->c, sc, have_sc, p);
+    if (rc == 0 && *have_sc && d->size > 1 && sc->parallel.tp != d->size && !a->c.plan_path) {
+        if (a->c.n_sets >= CFG_MAX_SETS) {
+            rc = VP_EXIT_USAGE;
+        } else {
+            static char tp_set[32];
+            snprintf(tp_set, sizeof(tp_set), "parallel.tp=%d", d->size);
+            if (d->rank == 0)
+                fprintf(stderr, "vpsim run: note: the job has %d ranks: replaying with %s (the scenario says %d)\n",
+                        d->size, tp_set, sc->parallel.tp);
+            a->c.sets[a->c.n_sets++] = tp_set;
+            plan_free(p);
+            cfg_scenario_free(sc);
+            rc = cli_load(&a->c, sc, have_sc, p);
+        }
+    }
+    if (rc)
+        return rc;
+    rc = cli_check_fault_rank("run", &a->fault, d);
+    if (rc == 0 && a->corrupt_rank >= 0 && (!a->check || a->corrupt_rank >= d->size)) {
+        if (d->rank == 0)
+            cli_usage_error("run", "--debug-corrupt-rank %d: %s", a->corrupt_rank,
+                            !a->check ? "needs --check (it corrupts checked results)" : "no such rank in this job");
+        rc = VP_EXIT_USAGE;
+    }
+    if (rc) {
+        plan_free(p);
+        if (*have_sc)
+            cfg_scenario_free(sc);
+    }
+    return rc;
+}
+
+/* The command line over the scenario's run: section over the built-in defaults. */
+static exec_options run_options(const run_args *a, const dist_job *d, const cfg_scenario *sc)
+{
+    return (exec_options){
+        .device = a->device >= 0 ? a->device : (sc ? sc->run.device : CFG_DEVICE_CUDA),
+        .backend = a->backend >= 0 ? a->backend : (sc ? sc->run.backend : CFG_BACKEND_NCCL),
+        .graph = a->graph >= 0 ? a->graph == 1 : (sc ? sc->run.graph : true),
+        .iters = a->iters >= 0 ? a->iters : (sc ? sc->run.iters : 20),
+        .warmup = a->warmup >= 0 ? a->warmup : (sc ? sc->run.warmup : 3),
+        .instrumented_iters = a->instrumented,
+        .check = a->check,
+        .debug_corrupt_rank = a->corrupt_rank,
+        .seed = sc ? sc->run.seed : 1234,
+        .progress = d->rank == 0 && isatty(2),
+        .max_host_bytes = (size_t)(a->max_host_gib * 1073741824.0),
+        .fault = a->fault,
+    };
+}
+
+/* Rank 0: the table on stdout, then --out and --trace. Returns rc, or VP_EXIT_FAIL on a failed write. */
+static int report_run(const run_args *a, const cfg_scenario *sc, const plan *p, const exec_options *opt,
+                      const char *policy_text, const exec_result *res, int rc, int argc, char **argv)
+{
+    results_cycle rr;
+    cli_fill_measured(&rr, p, res, policy_text ? policy_text : cfg_backend_names[opt->backend]);
+    report_results_meta meta = cli_results_meta(&a->c, sc, p, "run", res->graph);
+    /* A measurement describes the machine it ran on, not the scenario's system file. */
+    char measured_on[200];
+    const char *gpu = util_env_get(res->env, res->n_env, "gpu");
+    snprintf(measured_on, sizeof(measured_on), "%s (measured here)", gpu ? gpu : "host CPU");
+    meta.system = measured_on;
+    util_buf out = {0};
+    report_results_table(&out, &meta, &rr, 1);
+    cli_run_summary(&out, p, res, &rr);
+    cli_compare cmp = {0};
+    if (sc && opt->device == CFG_DEVICE_CUDA)
+        cli_run_compare(&cmp, sc, p, res, opt->allreduce_policy ? -1 : opt->backend, &rr);
+    cli_run_compare_table(&out, &cmp);
+    if (cli_write_stdout(out.s ? out.s : "", out.len))
+        rc = VP_EXIT_FAIL;
+    util_buf_free(&out);
+    if (a->c.out_path) {
+        util_json j;
+        util_json_init(&j, true);
+        cli_run_json(&j, &meta, &rr, p, res, &cmp, argc, argv);
+        write_text(a->c.out_path, &j.out, &rc);
+        util_buf_free(&j.out);
+    }
+    if (a->trace) {
+        util_buf t = {0};
+        report_trace_json(&t, p, res->ranks, res->op_start_us, res->op_dur_us);
+        write_text(a->trace, &t, &rc);
+        util_buf_free(&t);
+    }
+    results_cycle_free(&rr);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_args a;
@@ -251,62 +346,18 @@ int cmd_run(int argc, char **argv)
     cfg_scenario sc;
     bool have_sc = false;
     plan p;
-    rc = cli_load(&a.c, &sc, &have_sc, &p);
-    if (rc == 0 && have_sc && d.size > 1 && sc.parallel.tp != d.size && !a.c.plan_path) {
-        /* A job of N > 1 ranks replays the scenario at TP = N (-np 1 replays one rank's compute). */
-        if (a.c.n_sets >= CFG_MAX_SETS) {
-            rc = VP_EXIT_USAGE;
-        } else {
-            static char tp_set[32];
-            snprintf(tp_set, sizeof(tp_set), "parallel.tp=%d", d.size);
-            if (d.rank == 0)
-                fprintf(stderr, "vpsim run: note: the job has %d ranks: replaying with %s (the scenario says %d)\n",
-                        d.size, tp_set, sc.parallel.tp);
-            a.c.sets[a.c.n_sets++] = tp_set;
-            plan_free(&p);
-            cfg_scenario_free(&sc);
-            rc = cli_load(&a.c, &sc, &have_sc, &p);
-        }
-    }
-    const bool loaded = rc == 0;
-    if (rc == 0)
-        rc = cli_check_fault_rank("run", &a.fault, &d);
-    if (rc == 0 && a.corrupt_rank >= 0 && (!a.check || a.corrupt_rank >= d.size)) {
-        if (d.rank == 0)
-            cli_usage_error("run", "--debug-corrupt-rank %d: %s", a.corrupt_rank,
-                            !a.check ? "needs --check (it corrupts checked results)"
-                                     : "no such rank in this job");
-        rc = VP_EXIT_USAGE;
-    }
+    rc = load_for_job(&a, &d, &sc, &have_sc, &p);
     if (rc) {
-        if (loaded) {
-            plan_free(&p);
-            if (have_sc)
-                cfg_scenario_free(&sc);
-        }
         dist_finalize(&d);
         return rc;
     }
-    exec_watch_start(&d, "run", a.timeout >= 0 ? a.timeout : (have_sc ? sc.run.timeout : EXEC_WATCH_DEFAULT_S));
-
-    exec_options opt = {
-        .device = a.device >= 0 ? a.device : (have_sc ? sc.run.device : CFG_DEVICE_CUDA),
-        .backend = a.backend >= 0 ? a.backend : (have_sc ? sc.run.backend : CFG_BACKEND_NCCL),
-        .graph = a.graph >= 0 ? a.graph == 1 : (have_sc ? sc.run.graph : true),
-        .iters = a.iters >= 0 ? a.iters : (have_sc ? sc.run.iters : 20),
-        .warmup = a.warmup >= 0 ? a.warmup : (have_sc ? sc.run.warmup : 3),
-        .instrumented_iters = a.instrumented,
-        .check = a.check,
-        .debug_corrupt_rank = a.corrupt_rank,
-        .seed = have_sc ? sc.run.seed : 1234,
-        .progress = d.rank == 0 && isatty(2),
-        .max_host_bytes = (size_t)(a.max_host_gib * 1073741824.0),
-        .fault = a.fault,
-    };
+    const cfg_scenario *scp = have_sc ? &sc : NULL;
+    exec_watch_start(&d, "run", a.timeout >= 0 ? a.timeout : (scp ? sc.run.timeout : EXEC_WATCH_DEFAULT_S));
+    exec_options opt = run_options(&a, &d, scp);
     /* Which collectives go where: --allreduce-policy, else an explicit --backend, else the scenario's
      * run.allreduce_policy, else its run.backend. */
     const char *policy_text = a.policy;
-    if (!policy_text && a.backend < 0 && have_sc && sc.run.allreduce_policy && sc.run.allreduce_policy[0])
+    if (!policy_text && a.backend < 0 && scp && sc.run.allreduce_policy && sc.run.allreduce_policy[0])
         policy_text = sc.run.allreduce_policy;
     cfg_policy policy;
     if (policy_text) {
@@ -316,60 +367,18 @@ int cmd_run(int argc, char **argv)
     }
     double *modelled = NULL;
     if (opt.backend == CFG_BACKEND_MODEL) {
-        rc = cli_model_collective_us(&a.c, have_sc ? &sc : NULL, &p, a.target_system, a.model_backend, &modelled);
-        if (rc) {
-            plan_free(&p);
-            if (have_sc)
-                cfg_scenario_free(&sc);
-            dist_finalize(&d);
-            exec_watch_stop();
-            return rc;
-        }
+        rc = cli_model_collective_us(&a.c, scp, &p, a.target_system, a.model_backend, &modelled);
         opt.collective_us = modelled;
     }
-
-    exec_result res;
-    rc = exec_run(&d, &opt, &p, &res);
-    exec_watch_step("reporting the results");
-    if (rc == 0 || rc == 1) {
-        if (d.rank == 0) {
-            results_cycle rr;
-            cli_fill_measured(&rr, &p, &res, policy_text ? policy_text : cfg_backend_names[opt.backend]);
-            report_results_meta meta = cli_results_meta(&a.c, have_sc ? &sc : NULL, &p, "run", res.graph);
-            /* A measurement describes the machine it ran on, not the scenario's system file. */
-            char measured_on[200];
-            const char *gpu = NULL;
-            for (int i = 0; i < res.n_env; i++)
-                if (!strcmp(res.env[i].key, "gpu"))
-                    gpu = res.env[i].value;
-            snprintf(measured_on, sizeof(measured_on), "%s (measured here)", gpu ? gpu : "host CPU");
-            meta.system = measured_on;
-            util_buf out = {0};
-            report_results_table(&out, &meta, &rr, 1);
-            cli_run_summary(&out, &p, &res, &rr);
-            cli_compare cmp = {0};
-            if (have_sc && opt.device == CFG_DEVICE_CUDA)
-                cli_run_compare(&cmp, &sc, &p, &res, opt.allreduce_policy ? -1 : opt.backend, &rr);
-            cli_run_compare_table(&out, &cmp);
-            if (cli_write_stdout(out.s ? out.s : "", out.len))
-                rc = VP_EXIT_FAIL;
-            util_buf_free(&out);
-            if (a.c.out_path) {
-                util_json j;
-                util_json_init(&j, true);
-                cli_run_json(&j, &meta, &rr, &p, &res, &cmp, argc, argv);
-                write_text(a.c.out_path, &j.out, &rc);
-                util_buf_free(&j.out);
-            }
-            if (a.trace) {
-                util_buf t = {0};
-                report_trace_json(&t, &p, res.ranks, res.op_start_us, res.op_dur_us);
-                write_text(a.trace, &t, &rc);
-                util_buf_free(&t);
-            }
-            results_cycle_free(&rr);
+    if (rc == 0) {
+        exec_result res;
+        rc = exec_run(&d, &opt, &p, &res);
+        exec_watch_step("reporting the results");
+        if (rc == 0 || rc == 1) {
+            if (d.rank == 0)
+                rc = report_run(&a, scp, &p, &opt, policy_text, &res, rc, argc, argv);
+            exec_result_free(&res);
         }
-        exec_result_free(&res);
     }
     free(modelled);
     plan_free(&p);

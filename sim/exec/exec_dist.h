@@ -42,4 +42,10 @@ void exec_dist_gather_doubles(const double *in, int n, double *out);
 /* Logical AND of a flag across ranks. */
 bool exec_dist_all(bool v);
 
+/* "rank 1 (pid 4242 on host)" for each rank on this host whose process is gone (killed without a
+ * word), comma-separated into buf; returns the length, 0 when none is known to be gone. Async-signal-
+ * safe, for the watchdog and abort paths. When the launcher ends a multi-rank job with SIGTERM, every
+ * survivor prints one line naming these ranks (installed by exec_dist_init). */
+size_t exec_dist_vanished(char *buf, size_t cap);
+
 #endif

@@ -153,6 +153,11 @@ $(TEST_BIN): $(TEST_OBJS) $(LIBVPSIM)
 
 # Tests find the binary and the repo through these (tests/unit/test_helpers.h).
 TEST_ENV := VPSIM_BIN=$(abspath $(BIN)) VPSIM_ROOT=$(CURDIR)
+ifeq ($(VARIANT),asan)
+  # LeakSanitizer ignores Open MPI's own allocations (tests/lsan.supp says why these settings).
+  TEST_ENV += LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+              ASAN_OPTIONS=fast_unwind_on_malloc=0 OMPI_MCA_mca_base_component_disable_dlclose=1
+endif
 
 test: all $(TEST_BIN)
 	$(TEST_ENV) $(TEST_BIN) --jobs 2 $(TEST_ARGS)

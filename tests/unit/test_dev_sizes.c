@@ -34,29 +34,32 @@ static char *plan_with(const char *ops)
     "\"batch\": 1, \"q_len\": 2, \"kv_len\": 16, \"heads\": " heads ", \"kv_heads\": " kv_heads ", \"qk_dim\": " qk   \
     ", \"v_dim\": " v ", \"kv_shared\": " shared "}"
 
+static th_result run_plan(const char *ops)
+{
+    char *path = plan_with(ops);
+    th_result r = th_run("run --plan '%s' --device cpu --backend none", path);
+    unlink(path);
+    free(path);
+    return r;
+}
+
 /* The plan is refused as a bad request: exit 2 (not a signal, not a run), a message on stderr that
  * names `what`, no results printed. */
 static void expect_refused(const char *ops, const char *what)
 {
-    char *path = plan_with(ops);
-    th_result r = th_run("run --plan '%s' --device cpu --backend none", path);
+    th_result r = run_plan(ops);
     cr_assert_eq(r.status, 2, "exit status %d, want 2 (a refused plan); stderr:\n%s", r.status, r.err);
     cr_assert_not_null(strstr(r.err, what), "stderr does not name '%s':\n%s", what, r.err);
     cr_assert_null(strstr(r.out, "tok/s"), "the plan ran:\n%s", r.out);
     th_free(&r);
-    unlink(path);
-    free(path);
 }
 
 Test(dev_sizes, sane_plan_runs)
 {
-    char *path = plan_with(GEMM("grouped_gemm", "experts", "8", "16", "16", "4") ",\n" ATTN("attn", "4", "2", "8", "8",
-                                                                                             "false"));
-    th_result r = th_run("run --plan '%s' --device cpu --backend none", path);
+    th_result r = run_plan(GEMM("grouped_gemm", "experts", "8", "16", "16", "4") ",\n" ATTN("attn", "4", "2", "8", "8",
+                                                                                           "false"));
     cr_assert_eq(r.status, 0, "exit %d; stderr:\n%s", r.status, r.err);
     th_free(&r);
-    unlink(path);
-    free(path);
 }
 
 Test(dev_sizes, grouped_gemm_batch_0_is_refused_not_sigfpe)

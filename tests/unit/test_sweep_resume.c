@@ -30,20 +30,15 @@ static void remove_dir(char *dir)
     free(dir);
 }
 
+/* The file's contents, or NULL when it cannot be read. */
 static char *slurp(const char *dir, const char *name)
 {
-    char *path = util_xasprintf("%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    free(path);
-    if (!f)
-        return NULL;
-    util_buf b = {0};
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        util_buf_printf(&b, "%.*s", (int)n, chunk);
-    fclose(f);
-    return b.s ? b.s : util_xstrdup("");
+    th_result r = th_sh("cat '%s/%s'", dir, name);
+    char *text = r.status == 0 ? r.out : NULL;
+    if (!text)
+        free(r.out);
+    free(r.err);
+    return text;
 }
 
 static bool exists(const char *dir, const char *name)
@@ -107,34 +102,34 @@ Test(sweep_resume, values_that_look_like_commit_lines_survive_a_resume, .timeout
     remove_dir(dir);
 }
 
-Test(sweep_resume, an_edited_scenario_refuses_to_resume, .timeout = 60)
+/* Start a sweep, run `edit FOLDER/file` (a shell command and a file of the copy), then expect the resume
+ * refused naming `what`. */
+static void edit_then_expect_refused(const char *edit, const char *file, const char *what)
 {
     char *dir = copy_of_configs();
     start_sweep(dir, "--vary workload.batch=1,2");
-    th_result ed = th_sh("sed -i 's/context: 256/context: 512/' '%s/configs/tiny.yaml'", dir);
+    th_result ed = th_sh("%s '%s/%s'", edit, dir, file);
+    cr_assert_eq(ed.status, 0, "%s %s: %s", edit, file, ed.err);
     th_free(&ed);
-    expect_refused_resume(dir, "--vary workload.batch=1,2", "configs/tiny.yaml changed since the sweep began");
+    expect_refused_resume(dir, "--vary workload.batch=1,2", what);
     remove_dir(dir);
+}
+
+Test(sweep_resume, an_edited_scenario_refuses_to_resume, .timeout = 60)
+{
+    edit_then_expect_refused("sed -i 's/context: 256/context: 512/'", "configs/tiny.yaml",
+                             "configs/tiny.yaml changed since the sweep began");
 }
 
 Test(sweep_resume, an_edited_model_file_refuses_to_resume, .timeout = 60)
 {
-    char *dir = copy_of_configs();
-    start_sweep(dir, "--vary workload.batch=1,2");
-    th_result ed = th_sh("echo '# edited' >> '%s/models/tiny-moe.yaml'", dir);
-    th_free(&ed);
-    expect_refused_resume(dir, "--vary workload.batch=1,2", "tiny-moe.yaml changed since the sweep began");
-    remove_dir(dir);
+    edit_then_expect_refused("echo '# edited' >>", "models/tiny-moe.yaml", "tiny-moe.yaml changed since the sweep began");
 }
 
 Test(sweep_resume, an_edited_system_file_refuses_to_resume, .timeout = 60)
 {
-    char *dir = copy_of_configs();
-    start_sweep(dir, "--vary workload.batch=1,2");
-    th_result ed = th_sh("echo '# edited' >> '%s/configs/systems/h200-1x.yaml'", dir);
-    th_free(&ed);
-    expect_refused_resume(dir, "--vary workload.batch=1,2", "h200-1x.yaml changed since the sweep began");
-    remove_dir(dir);
+    edit_then_expect_refused("echo '# edited' >>", "configs/systems/h200-1x.yaml",
+                             "h200-1x.yaml changed since the sweep began");
 }
 
 Test(sweep_resume, a_varied_model_file_is_part_of_the_key, .timeout = 60)

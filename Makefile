@@ -10,6 +10,7 @@
 #   make run           the main job on the embedded default scenario
 #   make bench         benchmarks (speed goals live here, not in tests)
 #   make config-reference   regenerate docs/config-reference.md from the schema tables
+#   make fuzz          libFuzzer harnesses (clang) -> build/fuzz/; make fuzz-smoke runs each FUZZ_SECONDS (60)
 #
 # Knobs: CUDA_HOME (default /usr/local/cuda), CUDA=0 to build without CUDA (CPU device only),
 #        CUDA_ARCHS (default "90 120"), V=1 for full command lines.
@@ -105,7 +106,7 @@ TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS := $(TEST_SRCS:%.c=$(OBJ)/%.o)
 TEST_BIN := $(OUT)/vpsim-tests
 
-.PHONY: deps all debug asan test test-gpu run bench clean deps-check config-reference report
+.PHONY: deps all debug asan test test-gpu run bench clean deps-check config-reference report fuzz fuzz-smoke
 
 all: deps-check $(BIN)
 
@@ -151,6 +152,11 @@ $(TEST_BIN): $(TEST_OBJS) $(LIBVPSIM)
 
 # Tests find the binary and the repo through these (tests/unit/test_helpers.h).
 TEST_ENV := VPSIM_BIN=$(abspath $(BIN)) VPSIM_ROOT=$(CURDIR)
+ifeq ($(VARIANT),asan)
+  # LeakSanitizer ignores Open MPI's own allocations (tests/lsan.supp says why these settings).
+  TEST_ENV += LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
+              ASAN_OPTIONS=fast_unwind_on_malloc=0 OMPI_MCA_mca_base_component_disable_dlclose=1
+endif
 
 test: all $(TEST_BIN)
 	$(TEST_ENV) $(TEST_BIN) --jobs 2 $(TEST_ARGS)
@@ -190,6 +196,49 @@ bench: all
 
 config-reference: all
 	$(BIN) config-reference > docs/config-reference.md.tmp && mv docs/config-reference.md.tmp docs/config-reference.md
+
+# ---------------------------------------------------------------- fuzzing
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c) against the host library built by clang with ASan and UBSan
+# (no CUDA, so they build and run anywhere). `make fuzz` builds them, `make fuzz-smoke` runs every
+# harness FUZZ_SECONDS (default 60) at once, each on a scratch copy of its seed corpus
+# (tests/fuzz/corpus/NAME/). A crash or leak fails the target and leaves the input in build/fuzz/.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_OUT := build/fuzz
+FUZZ_CFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+               $(WARN) -Wno-format-nonliteral -Wno-cast-align -MMD -MP -D_GNU_SOURCE $(MPI_CFLAGS) -DVPSIM_HAVE_CUDA=0 -DFUZZ_ROOT='"$(CURDIR)"'
+FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(filter-out $(MAIN_SRC) $(CUDA_HOST_SRCS),$(HOST_SRCS)))
+FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_util.c,$(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
+FUZZ_LIBS := $(if $(YAML_A),$(YAML_A),-lyaml) $(MPI_LIBS) -lm -lpthread -ldl
+FUZZ_OBJS := $(FUZZ_LIB_OBJS) $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(wildcard tests/fuzz/*.c))
+.SECONDARY: $(FUZZ_OBJS)
+
+$(FUZZ_OUT)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  FUZZCC  $<")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_OUT)/fuzz_%: $(FUZZ_OUT)/obj/tests/fuzz/fuzz_%.o $(FUZZ_OUT)/obj/tests/fuzz/fuzz_util.o $(FUZZ_LIB_OBJS)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ $(FUZZ_LIBS) -o $@
+
+fuzz: deps-check $(FUZZ_BINS)
+
+# Leaks are reported as crashes (libFuzzer's -detect_leaks); stdout and stderr of the code under test
+# are closed (-close_fd_mask=3) while libFuzzer's own report still reaches the terminal.
+FUZZ_RUN_ARGS := -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 -close_fd_mask=3 -print_final_stats=1
+fuzz-smoke: fuzz
+	@mkdir -p $(FUZZ_OUT)/logs
+	@pids=(); for n in $(FUZZ_NAMES); do \
+	    mkdir -p $(FUZZ_OUT)/work/$$n $(FUZZ_OUT)/artifacts/$$n; \
+	    $(FUZZ_OUT)/fuzz_$$n $(FUZZ_RUN_ARGS) -artifact_prefix=$(FUZZ_OUT)/artifacts/$$n/ \
+	        $(FUZZ_OUT)/work/$$n tests/fuzz/corpus/$$n > $(FUZZ_OUT)/logs/$$n.log 2>&1 & pids+=($$!); \
+	done; fail=0; i=0; for n in $(FUZZ_NAMES); do \
+	    if wait $${pids[$$i]}; then \
+	        echo "fuzz $$n: ok, $$(grep -o 'stat::number_of_executed_units: *[0-9]*' $(FUZZ_OUT)/logs/$$n.log | grep -o '[0-9]*$$') runs in $(FUZZ_SECONDS) s"; \
+	    else echo "fuzz $$n: FAILED (log: $(FUZZ_OUT)/logs/$$n.log)"; tail -40 $(FUZZ_OUT)/logs/$$n.log; fail=1; fi; \
+	    i=$$((i+1)); done; exit $$fail
 
 clean:
 	rm -rf build

@@ -1,6 +1,7 @@
 /* vpsim calibrate: turn the per-op times of a `vpsim run` into the measured op tables of a system
  * file (measured.ops.<kind>: bytes -> us), so model mode interpolates measurements instead of its
  * roofline for that GPU. The tables carry their provenance (the results file, GPU, date of the run). */
+#include "cal_points.h"
 #include "cli.h"
 
 #include "../config/cfg_tree.h"
@@ -11,11 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CAL_MAX_POINTS 32 /* CFG_SYS_TABLE_MAX */
-
-typedef struct cal_point {
-    double bytes, us;
-} cal_point;
 
 static void calibrate_help(void)
 {
@@ -45,18 +41,22 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Merge points whose sizes lie within `ratio` of the group's first into one (geometric-mean bytes,
- * median us); widen the ratio until at most CAL_MAX_POINTS remain. Returns the count. */
-static int merge_points(const cal_point *in, int n, cal_point *out)
+int cal_merge_points(const cal_point *in, int n, cal_point *out, int max)
 {
     double *us = util_xmalloc((size_t)(n > 0 ? n : 1) * sizeof(double));
     int m = 0;
     for (double ratio = 1.1;; ratio *= 1.5) {
+        /* A pass stops as soon as its groups would not fit `out` (a plan of 100 GEMM sizes once wrote
+         * 100 points into a 33-entry stack array here), then the ratio widens. Past any ratio two
+         * byte counts can have, the last group takes everything left, so the loop ends for any input. */
+        const bool last = !(ratio < 1e300);
+        int i = 0;
         m = 0;
-        for (int i = 0; i < n;) {
-            int j = i;
-            double logsum = 0;
-            while (j < n && in[j].bytes <= in[i].bytes * ratio) {
+        while (i < n && m < max) {
+            int j = i + 1;
+            double logsum = log(in[i].bytes > 0 ? in[i].bytes : 1);
+            us[0] = in[i].us;
+            while (j < n && (last || in[j].bytes <= in[i].bytes * ratio)) {
                 us[j - i] = in[j].us;
                 logsum += log(in[j].bytes > 0 ? in[j].bytes : 1);
                 j++;
@@ -67,7 +67,7 @@ static int merge_points(const cal_point *in, int n, cal_point *out)
             m++;
             i = j;
         }
-        if (m <= CAL_MAX_POINTS)
+        if (i == n)
             break;
     }
     free(us);
@@ -174,8 +174,8 @@ int cmd_calibrate(int argc, char **argv)
         if (npts[k] == 0)
             continue;
         qsort(pts[k], (size_t)npts[k], sizeof(cal_point), cmp_point);
-        cal_point merged[CAL_MAX_POINTS + 1];
-        int m = merge_points(pts[k], npts[k], merged);
+        cal_point merged[CAL_MAX_POINTS];
+        int m = cal_merge_points(pts[k], npts[k], merged, CAL_MAX_POINTS);
         util_buf_printf(&out, "    %s:\n      bytes: [", plan_op_kind_names[k]);
         for (int i = 0; i < m; i++)
             util_buf_printf(&out, "%s%.0f", i ? ", " : "", merged[i].bytes);

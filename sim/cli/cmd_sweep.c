@@ -1,9 +1,10 @@
 /* vpsim sweep: model the cartesian product of --vary settings into one CSV, resumably.
  *
- * Every finished scenario is appended to FILE.partial (rows, then a commit line "=INDEX"), so an interrupted
- * sweep picks up where it stopped; the CSV itself is written atomically once every scenario is done. */
-#include "cli.h"
+ * Every finished scenario is appended to FILE.partial (its rows, then a commit line; sweep_resume.c), so an
+ * interrupted sweep picks up where it stopped; the CSV itself is written atomically once every scenario is
+ * done. */
 #include "cli_model.h"
+#include "sweep.h"
 
 #include "../model/model.h"
 #include "../report/report_results.h"
@@ -18,29 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SWEEP_MAX_VARY 16
-#define SWEEP_MAX_VALUES 4096
-#define SWEEP_MAX_SCENARIOS 10000000LL
 #define SWEEP_PLAN_CACHE 8
-
-typedef struct vary {
-    char *key;
-    char **values;
-    int n;
-} vary;
-
-typedef struct sweep {
-    cli_common c;
-    vary v[SWEEP_MAX_VARY];
-    int n_vary;
-    cfg_backend bes[CFG_BACKEND_COUNT];
-    int n_bes;
-    long long total, limit;
-    bool restart;
-    char **rows; /* per scenario: its CSV rows, NULL until done */
-    char *partial_path;
-    char signature[32];
-} sweep;
 
 static volatile sig_atomic_t sweep_interrupted;
 static void on_sigint(int sig)
@@ -111,17 +90,17 @@ static int add_vary(sweep *sw, const char *arg)
     int bad = cfg_check_set_key(arg, &err);
     if (bad)
         return cli_usage_error("sweep", "--vary '%s': %s", arg, err.msg);
+    /* The key is kept only once it is accepted: sweep_free frees the first n_vary. */
+    const int kl = (int)(eq - arg);
+    for (int i = 0; i < sw->n_vary; i++)
+        if ((int)strlen(sw->v[i].key) == kl && !strncmp(sw->v[i].key, arg, (size_t)kl))
+            return cli_usage_error("sweep", "--vary: key '%.*s' is given twice", kl, arg);
+    for (int i = 0; i < sw->c.n_sets; i++)
+        if (!strncmp(sw->c.sets[i], arg, (size_t)kl) && sw->c.sets[i][kl] == '=')
+            return cli_usage_error("sweep", "key '%.*s' is both --set and --vary", kl, arg);
     vary *v = &sw->v[sw->n_vary];
     memset(v, 0, sizeof(*v));
-    v->key = util_xstrndup(arg, (size_t)(eq - arg));
-    for (int i = 0; i < sw->n_vary; i++)
-        if (!strcmp(sw->v[i].key, v->key))
-            return cli_usage_error("sweep", "--vary: key '%s' is given twice", v->key);
-    for (int i = 0; i < sw->c.n_sets; i++) {
-        size_t kl = strlen(v->key);
-        if (!strncmp(sw->c.sets[i], v->key, kl) && sw->c.sets[i][kl] == '=')
-            return cli_usage_error("sweep", "key '%s' is both --set and --vary", v->key);
-    }
+    v->key = util_xstrndup(arg, (size_t)kl);
     sw->n_vary++;
     if (split_values(eq + 1, v))
         return cli_usage_error("sweep", "--vary '%s': empty value or more than %d values", arg, SWEEP_MAX_VALUES);
@@ -196,83 +175,6 @@ static int check_values(const sweep *sw)
         }
     }
     return 0;
-}
-
-/* ---------------- the partial file ---------------- */
-
-static void make_signature(sweep *sw)
-{
-    uint64_t h = 1469598103934665603ULL;
-    util_buf b = {0};
-    util_buf_printf(&b, "%s|%s|", sw->c.scenario_path, sw->c.system_path ? sw->c.system_path : "");
-    for (int i = 0; i < sw->c.n_sets; i++)
-        util_buf_printf(&b, "set %s|", sw->c.sets[i]);
-    for (int k = 0; k < sw->n_vary; k++) {
-        util_buf_printf(&b, "vary %s", sw->v[k].key);
-        for (int j = 0; j < sw->v[k].n; j++)
-            util_buf_printf(&b, "=%s", sw->v[k].values[j]);
-        util_buf_printf(&b, "|");
-    }
-    for (int i = 0; i < sw->n_bes; i++)
-        util_buf_printf(&b, "be %s|", cfg_backend_names[sw->bes[i]]);
-    for (size_t i = 0; i < b.len; i++)
-        h = (h ^ (unsigned char)b.s[i]) * 1099511628211ULL;
-    util_buf_free(&b);
-    snprintf(sw->signature, sizeof(sw->signature), "%016llx", (unsigned long long)h);
-}
-
-/* Load the rows of committed scenarios; returns how many, or -1 when the file belongs to another sweep. */
-static long long load_partial(sweep *sw, util_buf *valid)
-{
-    FILE *f = fopen(sw->partial_path, "r");
-    if (!f)
-        return 0;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    long long done = 0;
-    util_buf pending = {0};
-    bool header_ok = false;
-    while ((len = getline(&line, &cap, f)) > 0) {
-        if (line[len - 1] != '\n')
-            break; /* torn last line: the sweep died while writing it */
-        if (!header_ok) {
-            char want[96];
-            snprintf(want, sizeof(want), "# vpsim sweep partial %s\n", sw->signature);
-            if (strcmp(line, want) != 0) {
-                free(line);
-                fclose(f);
-                return -1;
-            }
-            header_ok = true;
-            util_buf_printf(valid, "%s", line);
-            continue;
-        }
-        if (line[0] == '=') {
-            char *end = NULL;
-            long long idx = strtoll(line + 1, &end, 10);
-            if (idx >= 0 && idx < sw->total && !sw->rows[idx]) {
-                sw->rows[idx] = pending.s ? pending.s : util_xstrdup("");
-                memset(&pending, 0, sizeof(pending));
-                done++;
-            } else {
-                util_buf_free(&pending);
-            }
-            util_buf_printf(valid, "%s", line);
-            continue;
-        }
-        util_buf_printf(&pending, "%s", line);
-        util_buf_printf(valid, "%s", line);
-    }
-    /* Rows after the last commit line belong to an unfinished scenario: drop them. */
-    if (pending.len && valid->len >= pending.len) {
-        valid->len -= pending.len;
-        valid->s[valid->len] = '\0';
-    }
-    util_buf_free(&pending);
-    free(line);
-    fclose(f);
-    return done;
 }
 
 /* ---------------- one scenario ---------------- */
@@ -384,11 +286,12 @@ static double now_s(void)
 static int run_sweep(sweep *sw)
 {
     util_buf valid = {0};
-    long long done = sw->restart ? 0 : load_partial(sw, &valid);
+    char why[512];
+    long long done = sw->restart ? 0 : sweep_load_partial(sw, &valid, why, sizeof(why));
     if (done < 0) {
-        fprintf(stderr, "vpsim sweep: %s belongs to a different sweep (other scenario, --set, --vary or --backend);"
-                        " remove it or pass --restart\n",
-                sw->partial_path);
+        fprintf(stderr, "vpsim sweep: %s belongs to a different sweep: %s; remove it or pass --restart to start "
+                        "over\n",
+                sw->partial_path, why);
         util_buf_free(&valid);
         return VP_EXIT_USAGE;
     }
@@ -396,7 +299,7 @@ static int run_sweep(sweep *sw)
         fprintf(stderr, "vpsim sweep: resuming: %lld of %lld scenarios already done (%s)\n", done, sw->total,
                 sw->partial_path);
     if (!valid.len)
-        util_buf_printf(&valid, "# vpsim sweep partial %s\n", sw->signature);
+        util_buf_printf(&valid, "%s", sw->header);
     /* Rewrite the partial file without any torn tail, then append to it. */
     char err[512];
     if (util_write_file_atomic(sw->partial_path, valid.s, valid.len, err, sizeof(err))) {
@@ -427,7 +330,7 @@ static int run_sweep(sweep *sw)
         if (rows.s)
             rows.s[0] = '\0';
         failed += !run_one(sw, idx, cache, &tick, &rows);
-        fprintf(part, "%s=%lld\n", rows.s ? rows.s : "", idx);
+        sweep_append_record(part, rows.s ? rows.s : "", idx);
         fflush(part);
         sw->rows[idx] = util_xstrdup(rows.s ? rows.s : "");
         done++;
@@ -492,6 +395,7 @@ static void sweep_free(sweep *sw)
             free(sw->rows[i]);
     free(sw->rows);
     free(sw->partial_path);
+    free(sw->header);
 }
 
 int cmd_sweep(int argc, char **argv)
@@ -556,6 +460,8 @@ int cmd_sweep(int argc, char **argv)
         cli_usage_error("sweep", "--out FILE.csv is required (the sweep resumes from FILE.csv.partial)");
         goto out;
     }
+    if (sweep_check_out(sw.c.out_path))
+        goto out;
     if (n_vary_args == 0) {
         cli_usage_error("sweep", "nothing to vary: give at least one --vary KEY=V1,V2,...");
         goto out;
@@ -577,7 +483,7 @@ int cmd_sweep(int argc, char **argv)
         goto out;
     sw.rows = util_xcalloc((size_t)sw.total, sizeof(char *));
     sw.partial_path = util_xasprintf("%s.partial", sw.c.out_path);
-    make_signature(&sw);
+    sweep_make_header(&sw);
     rc = run_sweep(&sw);
 out:
     sweep_free(&sw);

@@ -1,12 +1,158 @@
 #include "dist.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static dist_job g_dist;
+
+/* ---------------- naming a rank that vanished ----------------
+ * A rank killed with SIGKILL says nothing, and Open MPI's launcher then ends the survivors with SIGTERM
+ * (its banner names the rank, but in its own words and only on the launcher's terminal). Every rank
+ * therefore learns the pid and host of the others at start-up; a survivor that is terminated, or whose
+ * MPI call fails, looks for ranks on its own host whose process is gone and names them in one vpsim
+ * line. A rank on another host cannot be checked from here: the line says so. */
+
+typedef struct dist_peer {
+    int pid;
+    char host[64];
+} dist_peer;
+
+static dist_peer *g_peers; /* g_dist.size entries; NULL at one rank */
+
+/* Async-signal-safe: the handler below formats with these, not stdio. */
+static size_t put_str(char *buf, size_t n, size_t cap, const char *s)
+{
+    while (*s && n + 1 < cap)
+        buf[n++] = *s++;
+    buf[n] = '\0';
+    return n;
+}
+
+static size_t put_int(char *buf, size_t n, size_t cap, long v)
+{
+    char digits[24];
+    int k = 0;
+    unsigned long u = v < 0 ? (unsigned long)-v : (unsigned long)v;
+    do
+        digits[k++] = (char)('0' + u % 10);
+    while ((u /= 10) && k < (int)sizeof(digits));
+    if (v < 0 && n + 1 < cap)
+        buf[n++] = '-';
+    while (k > 0 && n + 1 < cap)
+        buf[n++] = digits[--k];
+    buf[n] = '\0';
+    return n;
+}
+
+/* Gone: no such process, or a zombie its parent has not reaped yet. Async-signal-safe. */
+static bool pid_gone(int pid)
+{
+    if (kill(pid, 0) != 0)
+        return errno == ESRCH;
+    char path[40];
+    size_t n = put_str(path, 0, sizeof(path), "/proc/");
+    n = put_int(path, n, sizeof(path), pid);
+    put_str(path, n, sizeof(path), "/stat");
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return true;
+    char stat[256];
+    ssize_t got = read(fd, stat, sizeof(stat) - 1);
+    close(fd);
+    if (got <= 0)
+        return true;
+    stat[got] = '\0';
+    /* "pid (comm) S ...": the state follows the last ')'. */
+    const char *rp = NULL;
+    for (const char *p = stat; *p; p++)
+        if (*p == ')')
+            rp = p;
+    return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
+size_t dist_vanished(char *buf, size_t cap)
+{
+    size_t n = 0;
+    int found = 0;
+    buf[0] = '\0';
+    if (!g_peers)
+        return 0;
+    for (int r = 0; r < g_dist.size; r++) {
+        if (r == g_dist.rank || strcmp(g_peers[r].host, g_dist.host) != 0 || !pid_gone(g_peers[r].pid))
+            continue;
+        n = put_str(buf, n, cap, found++ ? ", rank " : "rank ");
+        n = put_int(buf, n, cap, r);
+        n = put_str(buf, n, cap, " (pid ");
+        n = put_int(buf, n, cap, g_peers[r].pid);
+        n = put_str(buf, n, cap, " on ");
+        n = put_str(buf, n, cap, g_peers[r].host);
+        n = put_str(buf, n, cap, ")");
+    }
+    return n;
+}
+
+static bool other_hosts(void)
+{
+    for (int r = 0; g_peers && r < g_dist.size; r++)
+        if (strcmp(g_peers[r].host, g_dist.host) != 0)
+            return true;
+    return false;
+}
+
+static void on_terminate(int sig)
+{
+    const int saved = errno;
+    char line[1024], gone[768];
+    size_t n = put_str(line, 0, sizeof(line), "vpsim[rank ");
+    n = put_int(line, n, sizeof(line), g_dist.rank);
+    n = put_str(line, n, sizeof(line), "@");
+    n = put_str(line, n, sizeof(line), g_dist.host);
+    n = put_str(line, n, sizeof(line), "]: terminated by the MPI launcher (SIGTERM); ");
+    if (dist_vanished(gone, sizeof(gone))) {
+        n = put_str(line, n, sizeof(line), "the job lost ");
+        n = put_str(line, n, sizeof(line), gone);
+        n = put_str(line, n, sizeof(line),
+                    ": its process is gone (without a vpsim line of its own, it was killed: SIGKILL, the OOM killer)");
+    } else {
+        n = put_str(line, n, sizeof(line), other_hosts() ? "no rank on this host has vanished; one on another host may "
+                                                           "have failed (the launcher's message names it)"
+                                                         : "no rank has vanished; another rank failed or exited (its "
+                                                           "own vpsim line says why)");
+    }
+    n = put_str(line, n, sizeof(line), "\n");
+    ssize_t w = write(STDERR_FILENO, line, n);
+    (void)w;
+    errno = saved;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Learn every rank's pid and host, and name the vanished ranks when the launcher ends this one. */
+static void peers_init(const dist_job *d)
+{
+    if (d->size < 2)
+        return;
+    dist_peer me;
+    memset(&me, 0, sizeof(me));
+    me.pid = (int)getpid();
+    memcpy(me.host, d->host, sizeof(me.host));
+    g_peers = calloc((size_t)d->size, sizeof(*g_peers));
+    if (!g_peers)
+        return;
+    VP_MPI(MPI_Allgather(&me, (int)sizeof(me), MPI_BYTE, g_peers, (int)sizeof(me), MPI_BYTE, MPI_COMM_WORLD));
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_terminate;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    sigaction(SIGTERM, &sa, NULL);
+}
 
 void dist_init(dist_job *d, int *argc, char ***argv)
 {
@@ -34,6 +180,7 @@ void dist_init(dist_job *d, int *argc, char ***argv)
     if (gethostname(d->host, sizeof(d->host) - 1) != 0)
         snprintf(d->host, sizeof(d->host), "unknown");
     g_dist = *d;
+    peers_init(d);
 }
 
 void dist_finalize(dist_job *d)
@@ -42,13 +189,21 @@ void dist_finalize(dist_job *d)
     MPI_Finalized(&fin);
     if (d->mpi_initialised_here && !fin)
         MPI_Finalize();
+    signal(SIGTERM, SIG_DFL);
+    free(g_peers);
+    g_peers = NULL;
 }
-
 
 _Noreturn void dist_fail(const char *file, int line, const char *what, const char *detail)
 {
     fprintf(stderr, "vpsim[rank %d@%s]: %s:%d: %s: %s\n", g_dist.rank, g_dist.host[0] ? g_dist.host : "?", file,
             line, what, detail ? detail : "");
+    /* A failed MPI call is often a peer that died (a closed TCP connection): name it when it is local. */
+    char gone[768];
+    if (dist_vanished(gone, sizeof(gone)))
+        fprintf(stderr, "vpsim[rank %d@%s]: the job lost %s: its process is gone (without a vpsim line of its own, "
+                        "it was killed: SIGKILL, the OOM killer)\n",
+                g_dist.rank, g_dist.host, gone);
     fflush(stderr);
     int inited = 0, fin = 0;
     MPI_Initialized(&inited);

@@ -46,4 +46,10 @@ bool dist_all(bool v);
  * by the lowest failing rank's reason, prefixed "rank R: " when the job has several ranks. Collective. */
 int dist_agree(const dist_job *d, int rc, char *why, size_t len);
 
+/* "rank 1 (pid 4242 on host)" for each rank on this host whose process is gone (killed without a
+ * word), comma-separated into buf; returns the length, 0 when none is known to be gone. Async-signal-
+ * safe, for the watchdog and abort paths. When the launcher ends a multi-rank job with SIGTERM, every
+ * survivor prints one line naming these ranks (installed by dist_init). */
+size_t dist_vanished(char *buf, size_t cap);
+
 #endif

@@ -2,6 +2,7 @@
  * time so the CUDA binary does not need it on GPU machines; a plain loop when no BLAS is found), the
  * other ops in plain C. Meant for CI and laptops on tiny or scaled-down scenarios: timings are CPU
  * timings and say nothing about a GPU. */
+#include "dev_sizes.h"
 #include "exec.h"
 
 #include "../../kernels/vp_pattern.h"
@@ -86,42 +87,75 @@ static void cpu_init(exec_ctx *x)
     }
 }
 
-static size_t op_weight_elems(const plan_op *op)
+/* Every count below is built with dev_size_*: the shapes come from a plan file anyone can edit. */
+static dev_size op_weight_elems(const plan_op *op)
 {
     switch (op->kind) {
     case PLAN_OP_GEMM:
-    case PLAN_OP_GROUPED_GEMM: return (size_t)op->k * op->n * op->batch;
-    case PLAN_OP_NORM: return (size_t)op->n;
-    case PLAN_OP_EMBEDDING: return (size_t)op->k * op->n;
-    default: return 0;
+    case PLAN_OP_GROUPED_GEMM: return dev_size_prod(op->k, op->n, op->batch, 1);
+    case PLAN_OP_NORM: return dev_size_of(op->n);
+    case PLAN_OP_EMBEDDING: return dev_size_prod(op->k, op->n, 1, 1);
+    default: return dev_size_of(0);
     }
 }
 
-static size_t op_cache_elems(const plan_op *op)
+static dev_size op_cache_elems(const plan_op *op)
 {
     if (op->kind != PLAN_OP_ATTENTION)
-        return 0;
-    size_t per_tok = op->kv_shared ? (size_t)op->qk_dim : (size_t)op->kv_heads * (op->qk_dim + op->v_dim);
-    return (size_t)op->batch * op->kv_len * per_tok;
+        return dev_size_of(0);
+    dev_size per_tok = op->kv_shared ? dev_size_of(op->qk_dim)
+                                     : dev_size_mul(dev_size_of(op->kv_heads), (long long)op->qk_dim + op->v_dim);
+    return dev_size_mul_size(dev_size_prod(op->batch, op->kv_len, 1, 1), per_tok);
 }
 
-static size_t op_scratch_elems(const plan_op *op)
+static dev_size op_scratch_elems(const plan_op *op)
 {
-    size_t a = 0, b = 0;
+    dev_size a, b;
     switch (op->kind) {
     case PLAN_OP_GEMM:
     case PLAN_OP_GROUPED_GEMM:
     case PLAN_OP_EMBEDDING:
-        a = (size_t)op->m * op->k * op->batch;
-        b = (size_t)op->m * op->n * op->batch;
+        a = dev_size_prod(op->m, op->k, op->batch, 1);
+        b = dev_size_prod(op->m, op->n, op->batch, 1);
         break;
     case PLAN_OP_ATTENTION:
-        a = (size_t)op->batch * op->q_len * op->heads * op->qk_dim;
-        b = (size_t)op->batch * op->q_len * op->heads * (op->v_dim > op->qk_dim ? op->v_dim : op->qk_dim);
+        a = dev_size_prod(op->batch, op->q_len, op->heads, op->qk_dim);
+        b = dev_size_prod(op->batch, op->q_len, op->heads, op->v_dim > op->qk_dim ? op->v_dim : op->qk_dim);
         break;
-    default: a = b = (size_t)op->m * op->n * 2; break;
+    default: a = b = dev_size_prod(op->m, op->n, 2, 1); break;
     }
-    return a > b ? a : b;
+    return dev_size_max(a, b);
+}
+
+/* Host bytes per rank for the plan (weights, caches, two activation buffers, two comm buffers), or -1
+ * with x->why set when an op cannot run on this device or a count does not fit 64 bits. */
+static int cpu_plan_bytes(exec_ctx *x, size_t *total_out, size_t *scratch_out)
+{
+    const plan *p = x->plan;
+    dev_size total = dev_size_of(0), scratch = dev_size_of(1);
+    for (int ph = 0; ph < p->n_phases; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++) {
+            const plan_op *op = &p->phases[ph].ops[i];
+            const char *phase = p->phases[ph].name;
+            if (dev_op_check(op, phase, x->why, sizeof(x->why)))
+                return -1;
+            dev_size w = op_weight_elems(op), c = op_cache_elems(op), sc = op_scratch_elems(op);
+            dev_size bytes = dev_size_mul(dev_size_add(w, c), (long long)sizeof(float));
+            if (w.bad || c.bad || sc.bad || bytes.bad)
+                return dev_size_refuse(x->why, sizeof(x->why), "its weight, cache or activation size", op, phase);
+            total = dev_size_add(total, bytes);
+            scratch = dev_size_max(scratch, sc);
+        }
+    dev_size buffers = dev_size_add(dev_size_mul(scratch, 2), dev_size_mul(dev_size_of(x->cc.max_comm_elems), 2));
+    total = dev_size_add(total, dev_size_mul(buffers, (long long)sizeof(float)));
+    if (total.bad) {
+        snprintf(x->why, sizeof(x->why), "the plan's host memory per rank does not fit a 64-bit byte count; the plan "
+                                         "asks for an impossible size");
+        return -1;
+    }
+    *total_out = (size_t)total.v;
+    *scratch_out = (size_t)scratch.v;
+    return 0;
 }
 
 static void fill_random(float *p, size_t n, unsigned seed)
@@ -141,14 +175,8 @@ static int cpu_prepare(exec_ctx *x)
     for (int ph = 0; ph < p->n_phases; ph++)
         n_ops += p->phases[ph].n_ops;
     size_t total = 0, scratch = 1;
-    for (int ph = 0; ph < p->n_phases; ph++)
-        for (int i = 0; i < p->phases[ph].n_ops; i++) {
-            const plan_op *op = &p->phases[ph].ops[i];
-            total += (op_weight_elems(op) + op_cache_elems(op)) * sizeof(float);
-            size_t sc = op_scratch_elems(op);
-            scratch = sc > scratch ? sc : scratch;
-        }
-    total += (2 * scratch + 2 * (size_t)x->cc.max_comm_elems) * sizeof(float);
+    if (cpu_plan_bytes(x, &total, &scratch))
+        return -1;
     if (x->opt->max_host_bytes && total > x->opt->max_host_bytes) {
         char a[32], b[32];
         snprintf(x->why, sizeof(x->why),
@@ -163,7 +191,8 @@ static int cpu_prepare(exec_ctx *x)
     for (int ph = 0; ph < p->n_phases; ph++)
         for (int i = 0; i < p->phases[ph].n_ops; i++, flat++) {
             const plan_op *op = &p->phases[ph].ops[i];
-            size_t w = op_weight_elems(op), c = op_cache_elems(op);
+            /* Checked by cpu_plan_bytes: the counts fit, and their sum passed the memory limit. */
+            size_t w = (size_t)op_weight_elems(op).v, c = (size_t)op_cache_elems(op).v;
             if (w) {
                 s->ops[flat].w = util_xmalloc(w * sizeof(float));
                 fill_random(s->ops[flat].w, w, (unsigned)(x->opt->seed + flat));
@@ -256,7 +285,7 @@ static void cpu_compute(exec_ctx *x, const plan_op *op, int flat)
     switch (op->kind) {
     case PLAN_OP_GEMM:
         /* W is stored [n, k] per batch entry, as torch.nn.Linear keeps it. */
-        for (int b = 0; b < op->batch; b++)
+        for (int b = 0; b < op->batch && m > 0 && n > 0 && k > 0; b++)
             s->sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_TRANS, m, n, k, 1.f, s->x + (size_t)b * m * k, k,
                      o->w + (size_t)b * n * k, k, 0.f, s->y + (size_t)b * m * n, n);
         break;
@@ -264,8 +293,9 @@ static void cpu_compute(exec_ctx *x, const plan_op *op, int flat)
         /* Rows spread evenly over the experts touched (the routing is synthetic). */
         int rows = (int)((op->m + op->batch - 1) / op->batch);
         for (int e = 0; e < op->batch; e++) {
-            int r0 = e * rows, r = r0 + rows > m ? m - r0 : rows;
-            if (r > 0)
+            long long r0 = (long long)e * rows;
+            int r = r0 + rows > m ? (int)(m - r0) : rows;
+            if (r > 0 && n > 0 && k > 0) /* BLAS refuses a leading dimension of 0 */
                 s->sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_TRANS, r, n, k, 1.f, s->x + (size_t)r0 * k, k,
                          o->w + (size_t)e * n * k, k, 0.f, s->y + (size_t)r0 * n, n);
         }

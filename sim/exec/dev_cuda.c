@@ -7,6 +7,7 @@
  * sizes (m <= a few dozen rows) these GEMMs are memory-bound, so time follows the bytes; what the
  * stand-in misses is the dequantisation arithmetic (small next to the DRAM traffic at m <= 32) and
  * any difference in the tuned kernels' efficiency. README "Replay fidelity" states the error. */
+#include "dev_sizes.h"
 #include "exec.h"
 #include "../dist/dist_cuda.h"
 
@@ -144,45 +145,46 @@ static long long n_effective(const plan_op *op)
     return n < 8 ? 8 : n;
 }
 
-static size_t align256(size_t b) { return (b + 255) & ~(size_t)255; }
-
-/* Bytes of the op's private memory and its largest activation (elements). */
-static size_t op_bytes(const plan_op *op, long long *n_eff, size_t *scratch)
+/* Bytes of the op's private memory and its largest activation (elements), built with dev_size_* (the
+ * shapes come from a plan file anyone can edit); dev_op_check has passed. */
+static dev_size op_bytes(const plan_op *op, long long *n_eff, dev_size *scratch)
 {
     *n_eff = op->n;
-    size_t in = 0, out = 0, bytes = 0;
+    dev_size in = dev_size_of(0), out = dev_size_of(0), bytes = dev_size_of(0);
     switch (op->kind) {
     case PLAN_OP_GEMM:
         *n_eff = n_effective(op);
-        bytes = (size_t)op->k * *n_eff * op->batch * 2;
-        in = (size_t)op->m * op->k * op->batch;
-        out = (size_t)op->m * *n_eff * op->batch;
+        bytes = dev_size_prod(op->k, *n_eff, op->batch, 2);
+        in = dev_size_prod(op->m, op->k, op->batch, 1);
+        out = dev_size_prod(op->m, *n_eff, op->batch, 1);
         break;
     case PLAN_OP_GROUPED_GEMM: {
         *n_eff = n_effective(op);
         long long rows = (op->m + op->batch - 1) / op->batch;
-        bytes = (size_t)op->k * *n_eff * op->batch * 2;
-        in = (size_t)rows * op->batch * op->k;
-        out = (size_t)rows * op->batch * *n_eff;
+        bytes = dev_size_prod(op->k, *n_eff, op->batch, 2);
+        in = dev_size_prod(rows, op->batch, op->k, 1);
+        out = dev_size_prod(rows, op->batch, *n_eff, 1);
         break;
     }
     case PLAN_OP_EMBEDDING:
-        bytes = (size_t)op->k * op->n * 2;
-        out = (size_t)op->m * op->n;
+        bytes = dev_size_prod(op->k, op->n, 2, 1);
+        out = dev_size_prod(op->m, op->n, 1, 1);
         break;
     case PLAN_OP_ATTENTION: {
-        size_t kv = (size_t)op->batch * op->kv_len * (op->kv_shared ? 1 : op->kv_heads);
-        bytes = kv * op->qk_dim * 2 + (op->kv_shared ? 0 : kv * op->v_dim * 2);
-        in = (size_t)op->batch * op->q_len * op->heads * op->qk_dim;
-        out = (size_t)op->batch * op->q_len * op->heads * op->v_dim;
+        dev_size kv = dev_size_prod(op->batch, op->kv_len, op->kv_shared ? 1 : op->kv_heads, 1);
+        bytes = dev_size_mul(kv, (long long)op->qk_dim * 2);
+        if (!op->kv_shared)
+            bytes = dev_size_add(bytes, dev_size_mul(kv, (long long)op->v_dim * 2));
+        in = dev_size_prod(op->batch, op->q_len, op->heads, op->qk_dim);
+        out = dev_size_prod(op->batch, op->q_len, op->heads, op->v_dim);
         break;
     }
     case PLAN_OP_NORM:
-    case PLAN_OP_ELEMENTWISE: in = out = (size_t)op->m * op->n * 2; break;
+    case PLAN_OP_ELEMENTWISE: in = out = dev_size_prod(op->m, op->n, 2, 1); break;
     default: break;
     }
-    *scratch = in > out ? in : out;
-    return bytes;
+    *scratch = dev_size_max(in, out);
+    return dev_size_align(bytes, 256);
 }
 
 static vp_attn_args attn_args(cuda_state *s, const plan_op *op, const cuda_op *o)
@@ -201,15 +203,21 @@ static int cuda_prepare(exec_ctx *x)
     for (int ph = 0; ph < p->n_phases; ph++)
         s->n_ops += p->phases[ph].n_ops;
     s->ops = util_xcalloc((size_t)s->n_ops, sizeof(cuda_op));
-    size_t arena = 0, scratch = 1, attn_ws = 256, norm_n = 1;
+    dev_size arena = dev_size_of(0), scratch = dev_size_of(1);
+    size_t attn_ws = 256, norm_n = 1;
     long long max_rows = 1;
     int flat = 0;
     for (int ph = 0; ph < p->n_phases; ph++)
         for (int i = 0; i < p->phases[ph].n_ops; i++, flat++) {
             const plan_op *op = &p->phases[ph].ops[i];
-            size_t sc;
-            arena += align256(op_bytes(op, &s->ops[flat].n_eff, &sc));
-            scratch = sc > scratch ? sc : scratch;
+            const char *phase = p->phases[ph].name;
+            if (dev_op_check(op, phase, x->why, sizeof(x->why)))
+                return -1;
+            dev_size sc, b = op_bytes(op, &s->ops[flat].n_eff, &sc);
+            if (b.bad || sc.bad)
+                return dev_size_refuse(x->why, sizeof(x->why), "its weight, cache or activation size", op, phase);
+            arena = dev_size_add(arena, b);
+            scratch = dev_size_max(scratch, sc);
             if (op->kind == PLAN_OP_NORM && (size_t)op->n > norm_n)
                 norm_n = (size_t)op->n;
             if (op->m > max_rows)
@@ -220,8 +228,19 @@ static int cuda_prepare(exec_ctx *x)
                 attn_ws = w > attn_ws ? w : attn_ws;
             }
         }
-    size_t comm = (size_t)(x->cc.max_comm_elems > 0 ? x->cc.max_comm_elems : 1) * 2;
-    size_t need = arena + 2 * scratch * 2 + attn_ws + norm_n * 2 + 2 * comm + (size_t)max_rows * 4 + (64u << 20);
+    dev_size comm_sz = dev_size_mul(dev_size_of(x->cc.max_comm_elems > 0 ? x->cc.max_comm_elems : 1), 2);
+    dev_size need_sz = dev_size_add(arena, dev_size_mul(scratch, 4));
+    need_sz = dev_size_add(need_sz, dev_size_of((long long)attn_ws));
+    need_sz = dev_size_add(need_sz, dev_size_prod((long long)norm_n, 2, 1, 1));
+    need_sz = dev_size_add(need_sz, dev_size_mul(comm_sz, 2));
+    need_sz = dev_size_add(need_sz, dev_size_prod(max_rows, 4, 1, 1));
+    need_sz = dev_size_add(need_sz, dev_size_of(64ll << 20));
+    if (need_sz.bad) {
+        snprintf(x->why, sizeof(x->why), "the plan's GPU memory per rank does not fit a 64-bit byte count; the plan "
+                                         "asks for an impossible size");
+        return -1;
+    }
+    const size_t comm = (size_t)comm_sz.v, need = (size_t)need_sz.v;
     size_t free_b = 0, total_b = 0;
     VP_CUDA(cudaMemGetInfo(&free_b, &total_b));
     if (need > free_b) {
@@ -230,16 +249,16 @@ static int cuda_prepare(exec_ctx *x)
                  util_fmt_bytes((double)need, a, sizeof(a)), util_fmt_bytes((double)free_b, b, sizeof(b)), s->device);
         return -1;
     }
-    s->arena_bytes = arena;
-    VP_CUDA(cudaMalloc((void **)&s->arena, arena ? arena : 256));
-    VP_KERNEL(vp_fill_random(s->arena, (long long)(arena / 2), (unsigned long long)x->opt->seed, s->s[0]));
+    s->arena_bytes = (size_t)arena.v;
+    VP_CUDA(cudaMalloc((void **)&s->arena, s->arena_bytes ? s->arena_bytes : 256));
+    VP_KERNEL(vp_fill_random(s->arena, (long long)(s->arena_bytes / 2), (unsigned long long)x->opt->seed, s->s[0]));
     size_t off = 0;
     flat = 0;
     for (int ph = 0; ph < p->n_phases; ph++)
         for (int i = 0; i < p->phases[ph].n_ops; i++, flat++) {
             const plan_op *op = &p->phases[ph].ops[i];
             long long ne;
-            size_t sc, b = op_bytes(op, &ne, &sc);
+            dev_size sc, b = op_bytes(op, &ne, &sc); /* checked above */
             cuda_op *o = &s->ops[flat];
             if (op->kind == PLAN_OP_ATTENTION) {
                 o->k = s->arena + off;
@@ -248,12 +267,12 @@ static int cuda_prepare(exec_ctx *x)
             } else {
                 o->w = s->arena + off;
             }
-            off += align256(b);
+            off += (size_t)b.v;
         }
-    VP_CUDA(cudaMalloc(&s->x, scratch * 2));
-    VP_CUDA(cudaMalloc(&s->y, scratch * 2));
-    VP_KERNEL(vp_fill_random(s->x, (long long)scratch, (unsigned long long)x->opt->seed + 1, s->s[0]));
-    VP_KERNEL(vp_fill_random(s->y, (long long)scratch, (unsigned long long)x->opt->seed + 2, s->s[0]));
+    VP_CUDA(cudaMalloc(&s->x, (size_t)scratch.v * 2));
+    VP_CUDA(cudaMalloc(&s->y, (size_t)scratch.v * 2));
+    VP_KERNEL(vp_fill_random(s->x, (long long)scratch.v, (unsigned long long)x->opt->seed + 1, s->s[0]));
+    VP_KERNEL(vp_fill_random(s->y, (long long)scratch.v, (unsigned long long)x->opt->seed + 2, s->s[0]));
     VP_CUDA(cudaMalloc(&s->attn_ws, attn_ws));
     VP_CUDA(cudaMalloc(&s->norm_w, norm_n * 2));
     VP_KERNEL(vp_fill_random(s->norm_w, (long long)norm_n, 7, s->s[0]));

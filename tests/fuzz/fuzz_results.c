@@ -1,0 +1,23 @@
+/* libFuzzer harness: the results JSON that `vpsim calibrate --results` reads, through the command
+ * itself (against the hand-written two-op plan of tests/data/plan_hand.json; the seeds are results
+ * of that plan, so mutations reach the per-op parsing and the merging, not only the op-count check). */
+#include "../../sim/cli/cli.h"
+#include "fuzz_util.h"
+
+#include <stdio.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static char plan_path[512], out_path[512];
+    if (!plan_path[0]) {
+        snprintf(plan_path, sizeof(plan_path), "%s/tests/data/plan_hand.json", FUZZ_ROOT);
+        snprintf(out_path, sizeof(out_path), "%s/measured.yaml", fuzz_tmpdir());
+    }
+    char results[64];
+    snprintf(results, sizeof(results), "%s", fuzz_memfd_path(data, size));
+    char *argv[] = {"calibrate", "--plan", plan_path, "--results", results, "--out", out_path, NULL};
+    (void)cmd_calibrate(7, argv);
+    return 0;
+}

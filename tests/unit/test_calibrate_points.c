@@ -1,0 +1,123 @@
+/* vpsim calibrate with many GEMM sizes: the merged table holds at most CAL_MAX_POINTS points however many
+ * sizes the plan has (merge_points once wrote one point per size group into a 33-entry stack array:
+ * 100 sizes passed silently in a release build, 520 crashed it). */
+#include "../../sim/cli/cal_points.h"
+#include "../../sim/util/util.h"
+#include "test_helpers.h"
+
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A one-rank plan of `n` GEMMs whose sizes grow by 10.5% each (every one its own group at the first
+ * merge ratio), and results giving op i a duration of 1 + i us. */
+static void write_plan_and_results(int n, char **plan_path, char **results_path)
+{
+    util_buf plan = {0}, res = {0};
+    util_buf_printf(&plan, "{\"schema\": \"vpsim.plan/1\", \"scenario\": \"many-gemms\", \"ranks\": 1, \"batch\": 1,"
+                           " \"context\": 16, \"expected_tokens\": 1, \"phases\": [{\"name\": \"decode\", \"kind\":"
+                           " \"decode\", \"model\": \"target\", \"tokens\": 1, \"batch\": 1, \"ops\": [\n");
+    util_buf_printf(&res, "{\"mode\": \"run\", \"backends\": [{\"ops\": [\n");
+    for (int i = 0; i < n; i++) {
+        long long nk = (long long)sqrt(16.0 * pow(1.105, i)) + 1;
+        util_buf_printf(&plan,
+                        "%s{\"kind\": \"gemm\", \"name\": \"g%d\", \"layer\": 0, \"stream\": \"main\", \"adtype\": "
+                        "\"bf16\", \"m\": 1, \"n\": %lld, \"k\": %lld, \"batch\": 1, \"wdtype\": \"bf16\", \"wgroup\": 0}\n",
+                        i ? "," : "", i, nk, nk);
+        util_buf_printf(&res, "%s{\"name\": \"g%d\", \"us\": %d}\n", i ? "," : "", i, 1 + i);
+    }
+    util_buf_printf(&plan, "]}]}\n");
+    util_buf_printf(&res, "]}]}\n");
+    *plan_path = th_write_temp(plan.s, plan.len, ".json");
+    *results_path = th_write_temp(res.s, res.len, ".json");
+    util_buf_free(&plan);
+    util_buf_free(&res);
+}
+
+/* Calibrate against `n` sizes: exit 0, a gemm table of at most CAL_MAX_POINTS points, bytes rising. */
+static void calibrate_many(int n)
+{
+    char *plan, *results;
+    write_plan_and_results(n, &plan, &results);
+    th_result r = th_run("calibrate --plan '%s' --results '%s'", plan, results);
+    cr_assert_eq(r.status, 0, "exit %d; stderr:\n%s", r.status, r.err);
+    char want[64];
+    snprintf(want, sizeof(want), "%d ops merged into ", n);
+    const char *src = strstr(r.out, want);
+    cr_assert_not_null(src, "stdout lacks '%s':\n%s", want, r.out);
+    int points = atoi(src + strlen(want));
+    cr_assert(points >= 1 && points <= CAL_MAX_POINTS, "%d points", points);
+    const char *bytes = strstr(r.out, "bytes: [");
+    cr_assert_not_null(bytes, "%s", r.out);
+    double prev = -1;
+    int count = 0;
+    for (const char *p = bytes + 8; *p && *p != ']'; count++) {
+        char *end;
+        double v = strtod(p, &end);
+        cr_assert(end != p && v > prev, "bytes not rising at point %d:\n%s", count, r.out);
+        prev = v;
+        p = end;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    cr_assert_eq(count, points, "%d byte values for %d points", count, points);
+    th_free(&r);
+    unlink(plan);
+    unlink(results);
+    free(plan);
+    free(results);
+}
+
+Test(calibrate_points, hundred_gemm_sizes_fit_the_table, .timeout = 60)
+{
+    calibrate_many(100);
+}
+
+/* 300 sizes growing 10.5% a step end near 1e14 bytes, under the plan loader's 1 PiB bound per op. */
+Test(calibrate_points, three_hundred_gemm_sizes_do_not_crash, .timeout = 60)
+{
+    calibrate_many(300);
+}
+
+Test(calibrate_points, merge_never_writes_past_max)
+{
+    enum { N = 600, MAX = 4, GUARD = 8 };
+    cal_point *in = calloc(N, sizeof(cal_point));
+    for (int i = 0; i < N; i++)
+        in[i] = (cal_point){16.0 * pow(1.3, i % 200) + i, (double)i};
+    /* Sorted by bytes, as calibrate hands them over. */
+    for (int i = 1; i < N; i++)
+        for (int j = i; j > 0 && in[j - 1].bytes > in[j].bytes; j--) {
+            cal_point t = in[j];
+            in[j] = in[j - 1];
+            in[j - 1] = t;
+        }
+    cal_point out[MAX + GUARD];
+    for (int i = 0; i < MAX + GUARD; i++)
+        out[i] = (cal_point){-7, -7};
+    int m = cal_merge_points(in, N, out, MAX);
+    cr_assert(m >= 1 && m <= MAX, "%d points", m);
+    for (int i = MAX; i < MAX + GUARD; i++)
+        cr_assert(out[i].bytes == -7 && out[i].us == -7, "out[%d] was written (max %d)", i, MAX);
+    free(in);
+}
+
+Test(calibrate_points, merge_handles_edge_counts)
+{
+    cal_point out[CAL_MAX_POINTS];
+    cr_assert_eq(cal_merge_points(NULL, 0, out, CAL_MAX_POINTS), 0);
+    cal_point one = {100, 5};
+    cr_assert_eq(cal_merge_points(&one, 1, out, CAL_MAX_POINTS), 1);
+    cr_assert(out[0].us == 5);
+    /* Zero-byte ops (and only those) still merge into one point. */
+    cal_point zeros[40];
+    for (int i = 0; i < 40; i++)
+        zeros[i] = (cal_point){0, (double)i};
+    cr_assert_eq(cal_merge_points(zeros, 40, out, 1), 1);
+    /* The widest spread doubles allow still ends in `max` points. */
+    cal_point wide[3] = {{0, 1}, {1, 2}, {1e300, 3}};
+    cr_assert_eq(cal_merge_points(wide, 3, out, 1), 1);
+}

@@ -3,6 +3,7 @@
 #   make               release build -> build/vpsim
 #   make debug         -O0 -g build  -> build/debug/vpsim
 #   make asan          ASan + UBSan  -> build/asan/vpsim
+#   make check         what CI runs: make test, the same suite under ASan/UBSan/LSan, a fuzz smoke per harness
 #   make test          every test that needs no GPU (Criterion unit tests + CLI tests, then analysis/ pytest)
 #   make report        one-page Markdown + HTML report with plots from REPORT_IN (default traces/samples)
 #                      into REPORT_OUT (default build/report); needs no GPU and no build
@@ -106,7 +107,7 @@ TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS := $(TEST_SRCS:%.c=$(OBJ)/%.o)
 TEST_BIN := $(OUT)/vpsim-tests
 
-.PHONY: deps all debug asan test test-gpu run bench clean deps-check config-reference report fuzz fuzz-smoke
+.PHONY: deps all debug asan test check test-gpu run bench clean deps-check config-reference report fuzz fuzz-smoke
 
 all: deps-check $(BIN)
 
@@ -161,6 +162,14 @@ endif
 test: all $(TEST_BIN)
 	$(TEST_ENV) $(TEST_BIN) --jobs 2 $(TEST_ARGS)
 	$(ANALYSIS_PY) -m pytest -q -p no:cacheprovider analysis/tests
+
+# CI's command (.ci/run, README): the suite, the suite under the sanitizers, every fuzz harness briefly.
+# Parallel by itself, so that `make check` is the whole command.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+check:
+	$(MAKE) -j$(NPROC) test
+	$(MAKE) -j$(NPROC) test VARIANT=asan
+	$(MAKE) -j$(NPROC) fuzz-smoke FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60)
 
 # Kernel tests and benchmarks (tests/gpu/*.c against libvpsim.a); built here, run on a GPU machine.
 KTEST_SRCS := $(sort $(wildcard tests/gpu/*.c))

@@ -9,9 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MPIRUN "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " \
-               "timeout 120 mpirun --allow-run-as-root --oversubscribe --bind-to none"
-
 static const char *bin(void)
 {
     const char *b = getenv("VPSIM_BIN");
@@ -49,7 +46,7 @@ Test(bench_model, a_measurement_and_its_saved_copy_compare_with_the_model, .time
 {
     char dir[] = "/tmp/vpsim-bm-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
-    th_result r = th_sh(MPIRUN " -np 2 '%s' bench-allreduce --device cpu --backend mpi --sizes 1K,64K -n 3 -w 1 "
+    th_result r = th_sh(TH_MPIRUN " -np 2 '%s' bench-allreduce --device cpu --backend mpi --sizes 1K,64K -n 3 -w 1 "
                                "--system configs/systems/rtx-pro-6000-8x-pcie.yaml --model --format json --out %s/m.json",
                         bin(), dir);
     cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);

@@ -7,22 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MPIRUN "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " \
-               "timeout -k 5 100 mpirun --allow-run-as-root --oversubscribe --bind-to none"
-
 static const char *bin(void)
 {
     const char *b = getenv("VPSIM_BIN");
     return b ? b : "build/vpsim";
-}
-
-static void need_mpirun(void)
-{
-    th_result r = th_sh("command -v mpirun");
-    bool have = r.status == 0;
-    th_free(&r);
-    if (!have)
-        cr_skip_test("mpirun not installed");
 }
 
 static int count(const char *s, const char *what)
@@ -36,8 +24,8 @@ static int count(const char *s, const char *what)
 /* Kill rank `victim` of `np` before its collective call 3; every survivor names it, once. */
 static void kill_and_expect_named(int np, int victim)
 {
-    need_mpirun();
-    th_result r = th_sh(MPIRUN " -np %d '%s' run configs/tiny.yaml --set parallel.tp=%d --device cpu --backend mpi "
+    th_need_mpirun();
+    th_result r = th_sh(TH_MPIRUN " -np %d '%s' run configs/tiny.yaml --set parallel.tp=%d --device cpu --backend mpi "
                                "--iters 50 --inject-fault kill:%d:3",
                         np, bin(), np, victim);
     cr_assert_neq(r.status, 0, "a job that lost a rank cannot succeed; stderr:\n%s", r.err);
@@ -77,8 +65,8 @@ Test(dead_rank, a_rank_that_exits_is_named_without_calling_it_killed, .timeout =
 {
     /* "exit" prints its own line before leaving; the survivor says which rank is gone, in words that
      * leave room for that line (only a rank without one was killed). */
-    need_mpirun();
-    th_result r = th_sh(MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu --backend mpi --iters 50 "
+    th_need_mpirun();
+    th_result r = th_sh(TH_MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu --backend mpi --iters 50 "
                                "--inject-fault exit:1:3",
                         bin());
     cr_assert_neq(r.status, 0, "%s", r.err);

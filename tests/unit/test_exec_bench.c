@@ -186,28 +186,15 @@ Test(comm_bench, json_has_stable_keys)
 
 /* ---------------- the command ---------------- */
 
-/* CI runs as root; `timeout` turns a hang into exit 124 instead of a stuck test run. */
-#define MPIRUN "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " \
-               "timeout 120 mpirun --allow-run-as-root --oversubscribe --bind-to none"
-
-static void need_mpirun(void)
-{
-    th_result r = th_sh("command -v mpirun");
-    bool have = r.status == 0;
-    th_free(&r);
-    if (!have)
-        cr_skip_test("mpirun not installed");
-}
-
 static th_result bench(int np, const char *args)
 {
     const char *bin = getenv("VPSIM_BIN");
-    return th_sh(MPIRUN " -np %d '%s' bench-allreduce %s", np, bin ? bin : "build/vpsim", args);
+    return th_sh(TH_MPIRUN " -np %d '%s' bench-allreduce %s", np, bin ? bin : "build/vpsim", args);
 }
 
 Test(exec_bench_cli, mpi_on_cpu_checks_clean_under_mpirun_np4, .timeout = 150)
 {
-    need_mpirun();
+    th_need_mpirun();
     th_result r = bench(4, "--device cpu --backend mpi --check");
     cr_assert_eq(r.status, 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
     cr_assert(strstr(r.out, "4 ranks, device cpu, type float") != NULL, "%s", r.out);
@@ -218,7 +205,7 @@ Test(exec_bench_cli, mpi_on_cpu_checks_clean_under_mpirun_np4, .timeout = 150)
 
 Test(exec_bench_cli, odd_sizes_and_rank_counts, .timeout = 150)
 {
-    need_mpirun();
+    th_need_mpirun();
     for (int np = 1; np <= 3; np++) {
         th_result r = bench(np, "--device cpu --backend mpi --check --sizes 4,12,20,1000,43012 -n 3 -w 1");
         cr_assert_eq(r.status, 0, "np=%d exit %d\n%s\n%s", np, r.status, r.out, r.err);
@@ -230,7 +217,7 @@ Test(exec_bench_cli, odd_sizes_and_rank_counts, .timeout = 150)
 
 Test(exec_bench_cli, scenario_marks_the_verify_pass_payload, .timeout = 150)
 {
-    need_mpirun();
+    th_need_mpirun();
     char dir[] = "/tmp/vpsim-bench-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     char args[256];
@@ -262,7 +249,7 @@ Test(exec_bench_cli, scenario_marks_the_verify_pass_payload, .timeout = 150)
 
 Test(exec_bench_cli, a_per_size_policy_runs_as_one_more_backend, .timeout = 150)
 {
-    need_mpirun();
+    th_need_mpirun();
     th_result r = bench(3, "--device cpu --backend mpi --policy 'mpi<=1K,mpi' --check -e 4K -f 4");
     cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
     cr_assert(strstr(r.out, "# backend policy(mpi<=1K,mpi) (timed eager)") != NULL, "%s", r.out);
@@ -276,7 +263,7 @@ Test(exec_bench_cli, a_per_size_policy_runs_as_one_more_backend, .timeout = 150)
 
 Test(exec_bench_cli, a_dead_rank_ends_the_job_with_an_error_not_a_hang, .timeout = 150)
 {
-    need_mpirun();
+    th_need_mpirun();
     th_result r = bench(4, "--device cpu --backend mpi -e 4K -n 50 --inject-fault kill:2:30");
     cr_assert_neq(r.status, 0, "%s\n%s", r.out, r.err);
     cr_assert_neq(r.status, 124, "timed out: the surviving ranks hung\n%s", r.err);

@@ -113,3 +113,12 @@ void th_expect_bad(th_result r, const char *where, const char *what)
     cr_assert_not_null(strstr(r.err, what), "stderr lacks '%s':\n%s", what, r.err);
     th_free(&r);
 }
+
+void th_need_mpirun(void)
+{
+    th_result r = th_sh("command -v mpirun");
+    const int status = r.status;
+    th_free(&r);
+    if (status != 0)
+        cr_skip_test("mpirun not installed");
+}

@@ -24,6 +24,14 @@ char *th_slurp(const char *path);
 /* A bad input: exit status 2, nothing on stdout, and stderr holding `where` and `what`. Frees r. */
 void th_expect_bad(th_result r, const char *where, const char *what);
 
+/* mpirun for the multi-rank tests: CI runs as root, oversubscribes its cores, and `timeout` turns a hang
+ * into exit 124 (then a kill 5 s later) instead of a stuck test run. */
+#define TH_MPIRUN                                                                                                       \
+    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "                  \
+    "timeout -k 5 120 mpirun --allow-run-as-root --oversubscribe --bind-to none"
+/* Skip the calling test when mpirun is not installed. */
+void th_need_mpirun(void);
+
 /* Write `text` to a new temporary file with the given suffix; returns its path (free it). */
 char *th_write_temp(const char *text, size_t len, const char *suffix);
 

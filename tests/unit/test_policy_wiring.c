@@ -43,8 +43,7 @@ Test(policy_wiring, bad_policy_from_set_names_the_argument)
 Test(policy_wiring, run_routes_each_allreduce_by_its_size, .timeout = 120)
 {
     const char *bin = getenv("VPSIM_BIN");
-    th_result r = th_sh("OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --allow-run-as-root "
-                        "--oversubscribe --bind-to none -np 2 '%s' run configs/tiny.yaml --device cpu "
+    th_result r = th_sh(TH_MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu "
                         "--allreduce-policy 'mpi<=2K,mpi' --check --iters 2 --warmup 0",
                         bin ? bin : "build/vpsim");
     cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);

@@ -9,13 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define MPIRUN "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " \
-               "mpirun --allow-run-as-root --oversubscribe --bind-to none"
-
 static th_result mpirun_vpsim(int np, const char *args)
 {
     const char *bin = getenv("VPSIM_BIN");
-    return th_sh(MPIRUN " -np %d '%s' run %s", np, bin ? bin : "build/vpsim", args);
+    return th_sh(TH_MPIRUN " -np %d '%s' run %s", np, bin ? bin : "build/vpsim", args);
 }
 
 static void check_ranks(int np)

@@ -11,9 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-#define MPIRUN "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 " \
-               "timeout -k 5 100 mpirun --allow-run-as-root --oversubscribe --bind-to none"
-
 static const char *bin(void)
 {
     const char *b = getenv("VPSIM_BIN");
@@ -56,7 +53,7 @@ static void assert_line_has(const char *line, const char *what)
 static th_result stalled_job(int np, const char *args)
 {
     const double t0 = now_s();
-    th_result r = th_sh(MPIRUN " -np %d '%s' %s --timeout 2", np, bin(), args);
+    th_result r = th_sh(TH_MPIRUN " -np %d '%s' %s --timeout 2", np, bin(), args);
     const double took = now_s() - t0;
     cr_assert_eq(r.status, 1, "exit %d after %.1f s\n%s\n%s", r.status, took, r.out, r.err);
     cr_assert_lt(took, 30.0, "the job took %.1f s: the watchdog did not end it", took);
@@ -102,14 +99,14 @@ Test(watchdog, the_scenario_sets_the_timeout_and_0_turns_it_off, .timeout = 120)
 {
     /* run.timeout from the scenario (--set) fires; --timeout 0 on the command line wins over it, and the
      * stall (3 s) then merely delays the job, which succeeds. */
-    th_result r = th_sh(MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu --backend mpi --iters 2 --warmup 0 "
+    th_result r = th_sh(TH_MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu --backend mpi --iters 2 --warmup 0 "
                                "--inject-fault stall:0:3:60 --set run.timeout=1",
                         bin());
     cr_assert_eq(r.status, 1, "exit %d\n%s", r.status, r.err);
     cr_assert_not_null(line_of(r.err, 0), "%s", r.err);
     cr_assert(strstr(r.err, "timeout 1 s") != NULL, "%s", r.err);
     th_free(&r);
-    r = th_sh(MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu --backend mpi --iters 2 --warmup 0 "
+    r = th_sh(TH_MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu --backend mpi --iters 2 --warmup 0 "
                      "--inject-fault stall:0:3:3 --set run.timeout=1 --timeout 0",
               bin());
     cr_assert_eq(r.status, 0, "exit %d\n%s", r.status, r.err);

@@ -359,13 +359,12 @@ static void attach_model(exec_bench_result *r, const cfg_scenario *sc)
                 snprintf(b->model_method, sizeof(b->model_method), "%s", c.available ? c.method : c.reason);
         }
         /* NCCL's transport follows its environment, the model the system file: say when they differ. */
-        for (int e = 0; e < b->n_env; e++)
-            if (!strcmp(b->env[e].key, "nccl_env") && strstr(b->env[e].value, "NCCL_P2P_DISABLE=1") &&
-                sys->topology.p2p != CFG_P2P_OFF)
-                fprintf(stderr, "vpsim bench-allreduce: note: backend %s ran with NCCL_P2P_DISABLE=1 but the model's "
-                                "system has topology.p2p=%s; add --set system.topology.p2p=off to compare like with "
-                                "like\n",
-                        b->name, cfg_p2p_names[sys->topology.p2p]);
+        const char *nccl_env = util_env_get(b->env, b->n_env, "nccl_env");
+        if (nccl_env && strstr(nccl_env, "NCCL_P2P_DISABLE=1") && sys->topology.p2p != CFG_P2P_OFF)
+            fprintf(stderr, "vpsim bench-allreduce: note: backend %s ran with NCCL_P2P_DISABLE=1 but the model's "
+                            "system has topology.p2p=%s; add --set system.topology.p2p=off to compare like with "
+                            "like\n",
+                    b->name, cfg_p2p_names[sys->topology.p2p]);
     }
 }
 

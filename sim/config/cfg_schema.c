@@ -10,18 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-bool cfg_parse_int(const char *s, long long *out)
-{
-    if (!s || !*s || isspace((unsigned char)*s))
-        return false;
-    errno = 0;
-    char *end = NULL;
-    long long v = strtoll(s, &end, 10);
-    if (errno != 0 || *end != '\0')
-        return false;
-    *out = v;
-    return true;
-}
+/* The same strictness as every numeric command-line option (util_parse_ll): digits and an optional '-'. */
+bool cfg_parse_int(const char *s, long long *out) { return s && util_parse_ll(s, out) == 0; }
 
 /* strtod also reads hex floats ("0x1p-1"), "inf" and "nan", and skips leading blanks; a config
  * number is decimal, finite and bare, like the integers beside it. */
@@ -189,7 +179,7 @@ static int bind_list(const cfg_field *f, cfg_node *n, void *base, const char *pa
 
 /* Elements are zeroed and counted before they are bound, so an owner that frees by count frees a
  * partly bound list too. */
-static int bind_map_list(const cfg_field *f, cfg_node *n, void *slot, const char *path, cfg_error *err)
+static int bind_map_list(const cfg_field *f, cfg_node *n, void *base, const char *path, cfg_error *err)
 {
     if (n->kind != CFG_NODE_SEQ || n->n == 0) {
         cfg_errorf(err, n, "%s: expected a non-empty list of mappings", path);
@@ -200,9 +190,10 @@ static int bind_map_list(const cfg_field *f, cfg_node *n, void *slot, const char
         return -1;
     }
     char *items = util_xcalloc(n->n, f->elem_size);
-    free(*(void **)slot);
-    *(void **)slot = items;
-    *(int *)((char *)slot - f->offset + f->count_offset) = (int)n->n;
+    void **slot = (void **)((char *)base + f->offset);
+    free(*slot);
+    *slot = items;
+    *(int *)((char *)base + f->count_offset) = (int)n->n;
     for (size_t i = 0; i < n->n; i++) {
         char *ipath = util_xasprintf("%s[%zu]", path, i);
         void *elem = items + i * f->elem_size;
@@ -324,7 +315,7 @@ static int bind_field(const cfg_field *f, cfg_node *n, void *base, const char *p
     case CFG_T_INT_LIST:
         return bind_list(f, n, base, path, err);
     case CFG_T_MAP_LIST:
-        return bind_map_list(f, n, slot, path, err);
+        return bind_map_list(f, n, base, path, err);
     case CFG_T_DERIVED:
         return 0;
     case CFG_T_CUSTOM:

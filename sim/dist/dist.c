@@ -105,6 +105,10 @@ static bool other_hosts(void)
     return false;
 }
 
+/* What a vanished rank most likely met; said by the SIGTERM handler and by dist_fail. */
+static const char vanished_why[] =
+    ": its process is gone (without a vpsim line of its own, it was killed: SIGKILL, the OOM killer)";
+
 static void on_terminate(int sig)
 {
     const int saved = errno;
@@ -117,8 +121,7 @@ static void on_terminate(int sig)
     if (dist_vanished(gone, sizeof(gone))) {
         n = put_str(line, n, sizeof(line), "the job lost ");
         n = put_str(line, n, sizeof(line), gone);
-        n = put_str(line, n, sizeof(line),
-                    ": its process is gone (without a vpsim line of its own, it was killed: SIGKILL, the OOM killer)");
+        n = put_str(line, n, sizeof(line), vanished_why);
     } else {
         n = put_str(line, n, sizeof(line), other_hosts() ? "no rank on this host has vanished; one on another host may "
                                                            "have failed (the launcher's message names it)"
@@ -201,9 +204,7 @@ _Noreturn void dist_fail(const char *file, int line, const char *what, const cha
     /* A failed MPI call is often a peer that died (a closed TCP connection): name it when it is local. */
     char gone[768];
     if (dist_vanished(gone, sizeof(gone)))
-        fprintf(stderr, "vpsim[rank %d@%s]: the job lost %s: its process is gone (without a vpsim line of its own, "
-                        "it was killed: SIGKILL, the OOM killer)\n",
-                g_dist.rank, g_dist.host, gone);
+        fprintf(stderr, "vpsim[rank %d@%s]: the job lost %s%s\n", g_dist.rank, g_dist.host, gone, vanished_why);
     fflush(stderr);
     int inited = 0, fin = 0;
     MPI_Initialized(&inited);

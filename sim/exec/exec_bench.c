@@ -154,14 +154,6 @@ static void time_size(bench *b, exec_bench_row *w, bool graph, int salt)
     w->wrong = (long long)wrong;
 }
 
-static bool env_has(const exec_ctx *x, const char *key)
-{
-    for (int i = 0; i < x->n_env; i++)
-        if (strcmp(x->env[i].key, key) == 0)
-            return true;
-    return false;
-}
-
 /* backend: a cfg_backend, or -1 for the per-size policy (o->policy through comm_select). */
 static void run_backend(bench *b, int backend, bool virtual_ranks, exec_bench_backend *out)
 {
@@ -266,7 +258,7 @@ int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out
         return 2;
     }
     x->dev->timers_alloc(x, 2);
-    const bool virtual_ranks = env_has(x, "virtual_ranks");
+    const bool virtual_ranks = util_env_get(x->env, x->n_env, "virtual_ranks") != NULL;
     x->dev->describe(x, false);
     memcpy(out->env, x->env, sizeof(x->env));
     out->n_env = x->n_env;

@@ -3,9 +3,9 @@
  * document is what exec_bench_json writes; anything else is refused with file:line:col. */
 #include "exec_bench.h"
 
+#include "../config/cfg_schema.h"
 #include "../config/cfg_tree.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -48,10 +48,8 @@ static double num(loader *l, const cfg_node *map, const char *key, bool null_ok)
         return NAN;
     if (null_ok && !n->quoted && strcmp(n->scalar, "null") == 0)
         return NAN;
-    char *end = NULL;
-    errno = 0;
-    double v = strtod(n->scalar, &end);
-    if (n->quoted || end == n->scalar || *end || errno || !isfinite(v))
+    double v = NAN;
+    if (n->quoted || !cfg_parse_double(n->scalar, &v))
         fail(l, n, "'%s' must be a number (got '%s')", key, n->scalar);
     return v;
 }

@@ -22,14 +22,14 @@ int exec_fault_parse(const char *arg, exec_fault *f, char *why, size_t len)
     memset(f, 0, sizeof(*f));
     char *fields[5] = {0};
     int n = 0;
-    char *copy = util_xstrdup(arg), *save = NULL;
-    for (char *tok = strtok_r(copy, ":", &save); tok && n < 5; tok = strtok_r(NULL, ":", &save))
-        fields[n++] = tok;
+    /* strsep keeps empty fields ("kill::1"), which then fail to parse like any other bad number. */
+    char *copy = util_xstrdup(arg), *rest = copy;
+    while (rest && n < 5)
+        fields[n++] = strsep(&rest, ":");
     long long rank = -1, call = 0, secs = 10;
-    const int mode = n >= 1 ? cfg_enum_index(exec_fault_names, fields[0]) : -1;
-    const bool ok = (n == 3 || n == 4) && strstr(arg, "::") == NULL && arg[strlen(arg) - 1] != ':' &&
-                    mode > EXEC_FAULT_NONE && util_parse_ll(fields[1], &rank) == 0 && rank >= 0 &&
-                    rank <= 1 << 20 && util_parse_ll(fields[2], &call) == 0 && call >= 1 &&
+    const int mode = cfg_enum_index(exec_fault_names, fields[0]);
+    const bool ok = (n == 3 || n == 4) && !rest && mode > EXEC_FAULT_NONE && util_parse_ll(fields[1], &rank) == 0 &&
+                    rank >= 0 && rank <= 1 << 20 && util_parse_ll(fields[2], &call) == 0 && call >= 1 &&
                     (n == 3 || (util_parse_ll(fields[3], &secs) == 0 && secs >= 0 && secs <= 86400));
     free(copy);
     if (!ok) {

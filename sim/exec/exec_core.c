@@ -140,6 +140,32 @@ static long long check_collectives(exec_ctx *x, char *msg, size_t msg_len)
     return failures;
 }
 
+/* Why this job cannot replay with x->dev and x->comm ("" when it can). The backend's own verdict is
+ * collective: every rank reaches it or none does. */
+static void why_not(exec_ctx *x, char *why, size_t len)
+{
+    const plan *p = x->plan;
+    const dist_job *d = &x->dist;
+    if (p->ranks != d->size && d->size != 1) {
+        snprintf(why, len,
+                 "the plan has %d tensor-parallel ranks but the job has %d MPI ranks; launch with mpirun -np %d, "
+                 "or -np 1 for one rank's compute only",
+                 p->ranks, d->size, p->ranks);
+        return;
+    }
+    if (x->opt->check && x->comm->moves_no_data) {
+        snprintf(why, len,
+                 "--check: backend %s moves no data (its collectives are %s), so there is nothing to check; use a "
+                 "backend that reduces (nccl, mpi, oneshot, ...)",
+                 x->comm->name, strcmp(x->comm->name, "model") == 0 ? "delays" : "skipped");
+        return;
+    }
+    exec_comm_bind(x);
+    char bwhy[400] = "";
+    if (x->comm->supported(&x->cc, bwhy, sizeof(bwhy)))
+        snprintf(why, len, "backend %s: %s", x->comm->name, bwhy);
+}
+
 /* Find the device and backend, refuse what cannot run here (rank 0 says why), then initialise the
  * device, its buffers and the backend. 0, or 2 on every rank. */
 static int open_run(exec_ctx *x)
@@ -152,23 +178,8 @@ static int open_run(exec_ctx *x)
     if (x->dev)
         x->comm = opt->allreduce_policy ? comm_select_configure(opt->allreduce_policy, -1)
                                         : comm_find_backend(opt->backend, why, sizeof(why));
-    if (!x->dev || !x->comm) {
-    } else if (p->ranks != d->size && d->size != 1) {
-        snprintf(why, sizeof(why),
-                 "the plan has %d tensor-parallel ranks but the job has %d MPI ranks; launch with mpirun -np %d, "
-                 "or -np 1 for one rank's compute only",
-                 p->ranks, d->size, p->ranks);
-    } else if (opt->check && x->comm->moves_no_data) {
-        snprintf(why, sizeof(why),
-                 "--check: backend %s moves no data (its collectives are %s), so there is nothing to check; use a "
-                 "backend that reduces (nccl, mpi, oneshot, ...)",
-                 x->comm->name, strcmp(x->comm->name, "model") == 0 ? "delays" : "skipped");
-    } else {
-        exec_comm_bind(x);
-        char bwhy[400] = "";
-        if (x->comm->supported(&x->cc, bwhy, sizeof(bwhy)))
-            snprintf(why, sizeof(why), "backend %s: %s", x->comm->name, bwhy);
-    }
+    if (x->dev && x->comm)
+        why_not(x, why, sizeof(why));
     if (why[0]) {
         if (d->rank == 0)
             fprintf(stderr, "vpsim run: %s\n", why);

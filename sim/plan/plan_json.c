@@ -159,6 +159,8 @@ static int check_op(void *obj, const cfg_node *node, const char *path, cfg_error
                    op->name);
         return -1;
     }
+    /* A compute op's ranks are set from the plan afterwards; at 0 the bound assumes one rank, the most
+     * bytes any rank could move. check_plan finalises the op itself once the ranks are known. */
     plan_op cost = *op;
     plan_op_finalize(&cost);
     const double bytes = cost.bytes_read + cost.bytes_written;

@@ -18,14 +18,6 @@ void util_env_vset(util_env_item *items, int *n, const char *key, const char *fm
     vsnprintf(items[slot].value, sizeof(items[slot].value), fmt, ap);
 }
 
-void util_env_set(util_env_item *items, int *n, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    util_env_vset(items, n, key, fmt, ap);
-    va_end(ap);
-}
-
 const char *util_env_get(const util_env_item *items, int n, const char *key)
 {
     for (int i = 0; i < n; i++)

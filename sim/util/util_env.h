@@ -12,8 +12,6 @@ typedef struct util_env_item {
 
 /* Record a fact in items[0..*n): a later one with the same key replaces the earlier; past
  * UTIL_ENV_MAX new keys are dropped (the block is informational). */
-void util_env_set(util_env_item *items, int *n, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 void util_env_vset(util_env_item *items, int *n, const char *key, const char *fmt, __builtin_va_list ap)
     __attribute__((format(printf, 4, 0)));
 /* The value recorded for key, or NULL. */

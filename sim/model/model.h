@@ -52,6 +52,7 @@ typedef struct model_coll {
     double us;
     char method[96]; /* what was used: "formula: ring/LL over P2P", "measured table ..." */
     char reason[256]; /* why not, when !available */
+    const char *source; /* a measured table's provenance text (owned by the system), NULL for formulas */
 } model_coll;
 
 /* The cost of one collective (`kind` PLAN_OP_ALLREDUCE or PLAN_OP_ALLGATHER) of `bytes` per rank over
@@ -105,6 +106,29 @@ void model_explain(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, 
 
 /* "1 + 0.75 + 0.75x0.6 = 2.200": expected tokens per cycle written out for the scenario's acceptance. */
 void model_tokens_formula(const cfg_scenario *sc, char *buf, size_t len);
+
+/* ---- sensitivity ---- */
+
+#define MODEL_SENS_KEY 64
+
+/* One input moved by -frac and +frac: tok/s at each end and its provenance tag in the system file. */
+typedef struct model_sens_item {
+    char key[MODEL_SENS_KEY]; /* "system.gpu.mem_efficiency", "speculative.acceptance", ... */
+    int count;                /* values moved together (a measured list, the acceptance rates) */
+    double value, lo_value, hi_value; /* the first value as loaded, and moved down / up */
+    bool clamped;             /* a moved value hit the schema's range (e.g. an efficiency at 1) */
+    double base_tok_per_s, lo_tok_per_s, hi_tok_per_s;
+    double swing;             /* max |tok/s change| / base tok/s */
+    char tag[16];             /* cfg_prov_lookup's tag: assumed, spec, measured, calibrated, --set, ... */
+    char note[120];           /* the comment beside the value */
+} model_sens_item;
+
+/* Rank the scenario's numeric system inputs (and its acceptance rates) by how far tok/s of backend `be`
+ * moves when each is scaled by (1 - frac) and (1 + frac) alone; inputs that move it by less than 0.01%
+ * are left out. Fills at most max_out items, largest swing first; returns how many (0 when the backend
+ * is unavailable). */
+int model_sensitivity(const cfg_scenario *sc, const plan *p, cfg_backend be, double frac, model_sens_item *out,
+                      int max_out);
 
 /* Accessors used by explain and the CLI. */
 bool model_ctx_in_l2(const model_ctx *ctx);

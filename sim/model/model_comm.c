@@ -417,9 +417,9 @@ void model_collective(const cfg_system *s, cfg_backend be, plan_op_kind kind, do
     }
     formula_ctx c = {s, be, kind, ranks};
     out->us = model_table_eval(t, bytes, formula_cb, &c);
-    model_term_add(terms, "measured", out->us, "us", "measured table (%d point%s, %s) overrides the formula %.2f us",
-                   t->n_bytes, t->n_bytes == 1 ? "" : "s", t->source && t->source[0] ? t->source : "no source",
-                   f);
+    out->source = t->source && t->source[0] ? t->source : "no source given";
+    model_term_add(terms, "measured", out->us, "us", "measured table (%d point%s) overrides the formula %.2f us",
+                   t->n_bytes, t->n_bytes == 1 ? "" : "s", f);
     snprintf(out->method, sizeof(out->method), "measured table (%d point%s; formula would give %.1f us)", t->n_bytes,
              t->n_bytes == 1 ? "" : "s", f);
 }

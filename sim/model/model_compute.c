@@ -19,8 +19,12 @@ void model_term_add(model_terms *t, const char *name, double value, const char *
     if (fmt) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(x->note, sizeof(x->note), fmt, ap);
+        const int len = vsnprintf(x->note, sizeof(x->note), fmt, ap);
         va_end(ap);
+        if (len >= (int)sizeof(x->note)) { /* too long: end at a word with an ellipsis, never mid-word */
+            char *cut = strrchr(x->note, ' ');
+            snprintf(cut && cut > x->note + sizeof(x->note) / 2 ? cut : x->note + sizeof(x->note) - 5, 5, " ...");
+        }
     }
 }
 

@@ -1,8 +1,11 @@
-/* --explain: every term of every formula for one verify allreduce per backend and for one decoder layer. */
+/* --explain: every term of every formula for one verify allreduce per backend and for one decoder layer;
+ * how each backend's cycle total is built (phases, op classes, largest ops); and the inputs the answer
+ * is most sensitive to, with their provenance. */
 #include "model_internal.h"
 #include "model_topo.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void print_terms(util_buf *out, const model_terms *t, const char *indent)
@@ -11,6 +14,30 @@ static void print_terms(util_buf *out, const model_terms *t, const char *indent)
         const model_term *x = &t->t[i];
         util_buf_printf(out, "%s%-16s %12.4g %-5s %s\n", indent, x->name, x->value, x->unit, x->note);
     }
+}
+
+/* Long provenance text, wrapped at word boundaries so that nothing is cut mid-word. */
+static void print_wrapped(util_buf *out, const char *lead, const char *text)
+{
+    const int width = 100, indent = (int)strlen(lead);
+    util_buf_printf(out, "%s", lead);
+    int col = indent;
+    while (*text) {
+        const int w = (int)strcspn(text, " ");
+        if (col > indent && col + 1 + w > width) {
+            util_buf_printf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            util_buf_printf(out, " ");
+            col++;
+        }
+        util_buf_printf(out, "%.*s", w, text);
+        col += w;
+        text += w;
+        while (*text == ' ')
+            text++;
+    }
+    util_buf_printf(out, "\n");
 }
 
 static void explain_system(util_buf *out, const model_ctx *ctx)
@@ -82,6 +109,8 @@ static void explain_collective(util_buf *out, const model_ctx *ctx, const cfg_ba
         }
         util_buf_printf(out, "  %s = %.2f us  (%s)\n", cfg_backend_names[bes[b]], c.us, c.method);
         print_terms(out, &t, "      ");
+        if (c.source)
+            print_wrapped(out, "      source: ", c.source);
     }
     util_buf_printf(out, "\n");
 }
@@ -128,15 +157,119 @@ static void explain_layer(util_buf *out, const model_ctx *ctx)
     util_buf_printf(out, "  layer compute on the critical path: %.2f us (kernels + gaps, overlap applied)\n\n", sum);
 }
 
+/* The largest ops of one phase by their own kernel time summed over layers (not their critical-path
+ * share: side-stream ops overlap), with the source of each figure. */
+#define EXPLAIN_TOP_OPS 5
+
+typedef struct op_sum {
+    const char *name;
+    int n;
+    double us;
+    const char *src;
+} op_sum;
+
+static int by_us(const void *a, const void *b)
+{
+    const op_sum *x = a, *y = b;
+    return (y->us > x->us) - (y->us < x->us);
+}
+
+static void explain_largest_ops(util_buf *out, const model_ctx *ctx, const results_cycle *r, int ph)
+{
+    const plan_phase *phase = &ctx->p->phases[ph];
+    const int first = ctx->phases[ph].first;
+    op_sum *sums = util_xcalloc((size_t)phase->n_ops + 1, sizeof(*sums));
+    int n = 0;
+    for (int i = 0; i < phase->n_ops && first + i < r->n_op_us; i++) {
+        const plan_op *op = &phase->ops[i];
+        int k = 0;
+        while (k < n && strcmp(sums[k].name, op->name) != 0)
+            k++;
+        if (k == n) {
+            sums[n].name = op->name;
+            if (plan_op_is_collective(op->kind))
+                sums[n].src = r->allreduce_method;
+            else
+                model_op_us(&ctx->sc->system, op, ctx->in_l2, NULL, &sums[n].src);
+            n++;
+        }
+        sums[k].n++;
+        sums[k].us += r->op_us[first + i];
+    }
+    qsort(sums, (size_t)n, sizeof(*sums), by_us);
+    for (int k = 0; k < n && k < EXPLAIN_TOP_OPS; k++)
+        util_buf_printf(out, "        %-26s %4d x %8.2f us = %7.3f ms  (%s)\n", sums[k].name, sums[k].n,
+                        sums[k].us / sums[k].n, sums[k].us / 1000.0, sums[k].src ? sums[k].src : "formula");
+    free(sums);
+}
+
+/* How one backend's cycle total is built: phases, then op classes, then the largest ops. */
+static void explain_cycle(util_buf *out, const model_ctx *ctx, cfg_backend be)
+{
+    results_cycle r;
+    model_eval(ctx, be, true, &r);
+    if (!r.available) {
+        util_buf_printf(out, "the cycle with %s: unavailable: %s\n\n", cfg_backend_names[be], r.reason);
+        results_cycle_free(&r);
+        return;
+    }
+    util_buf_printf(out, "the cycle with %s: %.3f ms -> %.1f tok/s at %.3f tokens per cycle\n", r.backend,
+                    r.cycle_ms, r.tok_per_s, r.tokens_per_cycle);
+    for (int ph = 0; ph < r.n_phases; ph++) {
+        const results_phase *x = &r.phases[ph];
+        util_buf_printf(out, "  %-22s %8.3f ms %5.1f%%  ", x->name, x->ms, 100.0 * x->ms / r.cycle_ms);
+        for (int c = 0; c < PLAN_CLASS_COUNT; c++)
+            util_buf_printf(out, " %s %.3f", plan_class_names[c], x->class_ms[c]);
+        if (x->collectives)
+            util_buf_printf(out, "  (%d collectives, mean %.1f us)", x->collectives, x->collective_us_mean);
+        util_buf_printf(out, "\n");
+        /* Op detail for the phases that carry the cycle: a draft step repeats the same few ops. */
+        if (x->ms >= 0.1 * r.cycle_ms)
+            explain_largest_ops(out, ctx, &r, ph);
+    }
+    util_buf_printf(out, "  %-22s %8.3f ms %5.1f%%   host.cycle_overhead_us (a system-file value: see its tag below)\n\n",
+                    "host", r.host_ms, 100.0 * r.host_ms / r.cycle_ms);
+    results_cycle_free(&r);
+}
+
+#define EXPLAIN_SENS_FRAC 0.2
+#define EXPLAIN_SENS_TOP 8
+
+/* The inputs whose +-20% moves tok/s most, per backend, with each one's provenance tag. */
+static void explain_sensitivity(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, int n_bes)
+{
+    util_buf_printf(out, "what the answer rests on: inputs whose %+.0f%% / %+.0f%% moves tok/s most (each moved alone; "
+                         "tag = the comment beside it in the system file)\n",
+                    -100 * EXPLAIN_SENS_FRAC, 100 * EXPLAIN_SENS_FRAC);
+    model_sens_item items[EXPLAIN_SENS_TOP];
+    for (int b = 0; b < n_bes; b++) {
+        const int n = model_sensitivity(ctx->sc, ctx->p, bes[b], EXPLAIN_SENS_FRAC, items, EXPLAIN_SENS_TOP);
+        if (n == 0)
+            continue;
+        util_buf_printf(out, "  %s (%.1f tok/s):\n", cfg_backend_names[bes[b]], items[0].base_tok_per_s);
+        for (int i = 0; i < n; i++) {
+            const model_sens_item *x = &items[i];
+            util_buf_printf(out, "    %-42s %-10s %10.4g%s  tok/s %7.1f .. %7.1f  (%+5.1f%% .. %+5.1f%%)%s\n", x->key,
+                            x->tag, x->value, x->count > 1 ? " (all)" : "      ", x->lo_tok_per_s, x->hi_tok_per_s,
+                            100.0 * (x->lo_tok_per_s / x->base_tok_per_s - 1.0),
+                            100.0 * (x->hi_tok_per_s / x->base_tok_per_s - 1.0), x->clamped ? "  clamped to range" : "");
+        }
+    }
+    util_buf_printf(out, "\n");
+}
+
 void model_explain(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, int n_bes)
 {
     explain_system(out, ctx);
     explain_collective(out, ctx, bes, n_bes);
     explain_layer(out, ctx);
+    for (int b = 0; b < n_bes; b++)
+        explain_cycle(out, ctx, bes[b]);
     char tok[256];
     model_tokens_formula(ctx->sc, tok, sizeof(tok));
     util_buf_printf(out, "tokens per cycle = 1 + sum over draft positions of the chained acceptance = %s\n", tok);
     util_buf_printf(out, "cycle = draft steps + verify + draft-extend + host.cycle_overhead_us (%.0f us)\n",
                     ctx->sc->system.host.cycle_overhead_us);
     util_buf_printf(out, "tok/s = tokens per cycle / (cycle ms / 1000)\n\n");
+    explain_sensitivity(out, ctx, bes, n_bes);
 }

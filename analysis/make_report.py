@@ -277,20 +277,32 @@ def section_compare(found, out, blocks, readme):
         for cls, meas, mod, err in ex.compare_classes(d):
             cells.append(f"{f2(meas)} / {f2(mod)} ({err:+.0f}%)")
         rows.append(cells)
-    # One figure per model system, from its compute-only run (backend none) when there is one.
+    def models_for(d):
+        """Model results with per-op figures for the run's system, like-for-like conditions first."""
+        system = d["model_comparison"]["system"]
+        ms = [(mp, m) for mp, m in found["results"] if m["mode"] == "model" and m.get("system") == system
+              and any(b.get("ops") for b in m["backends"])]
+        return sorted(ms, key=lambda pm: len(ex.condition_mismatch(d, pm[1])))
+
+    def rank(pd):
+        d = pd[1]
+        ms = models_for(d)
+        return (bool(ms) and bool(ex.condition_mismatch(d, ms[0][1])), d["backends"][0]["backend"] != "none",
+                not d.get("measured", {}).get("graph", False))
+
+    # One figure per model system: its compute-only run (backend none), timed as a graph, with a model
+    # result of the same conditions (context, TP, batch, launch mode) when there is one.
     drawn = set()
-    # The compute-only run (backend none) of each system, timed as a graph when there is one.
-    for p, d in sorted(runs, key=lambda pd: (pd[1]["backends"][0]["backend"] != "none",
-                                             not pd[1].get("measured", {}).get("graph", False))):
+    for p, d in sorted(runs, key=rank):
         system = d["model_comparison"]["system"]
         if system in drawn:
             continue
         drawn.add(system)
         kinds, foot = None, [describe("results", p, d, readme)]
-        models = [(mp, m) for mp, m in found["results"] if m["mode"] == "model" and m.get("system") == system
-                  and any(b.get("ops") for b in m["backends"])]
+        models = models_for(d)
         plan = found["plan"][0][1] if found["plan"] else None
         stale = None
+        mismatch = ex.condition_mismatch(d, models[0][1]) if models else []
         if models:
             kinds = ex.compare_op_kinds(d, models[0][1], plan)
             foot.append(describe("results", models[0][0], models[0][1], readme))
@@ -301,8 +313,11 @@ def section_compare(found, out, blocks, readme):
         foot.append(ex.instrumentation_note(d))
         name = f"compare-{system}"
         title = f"Model ({system}) against measurement on {ex.gpu_name(d)}"
+        if mismatch:
+            foot.insert(0, "NOT LIKE FOR LIKE (per-kind panel): " + "; ".join(mismatch))
         paths = draw.draw_compare(ex.compare_classes(d), kinds, os.path.join(out, "figures", name), foot,
-                                  title + " - label: (modelled - measured) / measured", system)
+                                  title + " - label: (modelled - measured) / measured", system,
+                                  mismatch=mismatch)
         blocks.append(("h3", title))
         blocks.append(fig_block(out, paths, title, [p] + [mp for mp, _ in models[:1]]))
         if stale:
@@ -310,6 +325,11 @@ def section_compare(found, out, blocks, readme):
                                 f"verify compute); the per-class bars are the run's own comparison, made by the model "
                                 f"of its day ({stale[2]:.2f} ms). The model changed since the run; the measured "
                                 f"side is the same."))
+        if mismatch:
+            blocks.append(("p", f"**Not like for like:** the per-kind bars pair this run with "
+                                f"`{os.path.basename(models[0][0])}`, which was modelled under other conditions: "
+                                f"{'; '.join(mismatch)}. Their error mixes the model's error with that difference; "
+                                f"no model result with the run's conditions was found."))
         if not ex.same_card(d):
             blocks.append(("p", f"**Different cards:** the model describes `{system}`, the measurement ran on "
                                 f"{ex.gpu_name(d)}; the error here mixes the model's error with the card difference."))

@@ -11,6 +11,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # headless: CI and the GPU machine have no display
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.colors import to_rgb  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
@@ -27,6 +28,29 @@ FOOT_WIDTH = 150
 
 def backend_color(label, i):
     return BACKEND_COLORS.get(label.split(" ")[0], f"C{i % 10}")
+
+
+SERIES_STYLES = ("-", "--", "-.", ":")
+SERIES_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def series_styles(series):
+    """(colour, line style, marker) per series: a backend keeps its colour family across figures, and its
+    series (one per value of another varied key) differ in shade, dash and marker, so no line hides
+    another of the same backend."""
+    by_backend = {}
+    for s in series:
+        by_backend.setdefault(s["backend"], []).append(s["label"])
+    out = []
+    for i, s in enumerate(series):
+        peers = by_backend[s["backend"]]
+        k = peers.index(s["label"])
+        base = to_rgb(backend_color(s["label"], i))
+        # Shades from darker to lighter around the backend's colour when it has several series.
+        t = 0.0 if len(peers) == 1 else -0.45 + 0.9 * k / (len(peers) - 1)
+        shade = tuple(c * (1 + t) if t < 0 else c + (1 - c) * t for c in base)
+        out.append((shade, SERIES_STYLES[k % len(SERIES_STYLES)], SERIES_MARKERS[k % len(SERIES_MARKERS)]))
+    return out
 
 
 def fmt_bytes(n):
@@ -162,11 +186,10 @@ def draw_sweep(sw, out_prefix, footnote, title=None, ylabel="throughput (tok/s, 
     """y (tok/s) against the varied key, a line per backend."""
     fig, ax = plt.subplots(figsize=(9.5, 5.4))
     any_ringed = False
-    for i, s in enumerate(sw["series"]):
+    for s, (color, ls, marker) in zip(sw["series"], series_styles(sw["series"])):
         xs = s["x"] if sw["numeric"] else [sw["x_order"].index(v) for v in s["x_text"]]
         label = s["label"] + (" (no collectives: upper bound)" if s["backend"] == "none" else "")
-        ax.plot(xs, s["y"], marker="o", ms=4, lw=1.7, label=label, color=backend_color(s["label"], i),
-                ls=":" if s["backend"] == "none" else "-")
+        ax.plot(xs, s["y"], marker=marker, ms=4.5, lw=1.7, label=label, color=color, ls=ls)
         # Points whose allreduce cost is a measured table entry rather than a formula: ringed.
         ringed = [(x, y) for x, y, m in zip(xs, s["y"], s["methods"]) if m.startswith("measured")]
         if ringed:
@@ -206,7 +229,7 @@ def draw_sweep(sw, out_prefix, footnote, title=None, ylabel="throughput (tok/s, 
     return _save(fig, out_prefix, _footnote(fig, lines))
 
 
-def draw_compare(class_rows, kind_rows, out_prefix, footnote, title=None, system=""):
+def draw_compare(class_rows, kind_rows, out_prefix, footnote, title=None, system="", mismatch=()):
     """Measured against modelled time per op class (and per op kind when given), error labelled."""
     panels = [("per op class (verify pass, compute only)", [(c, m, d, e) for c, m, d, e in class_rows])]
     if kind_rows:
@@ -230,5 +253,9 @@ def draw_compare(class_rows, kind_rows, out_prefix, footnote, title=None, system
         ax.set_title(name, fontsize=10)
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=8, loc="upper left", ncol=2)
+        if mismatch and name.startswith("per op kind"):
+            ax.text(0.5, 0.80, "NOT LIKE FOR LIKE:\n" + "\n".join(mismatch), transform=ax.transAxes, ha="center",
+                    va="top", fontsize=9, fontweight="bold", color="#b00000",
+                    bbox=dict(boxstyle="round", fc="#fff0f0", ec="#b00000"))
     fig.suptitle(title or "Model against measurement (label: error = (modelled - measured) / measured)")
     return _save(fig, out_prefix, _footnote(fig, footnote))

@@ -426,3 +426,20 @@ def instrumentation_note(doc):
     per_op = f", {1e3 * (ops_sum - cycle) / n_ops:.1f} us per op over {n_ops} ops" if n_ops else ""
     return (f"Measured per-op times sum to {ops_sum:.2f} ms against a timed cycle of {cycle:.2f} ms "
             f"({ops_sum - cycle:+.2f} ms{per_op}): the timers around each op inflate the measured side.")
+
+
+# Conditions that must agree before a run and a model result are compared op by op: a 32K-context run
+# against an 8K-context model differs by the attention it reads, not by the model's error.
+CONDITION_KEYS = ("tp", "batch", "context", "graph", "model")
+
+
+def condition_mismatch(run, model):
+    """The conditions on which a run and a model result differ, as "context 32768 (run) vs 8192 (model)"
+    strings; empty when they compare like for like. The run's own TP is the scenario's parallel.tp (a
+    run on fewer GPUs replays that TP's per-rank shapes)."""
+    out = []
+    for k in CONDITION_KEYS:
+        a, b = run.get(k), model.get(k)
+        if a is not None and b is not None and a != b:
+            out.append(f"{k} {a} (run) vs {b} (model)")
+    return out

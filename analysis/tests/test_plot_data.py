@@ -314,3 +314,16 @@ def test_backend_cycles_reject_an_inconsistent_error(write_json):
     path = write_json(doc)
     with pytest.raises(InputError, match="disagrees"):
         ex.compare_backend_cycles([(path, load_results(path))])
+
+
+def test_sweep_series_of_one_backend_differ_in_colour_dash_and_marker():
+    """Lines of one backend (one per value of another varied key) must not hide each other."""
+    from matplotlib.colors import to_rgb
+    series = [{"backend": "nccl", "label": f"nccl (b={v})"} for v in "xyz"] + \
+        [{"backend": "oneshot", "label": "oneshot"}]
+    styles = draw.series_styles(series)
+    assert len(set(styles)) == 4
+    assert len({s[0] for s in styles[:3]}) == 3 and len({s[1] for s in styles[:3]}) == 3
+    assert len({s[2] for s in styles[:3]}) == 3
+    # A backend with a single line keeps its colour of every other figure.
+    assert styles[3][0] == to_rgb(draw.BACKEND_COLORS["oneshot"])

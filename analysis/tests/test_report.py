@@ -105,3 +105,31 @@ def test_html_escapes_text():
     assert "<td>&lt;td&gt;</td>" in htm and "<title>t&lt;</title>" in htm
     md = report_render.to_markdown([("table", ["h|1"], [["a|b"]])])
     assert "h\\|1" in md and "a\\|b" in md
+
+
+def test_a_run_is_compared_with_a_model_of_its_own_conditions(report):
+    """The shipped samples hold an 8K and a 32K run of h200-1x and an 8K model: the figure pairs the 8K run
+    with it, and nothing is flagged."""
+    _, md, _ = report
+    assert "Not like for like" not in md
+
+
+def test_mismatched_conditions_are_flagged(tmp_path):
+    """A 32K-context run with only an 8K-context model: the report says so beside the figure."""
+    folder = tmp_path / "r"
+    folder.mkdir()
+    for name in ("h200-none-ctx32k.results.json", "model-default-h200-none-ops.results.json"):
+        (folder / name).write_text(open(sample(name)).read())
+    md, _ = make_report.build(str(folder), str(tmp_path / "out"))
+    text = open(md, encoding="utf-8").read()
+    assert "**Not like for like:**" in text
+    assert "context 32768 (run) vs 8192 (model)" in text
+
+
+def test_condition_mismatch_names_each_difference():
+    import vpsim_extract as ex
+    run = {"tp": 8, "batch": 1, "context": 32768, "graph": True, "model": "Kimi-K2.5"}
+    assert ex.condition_mismatch(run, dict(run)) == []
+    other = dict(run, context=8192, graph=False)
+    assert ex.condition_mismatch(run, other) == ["context 32768 (run) vs 8192 (model)",
+                                                 "graph True (run) vs False (model)"]

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "../plan/plan_json.h"
+#include "../plan/plan_memory.h"
 #include "../report/report.h"
 #include "../util/util.h"
 
@@ -72,6 +73,11 @@ int cmd_plan(int argc, char **argv)
         report_plan_csv(&out, &p);
     } else {
         report_plan_table(&out, &p, have_sc ? &sc : NULL);
+        if (have_sc) {
+            plan_memory mem;
+            plan_memory_account(&sc, &p, sc.run.backend, &mem);
+            report_plan_memory(&out, &mem);
+        }
         if (have_sc && sc.speculative.algorithm != CFG_SPEC_NONE &&
             sc.speculative.n_acceptance < sc.speculative.steps)
             util_buf_printf(&out, "note: speculative.acceptance has %d rate(s) for %d steps; later positions reuse "

@@ -46,6 +46,8 @@ static const cfg_field gpu_fields[] = {
     INT("gemm_tile_m", gpu, gemm_tile_m, "64", 1, 4096, "rows",
         "rows per tensor-core tile: GEMM efficiency scales with min(1, rows / tile)"),
     NUM("kernel_floor_us", gpu, kernel_floor_us, "2.0", 0, 1000, "us", "shortest kernel, however little it does"),
+    NUM("memory_gib", gpu, memory_gib, "80", 0.001, 1e6, "GiB",
+        "device memory a process can use (nvidia-smi's total); the memory account is held against it"),
     {0},
 };
 
@@ -117,12 +119,24 @@ static const cfg_field nccl_fields[] = {
     NUM("shm_step_us", nccl, shm_step_us, "1.5", 0, 1e4, "us",
         "extra per ring step when NCCL's transport goes through host memory (not in NCCL's own model)"),
     NUM("symm_base_us", nccl, symm_base_us, "5.0", 0, 1e4, "us", "fixed cost of a symmetric-memory kernel"),
+    NUM("buffsize", nccl, buffsize, "4194304", 65536, 1073741824, "bytes",
+        "NCCL_BUFFSIZE: Simple-protocol buffer per connection (NCCL's default 4 MiB); for the memory account"),
     {0},
 };
 
 static const cfg_field custom_fields[] = {
     NUM("push_expansion", custom, push_expansion, "2.0", 1, 16, "x",
         "wire bytes per payload byte of the push kernel (flag carried in each line, LL-style)"),
+    {0},
+};
+
+static const cfg_field memory_fields[] = {
+    NUM("runtime_mib", memory, runtime_mib, "2048", 0, 1e7, "MiB",
+        "per rank: CUDA context, cuBLAS workspaces and allocator slack outside weights and KV cache"),
+    NUM("graph_pool_mib", memory, graph_pool_mib, "1024", 0, 1e7, "MiB",
+        "per rank: memory pools of the serving engine's captured CUDA graphs"),
+    NUM("custom_workspace_mib", memory, custom_workspace_mib, "16", 0, 1e7, "MiB",
+        "per rank: a custom allreduce's IPC exchange buffers and flags (counted for those backends)"),
     {0},
 };
 
@@ -185,6 +199,8 @@ const cfg_field cfg_system_fields[] = {
      .doc = "NCCL's tuning-model inputs for this box"},
     {.key = "custom", .type = CFG_T_MAP, .offset = S(custom), .fields = custom_fields,
      .doc = "vpsim's IPC allreduce kernels"},
+    {.key = "memory", .type = CFG_T_MAP, .offset = S(memory), .fields = memory_fields,
+     .doc = "per-rank memory outside weights and KV cache, for the memory account"},
     {.key = "measured", .type = CFG_T_MAP, .offset = S(measured), .fields = measured_fields,
      .doc = "measured overrides, each with its provenance"},
     {0},

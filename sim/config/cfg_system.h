@@ -62,6 +62,7 @@ typedef struct cfg_system {
         double gemm_efficiency; /* fraction of the tensor peak at full tiles */
         int gemm_tile_m;        /* rows per tensor-core tile: efficiency scales with min(1, rows / tile) */
         double kernel_floor_us; /* shortest kernel, however little it does */
+        double memory_gib;      /* device memory a process can use */
     } gpu;
     struct {
         double eager_us;            /* host time to launch one kernel eagerly (framework + driver) */
@@ -102,10 +103,16 @@ typedef struct cfg_system {
         double ll_max_bw_gbs;
         double shm_step_us; /* extra per ring step when NCCL moves data through host memory */
         double symm_base_us;
+        double buffsize; /* NCCL_BUFFSIZE: Simple-protocol buffer per connection, bytes */
     } nccl;
     struct {
         double push_expansion; /* bytes on the wire per payload byte when the flag travels in the data */
     } custom;
+    struct {
+        double runtime_mib;          /* CUDA context, library workspaces, allocator slack */
+        double graph_pool_mib;       /* the serving engine's captured CUDA graphs */
+        double custom_workspace_mib; /* a custom allreduce's exchange buffers and flags */
+    } memory;
     struct {
         bool use;
         cfg_sys_table allreduce[CFG_SYS_AR_COUNT];

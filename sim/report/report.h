@@ -4,10 +4,13 @@
 
 #include "../config/cfg.h"
 #include "../plan/plan.h"
+#include "../plan/plan_memory.h"
 #include "../util/util.h"
 
 /* One row per phase: op counts by kind, GFLOP, weight bytes, collectives. `sc` may be NULL. */
 void report_plan_table(util_buf *out, const plan *p, const cfg_scenario *sc);
+/* The per-rank memory account: one line per item with its formula, the total against the GPU. */
+void report_plan_memory(util_buf *out, const plan_memory *m);
 /* One row per op with every shape field and derived cost. */
 void report_plan_csv(util_buf *out, const plan *p);
 

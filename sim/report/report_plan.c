@@ -93,3 +93,16 @@ void report_plan_csv(util_buf *out, const plan *p)
         }
     }
 }
+
+void report_plan_memory(util_buf *out, const plan_memory *m)
+{
+    util_buf_printf(out, "\nmemory per rank (%s):\n", m->verdict);
+    for (int i = 0; i < m->n; i++) {
+        char b[32];
+        util_buf_printf(out, "  %-24s %10s  %s\n", m->items[i].name, util_fmt_bytes(m->items[i].bytes, b, sizeof(b)),
+                        m->items[i].how);
+    }
+    char t[32], c[32];
+    util_buf_printf(out, "  %-24s %10s  of %s (system.gpu.memory_gib)\n", "total", util_fmt_bytes(m->total_bytes, t, sizeof(t)),
+                    util_fmt_bytes(m->capacity_bytes, c, sizeof(c)));
+}

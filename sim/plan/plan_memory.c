@@ -1,0 +1,159 @@
+/* The per-rank memory account (see plan_memory.h). Shapes per rank as in plan_build.c; sizes in bytes. */
+#include "plan_memory.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#define GIB 1073741824.0
+#define MIB 1048576.0
+
+/* NCCL's per-connection buffers besides NCCL_BUFFSIZE (Simple): LL and LL128 FIFOs, from NCCL's
+ * src/include/device.h defaults: LL = 8 lines/thread x 512 threads x 8 steps x 16 B = 512 KiB;
+ * LL128 = 120 elements/thread x 640 threads x 8 steps x 8 B = 4,915,200 B. */
+#define NCCL_LL_BYTES 524288.0
+#define NCCL_LL128_BYTES 4915200.0
+/* Connections per channel that hold receive buffers on a rank: the ring's and the tree's (NCCL sets up
+ * both for allreduce; a tree node has up to 3 peers, but a 1-node tree is a chain: one up, one down). */
+#define NCCL_CONNS_PER_CHANNEL 3
+
+static void add(plan_memory *m, const char *name, double bytes, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void add(plan_memory *m, const char *name, double bytes, const char *fmt, ...)
+{
+    if (m->n >= PLAN_MEM_MAX_ITEMS || bytes <= 0)
+        return;
+    plan_mem_item *it = &m->items[m->n++];
+    snprintf(it->name, sizeof(it->name), "%s", name);
+    it->bytes = bytes;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(it->how, sizeof(it->how), fmt, ap);
+    va_end(ap);
+    m->total_bytes += bytes;
+}
+
+static double wb(cfg_weight w) { return cfg_dtype_weight_bytes((cfg_dtype)w.dtype, w.group); }
+
+/* The target's weights on one rank: vocab-parallel embedding and lm_head; MLA with the replicated
+ * fused_qkv_a projection and head-sharded q_b / kv_b / o_proj; dense MLP and every expert sharded on the
+ * intermediate dimension; the replicated router. Norm weights are a few MB and left out. */
+static void target_weights(plan_memory *m, const cfg_model *t, int tp)
+{
+    const double H = t->hidden, heads = (double)t->attention.heads / tp;
+    const int dense = t->first_k_dense < t->layers ? t->first_k_dense : t->layers, moe = t->layers - dense;
+    const double vocab = (double)t->vocab / tp;
+    add(m, "embedding", vocab * H * wb(t->weights.embedding), "vocab %d / TP %d x hidden %.0f", t->vocab, tp, H);
+    add(m, "lm_head", vocab * H * wb(t->weights.lm_head), "vocab %d / TP %d x hidden %.0f", t->vocab, tp, H);
+    double attn;
+    if (t->attention.kind == CFG_ATTN_MLA) {
+        const double qlr = t->attention.q_lora_rank, kvlr = t->attention.kv_lora_rank;
+        const double nope = t->attention.qk_nope_head_dim, rope = t->attention.qk_rope_head_dim;
+        const double v = t->attention.v_head_dim;
+        attn = H * (qlr + kvlr + rope) + qlr * heads * (nope + rope) + kvlr * heads * (nope + v) + heads * v * H;
+    } else {
+        const double hd = t->attention.head_dim;
+        const double kv = t->attention.kv_heads >= tp ? (double)t->attention.kv_heads / tp : 1.0;
+        attn = H * (heads + 2 * kv) * hd + heads * hd * H;
+    }
+    add(m, "attention weights", t->layers * attn * wb(t->weights.attention), "%d layers, heads %.0f per rank",
+        t->layers, heads);
+    add(m, "dense MLP", dense * 3.0 * H * ((double)t->mlp.intermediate / tp) * wb(t->weights.dense_mlp),
+        "%d layer(s) x 3 x hidden x %d / TP", dense, t->mlp.intermediate);
+    const double inter = (double)t->moe.intermediate / tp;
+    add(m, "routed experts", (double)moe * t->moe.experts * 3.0 * H * inter * wb(t->weights.routed_experts),
+        "%d layers x all %d experts x 3 x hidden x %d / TP (stored, not routed to)", moe, t->moe.experts,
+        t->moe.intermediate);
+    add(m, "shared experts + router",
+        moe * (t->moe.shared_experts * 3.0 * H * inter * wb(t->weights.shared_expert) +
+               H * t->moe.experts * wb(t->weights.router)),
+        "%d layers x (%d shared x 3 x hidden x %d / TP + router replicated)", moe, t->moe.shared_experts,
+        t->moe.intermediate);
+}
+
+/* The EAGLE-3 head: fc and norms replicated, attention and MLP sharded, its own (draft-vocab) lm_head;
+ * the embedding is the target's (set_embed). */
+static void draft_weights(plan_memory *m, const cfg_model *d, int tp)
+{
+    const double H = d->hidden, hd = d->attention.head_dim, heads = (double)d->attention.heads / tp;
+    const int kv_all = d->attention.kv_heads ? d->attention.kv_heads : d->attention.heads;
+    const double kv = kv_all >= tp ? (double)kv_all / tp : 1.0;
+    const int n_aux = d->eagle3.n_aux_layers > 0 ? d->eagle3.n_aux_layers : 3;
+    const double dvocab = (double)(d->eagle3.draft_vocab ? d->eagle3.draft_vocab : d->vocab) / tp;
+    const double bytes = n_aux * H * H * wb(d->weights.fc) + (2 * H * (heads + 2 * kv) * hd + heads * hd * H) *
+                             wb(d->weights.attention) + 3.0 * H * ((double)d->mlp.intermediate / tp) *
+                             wb(d->weights.dense_mlp) + dvocab * H * wb(d->weights.lm_head);
+    add(m, "draft head", bytes, "EAGLE-3 head: fc %d x hidden, one layer, lm_head %.0f per rank", n_aux, dvocab);
+}
+
+/* KV cache for the scenario's requests: each holds context + the verified tokens. MLA caches one latent
+ * (kv_lora + rope) per token and layer, the same on every rank; GQA caches K and V of its own heads. */
+static void kv_cache(plan_memory *m, const cfg_scenario *sc, int tp)
+{
+    const cfg_model *t = &sc->target, *d = &sc->draft;
+    const double tokens = (double)sc->workload.batch * (sc->workload.context + sc->speculative.num_draft_tokens);
+    const double eb = cfg_dtype_bytes((cfg_dtype)t->activation_dtype);
+    double per_token;
+    if (t->attention.kind == CFG_ATTN_MLA)
+        per_token = (double)t->layers * (t->attention.kv_lora_rank + t->attention.qk_rope_head_dim);
+    else
+        per_token = t->layers * 2.0 * (t->attention.kv_heads >= tp ? (double)t->attention.kv_heads / tp : 1.0) *
+                    t->attention.head_dim;
+    add(m, "KV cache (target)", tokens * per_token * eb,
+        "batch %d x (context %d + %d verified) tokens x %.0f elements x %.0f B (%s)", sc->workload.batch,
+        sc->workload.context, sc->speculative.num_draft_tokens, per_token, eb,
+        t->attention.kind == CFG_ATTN_MLA ? "MLA latent, on every rank" : "own KV heads");
+    if (sc->speculative.algorithm != CFG_SPEC_NONE) {
+        const int kv_all = d->attention.kv_heads ? d->attention.kv_heads : d->attention.heads;
+        const double kv = kv_all >= tp ? (double)kv_all / tp : 1.0;
+        add(m, "KV cache (draft)", tokens * 2.0 * kv * d->attention.head_dim * eb, "one layer, %.0f KV heads per rank",
+            kv);
+    }
+}
+
+/* Activations: twice the largest op's activation traffic (its input and output live at once, and the
+ * next op's as the allocator recycles): a bound for decode-sized passes, not a measurement. */
+static double activation_bytes(const plan *p)
+{
+    double peak = 0.0;
+    for (int ph = 0; ph < p->n_phases; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++) {
+            const plan_op *op = &p->phases[ph].ops[i];
+            if (op->kind == PLAN_OP_ATTENTION) /* its reads are the KV cache, counted above */
+                continue;
+            const double act = op->bytes_read - op->weight_bytes + op->bytes_written;
+            peak = fmax(peak, act);
+        }
+    return 2.0 * peak;
+}
+
+void plan_memory_account(const cfg_scenario *sc, const plan *p, int backend, plan_memory *out)
+{
+    memset(out, 0, sizeof(*out));
+    const cfg_system *s = &sc->system;
+    const int tp = p->ranks;
+    target_weights(out, &sc->target, tp);
+    if (sc->speculative.algorithm != CFG_SPEC_NONE)
+        draft_weights(out, &sc->draft, tp);
+    kv_cache(out, sc, tp);
+    add(out, "activations", activation_bytes(p), "derived: 2 x the largest op's activations (in + out)");
+    if (tp > 1) {
+        const double per_conn = s->nccl.buffsize + NCCL_LL_BYTES + NCCL_LL128_BYTES;
+        add(out, "NCCL buffers", (double)s->nccl.channels * NCCL_CONNS_PER_CHANNEL * per_conn,
+            "nccl.channels %d x %d connections x (nccl.buffsize %.0f KiB + LL 512 KiB + LL128 4800 KiB)",
+            s->nccl.channels, NCCL_CONNS_PER_CHANNEL, s->nccl.buffsize / 1024.0);
+        if (backend >= 0 && cfg_backend_reduces(backend) && backend != CFG_BACKEND_NCCL &&
+            backend != CFG_BACKEND_MPI)
+            add(out, "custom allreduce", s->memory.custom_workspace_mib * MIB,
+                "memory.custom_workspace_mib %.0f (IPC exchange buffers and flags)", s->memory.custom_workspace_mib);
+    }
+    add(out, "CUDA graphs", s->memory.graph_pool_mib * MIB, "memory.graph_pool_mib %.0f", s->memory.graph_pool_mib);
+    add(out, "runtime", s->memory.runtime_mib * MIB, "memory.runtime_mib %.0f (CUDA context, cuBLAS, allocator)",
+        s->memory.runtime_mib);
+    out->capacity_bytes = s->gpu.memory_gib * GIB;
+    out->fits = out->total_bytes <= out->capacity_bytes;
+    snprintf(out->verdict, sizeof(out->verdict), out->fits ? "fits: %.1f of %.1f GiB" : "does not fit: needs %.1f GiB of %.1f",
+             out->total_bytes / GIB, s->gpu.memory_gib);
+}

@@ -1,0 +1,34 @@
+/* plan_memory: what one rank holds in GPU memory for a scenario, line by line, against the GPU's memory.
+ *
+ * Stored, not read: a pass reads the experts its tokens route to, but every rank stores all of them
+ * (SGLang's TP layout shards each expert's intermediate dimension, it does not place experts). The
+ * weights follow the same sharding as plan_build (python/sglang/srt/models/deepseek_v2.py and
+ * llama_eagle3.py); the KV cache holds the scenario's batch x (context + verified tokens); the rest
+ * are the runtime's own buffers, from the system file with their provenance. */
+#ifndef VPSIM_PLAN_MEMORY_H
+#define VPSIM_PLAN_MEMORY_H
+
+#include "plan.h"
+
+#define PLAN_MEM_MAX_ITEMS 16
+
+typedef struct plan_mem_item {
+    char name[32];
+    double bytes;
+    char how[160]; /* the formula or the key it comes from, with provenance */
+} plan_mem_item;
+
+typedef struct plan_memory {
+    plan_mem_item items[PLAN_MEM_MAX_ITEMS];
+    int n;
+    double total_bytes;
+    double capacity_bytes; /* system.gpu.memory_gib */
+    bool fits;
+    char verdict[96]; /* "fits: 71.3 of 95.6 GiB" or "does not fit: needs 590.2 GiB of 95.6" */
+} plan_memory;
+
+/* Account one rank of `p` (built from `sc`); `backend` (cfg_backend) adds its own workspace (the custom
+ * IPC kernels' buffers; NCCL's buffers are always there: SGLang creates the communicator regardless). */
+void plan_memory_account(const cfg_scenario *sc, const plan *p, int backend, plan_memory *out);
+
+#endif

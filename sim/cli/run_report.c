@@ -130,7 +130,8 @@ report_results_meta cli_results_meta(const cli_common *c, const cfg_scenario *sc
         .context = p->context,
         .graph = graph,
         .expected_tokens = p->expected_tokens,
-        .tokens_formula = "1 + sum_i prod_{j<=i} acceptance[j] over the draft steps",
+        .tokens_formula = "the plan's expected_tokens: chain formula (topk=1), tree model (topk>1) or a measured "
+                          "accept length (docs/model.md \"Acceptance\")",
         .provenance = strcmp(mode, "run") == 0 ? "measured (vpsim run; see environment)" : "modelled",
     };
     return m;

@@ -14,6 +14,9 @@
 #include <stdbool.h>
 
 #define CFG_MAX_ACCEPT 32
+#define CFG_MAX_RANK_ROWS 32  /* speculative.rank_acceptance: one row per draft depth */
+#define CFG_MAX_RANKS 63      /* ranks 1..63 (topk is at most 64) */
+#define CFG_MAX_ACCEPT_ROWS 64 /* speculative.accept_table */
 #define CFG_MAX_AUX 8
 #define CFG_MAX_SETS 256
 
@@ -87,6 +90,27 @@ extern const char *const cfg_device_help[];
 
 typedef enum { CFG_SPEC_EAGLE3, CFG_SPEC_NONE } cfg_spec_algo;
 
+/* Conditional acceptance of the draft's rank-r candidate (r >= 1) given its parent was accepted:
+ * p[row][r-1]; row d-1 holds depth d, depths past the last row reuse it, ranks past a row's list are
+ * never accepted. Rank 0 is speculative.acceptance. */
+typedef struct cfg_rank_rates {
+    double p[CFG_MAX_RANK_ROWS][CFG_MAX_RANKS];
+    int n[CFG_MAX_RANK_ROWS]; /* ranks given per row */
+    int n_rows;
+    bool per_depth; /* written as one list per depth (else one list for every depth) */
+} cfg_rank_rates;
+
+/* One measured accept length (mean tokens per verify, bonus token included) for one shape. */
+typedef struct cfg_accept_row {
+    int steps, topk, num_draft_tokens;
+    double accept_length;
+} cfg_accept_row;
+
+typedef struct cfg_accept_table {
+    cfg_accept_row rows[CFG_MAX_ACCEPT_ROWS];
+    int n;
+} cfg_accept_table;
+
 typedef struct cfg_scenario {
     char *path; /* the file it was loaded from (the default scenario's when none was named) */
     char *name;
@@ -97,9 +121,12 @@ typedef struct cfg_scenario {
     } parallel;
     struct {
         int algorithm; /* cfg_spec_algo */
-        int steps, topk, num_draft_tokens;
-        double acceptance[CFG_MAX_ACCEPT];
+        int steps, topk, num_draft_tokens; /* num_draft_tokens 0 in a file: steps + 1 (topk = 1) */
+        double acceptance[CFG_MAX_ACCEPT]; /* rank 0 (top-1), chained per depth */
         int n_acceptance;
+        cfg_rank_rates rank_acceptance;    /* ranks >= 1, for topk > 1 */
+        double accept_length;              /* measured mean tokens per verify; 0 = use the model */
+        cfg_accept_table accept_table;     /* measured per (steps, topk, num_draft_tokens) */
         char *acceptance_source;
     } speculative;
     struct {
@@ -134,8 +161,8 @@ int cfg_scenario_load(const char *path, const char *const *sets, int n_sets, con
                       cfg_scenario *out, cfg_error *err);
 void cfg_scenario_free(cfg_scenario *sc);
 
-/* Expected tokens per cycle from the chained acceptance rates: 1 + sum_i prod_{j<=i} a_j over the
- * `steps` draft positions (positions past the vector reuse its last rate). */
+/* Expected tokens per cycle: cfg_accept_eval(sc).tokens (cfg_accept.h), kept for callers that need
+ * only the number. */
 double cfg_expected_tokens(const cfg_scenario *sc);
 
 /* Validate one "--set" string's syntax and key without a scenario ("KEY=VALUE", known key). */

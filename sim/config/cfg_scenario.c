@@ -2,6 +2,7 @@
  * that need more than one field (consistency of the speculative settings, TP divisibility). */
 #include "cfg.h"
 
+#include "cfg_accept.h"
 #include "../util/util.h"
 
 #include <ctype.h>
@@ -31,19 +32,6 @@ double cfg_dtype_weight_bytes(cfg_dtype dt, int group)
         b += scale_bytes / group;
     }
     return b;
-}
-
-double cfg_expected_tokens(const cfg_scenario *sc)
-{
-    if (sc->speculative.algorithm == CFG_SPEC_NONE || sc->speculative.n_acceptance == 0)
-        return 1.0;
-    double expected = 1.0, chain = 1.0;
-    for (int i = 0; i < sc->speculative.steps; i++) {
-        int idx = i < sc->speculative.n_acceptance ? i : sc->speculative.n_acceptance - 1;
-        chain *= sc->speculative.acceptance[idx];
-        expected += chain;
-    }
-    return expected;
 }
 
 /* ---------------- --set ---------------- */
@@ -254,31 +242,47 @@ static int check_tp(const cfg_scenario *sc, cfg_node *scen, cfg_node *troot, cfg
     return 0;
 }
 
-static int check_speculative(const cfg_scenario *sc, cfg_node *scen, cfg_node *droot, cfg_error *err)
+static int check_speculative(cfg_scenario *sc, cfg_node *scen, cfg_node *droot, cfg_error *err)
 {
     if (sc->speculative.algorithm == CFG_SPEC_NONE)
         return 0;
     int steps = sc->speculative.steps, topk = sc->speculative.topk, ndt = sc->speculative.num_draft_tokens;
     cfg_node *ndt_node = cfg_node_at(scen, "speculative.num_draft_tokens");
     cfg_node *at = ndt_node ? ndt_node : node_or(scen, "speculative.steps");
+    long long cap = cfg_draft_tree_cap(steps, topk);
+    if (ndt == 0) {
+        /* Not given: SGLang's server_args derives steps + 1 for a chain; a tree's node budget is a choice. */
+        if (topk > 1) {
+            cfg_errorf(err, node_or(scen, "speculative.topk"),
+                       "speculative.topk=%d drafts a tree: set speculative.num_draft_tokens, the tokens it verifies "
+                       "per request (in [2, %lld] for steps=%d)",
+                       topk, cap, steps);
+            return -1;
+        }
+        ndt = sc->speculative.num_draft_tokens = steps + 1;
+    }
     if (topk == 1 && ndt != steps + 1) {
         cfg_errorf(err, at,
                    "speculative.num_draft_tokens=%d is inconsistent with speculative.steps=%d: with topk=1 the verify "
-                   "pass checks steps + 1 = %d tokens per request (as in SGLang); set both",
+                   "pass checks steps + 1 = %d tokens per request (as in SGLang); set both, or leave "
+                   "num_draft_tokens out",
                    ndt, steps, steps + 1);
         return -1;
     }
-    /* SGLang's tree keeps at most 1 + topk + (steps-1) * topk^2 candidates to choose from. */
-    long long cap = 1 + (long long)topk + (long long)(steps - 1) * topk * topk;
+    /* SGLang's tree has 1 + topk + (steps-1) * topk^2 candidates to choose from (cfg_accept.h). */
     if (topk > 1 && (ndt < 2 || ndt > cap)) {
-        cfg_errorf(err, at, "speculative.num_draft_tokens=%d: with steps=%d and topk=%d it must be in [2, %lld]", ndt,
-                   steps, topk, cap);
+        cfg_errorf(err, at,
+                   "speculative.num_draft_tokens=%d: with steps=%d and topk=%d it must be in [2, %lld] (the root, "
+                   "topk drafted at step 1 and topk^2 at each later step)",
+                   ndt, steps, topk, cap);
         return -1;
     }
     if (sc->speculative.n_acceptance == 0) {
         cfg_errorf(err, node_or(scen, "speculative.acceptance"), "speculative.acceptance: needs at least one rate");
         return -1;
     }
+    if (cfg_accept_check(sc, scen, err))
+        return -1;
     const cfg_model *t = &sc->target;
     for (int i = 0; i < sc->draft.eagle3.n_aux_layers; i++) {
         if (sc->draft.eagle3.aux_layers[i] >= t->layers) {

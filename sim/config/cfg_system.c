@@ -103,6 +103,9 @@ static const cfg_field links_fields[] = {
 static const cfg_field host_fields[] = {
     NUM("cycle_overhead_us", host, cycle_overhead_us, "500", 0, 1e7, "us",
         "host work per decode cycle outside the GPU phases (scheduling, sampling)"),
+    NUM("tree_overhead_us", host, tree_overhead_us, "30", 0, 1e7, "us",
+        "extra host work per cycle when speculative.topk > 1: the eager kernels SGLang adds for a tree (KV slots of "
+        "the accepted branch moved, the rejected branches freed); assumed, docs/model.md \"Acceptance\""),
     NUM("memcpy_lat_us", host, memcpy_lat_us, "10", 0, 1e6, "us", "one small synchronous cudaMemcpy"),
     NUM("mpi_lat_us", host, mpi_lat_us, "1.5", 0, 1e6, "us", "one step of a host MPI allreduce (shared memory)"),
     NUM("mpi_bw_gbs", host, mpi_bw_gbs, "8", 0.001, 1e6, "GB/s", "bandwidth of one host MPI step"),

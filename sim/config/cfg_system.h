@@ -91,6 +91,7 @@ typedef struct cfg_system {
     } links;
     struct {
         double cycle_overhead_us; /* scheduler, sampling, bookkeeping per decode cycle */
+        double tree_overhead_us;  /* extra per cycle when the draft is a tree (topk > 1) */
         double memcpy_lat_us;     /* one small synchronous cudaMemcpy */
         double mpi_lat_us;        /* one step of a host MPI allreduce */
         double mpi_bw_gbs;

@@ -2,6 +2,7 @@
  * these (`vpsim config-reference`), so `doc`, `unit` and `def` are the user-facing documentation. */
 #include "cfg.h"
 
+#include "cfg_accept.h"
 #include "cfg_policy.h"
 
 #include <float.h>
@@ -164,11 +165,28 @@ static const cfg_field speculative_fields[] = {
      .doc = "draft steps per cycle (SGLang --speculative-num-steps)"},
     {.key = "topk", .type = CFG_T_INT, .offset = SP(topk), .def = "1", CFG_RANGE(1, 64),
      .doc = "draft branching per step (SGLang --speculative-eagle-topk)"},
-    {.key = "num_draft_tokens", .type = CFG_T_INT, .offset = SP(num_draft_tokens), .def = "3", CFG_RANGE(1, 1024),
-     .unit = "tokens", .doc = "tokens per request in the verify pass; with topk=1 must be steps + 1"},
+    {.key = "num_draft_tokens", .type = CFG_T_INT, .offset = SP(num_draft_tokens), .def = "0", CFG_RANGE(0, 1024),
+     .unit = "tokens",
+     .doc = "tokens per request in the verify pass (SGLang --speculative-num-draft-tokens); 0 = steps + 1, which "
+            "topk=1 requires (as SGLang derives it); topk > 1 needs it set, in [2, 1 + topk + (steps-1) x topk^2]"},
     {.key = "acceptance", .type = CFG_T_DOUBLE_LIST, .offset = SP(acceptance), .count_offset = SP(n_acceptance),
      .max_items = CFG_MAX_ACCEPT, .def = "[0.8, 0.6]", CFG_RANGE(0.0, 1.0),
-     .doc = "chained acceptance rate per draft position (rate of position i given i-1 accepted)"},
+     .doc = "chained acceptance of the draft's top-1 candidate per depth (rate at depth d given depth d-1 "
+            "accepted); depths past the list reuse its last rate (the model warns)"},
+    {.key = "rank_acceptance", .type = CFG_T_CUSTOM, .offset = SP(rank_acceptance), .def = "[0.1, 0.05, 0.03]",
+     .bind = cfg_bind_rank_rates,
+     .doc = "topk > 1: acceptance of the draft's rank-1, rank-2, ... candidate given its parent was accepted, as one "
+            "list for every depth ([0.1, 0.05]) or one list per depth ([[0.1, 0.05], [0.12, 0.06]], later depths "
+            "reuse the last); unlisted ranks are never accepted; with the depth's top-1 rate they must sum to <= 1. "
+            "Default assumed (docs/model.md \"Acceptance\")"},
+    {.key = "accept_length", .type = CFG_T_DOUBLE, .offset = SP(accept_length), .def = "0", CFG_RANGE(0, 1025),
+     .unit = "tokens",
+     .doc = "measured mean tokens per verify per request, bonus token included (SGLang's logged `accept len`); "
+            "overrides the model for whatever shape the scenario has; 0 = use the model"},
+    {.key = "accept_table", .type = CFG_T_CUSTOM, .offset = SP(accept_table), .def = "[]",
+     .bind = cfg_bind_accept_table,
+     .doc = "measured accept lengths per shape: rows `{steps, topk (1), num_draft_tokens (0 = steps + 1), "
+            "accept_length}`; the row matching the scenario's shape overrides the model (accept_length wins over it)"},
     {.key = "acceptance_source", .type = CFG_T_STRING, .offset = SP(acceptance_source), .def = "assumed",
      .doc = "provenance of the acceptance rates"},
     {0},

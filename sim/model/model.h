@@ -104,7 +104,8 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
  * decoder layer's ops. */
 void model_explain(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, int n_bes);
 
-/* "1 + 0.75 + 0.75x0.6 = 2.200": expected tokens per cycle written out for the scenario's acceptance. */
+/* Tokens per cycle written out with its source (cfg_accept_eval's explanation), e.g. "chain formula: 1 +
+ * 0.75 + 0.75x0.6 = 2.200", then "; warning: ..." when rates were extrapolated. */
 void model_tokens_formula(const cfg_scenario *sc, char *buf, size_t len);
 
 /* ---- sensitivity ---- */
@@ -129,6 +130,10 @@ typedef struct model_sens_item {
  * is unavailable). */
 int model_sensitivity(const cfg_scenario *sc, const plan *p, cfg_backend be, double frac, model_sens_item *out,
                       int max_out);
+
+/* Host time per cycle outside the GPU phases: host.cycle_overhead_us, plus host.tree_overhead_us when the
+ * draft is a tree (topk > 1). */
+double model_host_us(const cfg_scenario *sc);
 
 /* Accessors used by explain and the CLI. */
 bool model_ctx_in_l2(const model_ctx *ctx);

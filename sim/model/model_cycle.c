@@ -4,6 +4,8 @@
 #include "model_internal.h"
 #include "model_topo.h"
 
+#include "../config/cfg_accept.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,18 +15,18 @@ bool model_ctx_in_l2(const model_ctx *ctx) { return ctx->in_l2; }
 
 void model_tokens_formula(const cfg_scenario *sc, char *buf, size_t len)
 {
-    size_t off = (size_t)snprintf(buf, len, "1");
-    if (sc->speculative.algorithm != CFG_SPEC_NONE && sc->speculative.n_acceptance > 0) {
-        for (int i = 0; i < sc->speculative.steps && off < len; i++) {
-            off += (size_t)snprintf(buf + off, len - off, " + ");
-            for (int k = 0; k <= i && off < len; k++) {
-                int idx = k < sc->speculative.n_acceptance ? k : sc->speculative.n_acceptance - 1;
-                off += (size_t)snprintf(buf + off, len - off, "%s%g", k ? "x" : "", sc->speculative.acceptance[idx]);
-            }
-        }
-    }
-    if (off < len)
-        snprintf(buf + off, len - off, " = %.3f", cfg_expected_tokens(sc));
+    cfg_accept a;
+    cfg_accept_eval(sc, &a);
+    if (a.warning[0])
+        snprintf(buf, len, "%s; warning: %s", a.explain, a.warning);
+    else
+        snprintf(buf, len, "%s", a.explain);
+}
+
+double model_host_us(const cfg_scenario *sc)
+{
+    const bool tree = sc->speculative.algorithm != CFG_SPEC_NONE && sc->speculative.topk > 1;
+    return sc->system.host.cycle_overhead_us + (tree ? sc->system.host.tree_overhead_us : 0.0);
 }
 
 static const char *check_tables(const cfg_system *s, char *buf, size_t len)
@@ -104,7 +106,9 @@ model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_
     ctx->sc = sc;
     ctx->p = p;
     ctx->graph = sc->run.graph;
-    ctx->tokens_per_cycle = cfg_expected_tokens(sc);
+    cfg_accept acc;
+    cfg_accept_eval(sc, &acc);
+    ctx->tokens_per_cycle = acc.tokens;
     int n = 0;
     for (int ph = 0; ph < p->n_phases; ph++) {
         n += p->phases[ph].n_ops;
@@ -325,6 +329,6 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
         eval_phase(ctx, ph, cost, &L, model_backend_host_staged(be), r, &vm);
     r->allreduce_us = vm.ar ? vm.ar_sum / vm.ar : 0.0;
     r->allgather_us = vm.ag ? vm.ag_sum / vm.ag : 0.0;
-    r->host_ms = s->host.cycle_overhead_us / 1000.0;
+    r->host_ms = model_host_us(sc) / 1000.0;
     results_cycle_finish(r);
 }

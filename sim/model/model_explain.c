@@ -227,8 +227,9 @@ static void explain_cycle(util_buf *out, const model_ctx *ctx, cfg_backend be)
         if (x->ms >= 0.1 * r.cycle_ms)
             explain_largest_ops(out, ctx, &r, ph);
     }
-    util_buf_printf(out, "  %-22s %8.3f ms %5.1f%%   host.cycle_overhead_us (a system-file value: see its tag below)\n\n",
-                    "host", r.host_ms, 100.0 * r.host_ms / r.cycle_ms);
+    util_buf_printf(out, "  %-22s %8.3f ms %5.1f%%   host.cycle_overhead_us%s (system-file values: tags below)\n\n",
+                    "host", r.host_ms, 100.0 * r.host_ms / r.cycle_ms,
+                    ctx->sc->speculative.topk > 1 ? " + host.tree_overhead_us" : "");
     results_cycle_free(&r);
 }
 
@@ -267,9 +268,14 @@ void model_explain(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, 
         explain_cycle(out, ctx, bes[b]);
     char tok[256];
     model_tokens_formula(ctx->sc, tok, sizeof(tok));
-    util_buf_printf(out, "tokens per cycle = 1 + sum over draft positions of the chained acceptance = %s\n", tok);
-    util_buf_printf(out, "cycle = draft steps + verify + draft-extend + host.cycle_overhead_us (%.0f us)\n",
-                    ctx->sc->system.host.cycle_overhead_us);
+    util_buf_printf(out, "tokens per cycle = %s\n", tok);
+    if (ctx->sc->speculative.topk > 1)
+        util_buf_printf(out, "cycle = draft steps + verify + draft-extend + host (host.cycle_overhead_us %.0f + "
+                             "host.tree_overhead_us %.0f us)\n",
+                        ctx->sc->system.host.cycle_overhead_us, ctx->sc->system.host.tree_overhead_us);
+    else
+        util_buf_printf(out, "cycle = draft steps + verify + draft-extend + host.cycle_overhead_us (%.0f us)\n",
+                        ctx->sc->system.host.cycle_overhead_us);
     util_buf_printf(out, "tok/s = tokens per cycle / (cycle ms / 1000)\n\n");
     explain_sensitivity(out, ctx, bes, n_bes);
 }

@@ -3,6 +3,7 @@
  * EAGLE-3 draft head (python/sglang/srt/models/llama_eagle3.py). */
 #include "plan.h"
 
+#include "../config/cfg_accept.h"
 #include "../util/util.h"
 
 #include <math.h>
@@ -276,7 +277,9 @@ int plan_build(const cfg_scenario *sc, plan *out, char *why, size_t why_len)
     out->ranks = tp;
     out->batch = sc->workload.batch;
     out->context = sc->workload.context;
-    out->expected_tokens = cfg_expected_tokens(sc);
+    cfg_accept acc;
+    cfg_accept_eval(sc, &acc);
+    out->expected_tokens = acc.tokens;
     const int B = sc->workload.batch;
     builder b = {.ranks = tp, .act = (cfg_dtype)t->activation_dtype};
 
@@ -304,10 +307,11 @@ int plan_build(const cfg_scenario *sc, plan *out, char *why, size_t why_len)
     b.rows = (long long)B * ndt;
     target_pass(&b, sc, out->active_experts);
 
-    /* Draft-extend over the accepted tokens (padded to num_draft_tokens); only each request's last
-     * row reaches lm_head. */
-    b.ph = new_phase(out, "draft_extend", PLAN_PHASE_DRAFT_EXTEND, "draft", ndt, B);
-    b.rows = (long long)B * ndt;
+    /* Draft-extend over the accepted tokens, padded to the longest acceptable path, steps + 1 (SGLang's
+     * EAGLEDraftExtendCudaGraphRunner: num_tokens_per_bs = speculative_num_steps + 1; a chain's ndt); only
+     * each request's last row reaches lm_head. */
+    b.ph = new_phase(out, "draft_extend", PLAN_PHASE_DRAFT_EXTEND, "draft", steps + 1, B);
+    b.rows = (long long)B * (steps + 1);
     draft_pass(&b, sc, true, B);
     plan_summarize(out);
     return 0;

@@ -357,10 +357,17 @@ Test(cfg_set, check_set_key_without_a_scenario)
 Test(cfg_checks, steps_and_draft_tokens_must_agree_with_topk_1)
 {
     cfg_error err;
+    /* default.yaml leaves num_draft_tokens out: it follows steps (steps + 1, as SGLang derives it). */
     const char *only_steps[] = {"speculative.steps=3"};
-    load_fails("configs/default.yaml", only_steps, 1, &err);
-    cr_assert_not_null(strstr(err.msg, "steps + 1"), "%s", err.msg);
-    cr_assert_not_null(strstr(err.msg, "num_draft_tokens=3"), "%s", err.msg);
+    cfg_scenario sc;
+    load_ok("configs/default.yaml", only_steps, 1, &sc);
+    cr_assert_eq(sc.speculative.num_draft_tokens, 4);
+    cfg_scenario_free(&sc);
+
+    const char *explicit_bad[] = {"speculative.steps=3", "speculative.num_draft_tokens=3"};
+    load_fails("configs/default.yaml", explicit_bad, 2, &err);
+    cr_assert(strstr(err.msg, "--set 'speculative.num_draft_tokens=3': ") == err.msg, "%s", err.msg);
+    cr_assert_not_null(strstr(err.msg, "steps + 1 = 4"), "%s", err.msg);
     cr_assert_not_null(strstr(err.msg, "steps=3"), "%s", err.msg);
 
     const char *only_ndt[] = {"speculative.num_draft_tokens=5"};
@@ -369,7 +376,6 @@ Test(cfg_checks, steps_and_draft_tokens_must_agree_with_topk_1)
     cr_assert_not_null(strstr(err.msg, "steps + 1 = 3"), "%s", err.msg);
 
     const char *both[] = {"speculative.steps=3", "speculative.num_draft_tokens=4"};
-    cfg_scenario sc;
     load_ok("configs/default.yaml", both, 2, &sc);
     cfg_scenario_free(&sc);
 }

@@ -130,9 +130,10 @@ Test(cli_plan, three_steps_give_57344_byte_allreduces)
 
 Test(cli_plan, inconsistent_steps_and_draft_tokens_is_an_error)
 {
-    th_result r = th_run("plan configs/default.yaml --set speculative.steps=3");
+    /* default.yaml derives num_draft_tokens from steps; an explicit, inconsistent value is an error. */
+    th_result r = th_run("plan configs/default.yaml --set speculative.steps=3 --set speculative.num_draft_tokens=3");
     cr_assert_eq(r.status, 2, "%s", r.err);
-    cr_assert_not_null(strstr(r.err, "configs/default.yaml:"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "--set 'speculative.num_draft_tokens=3': "), "%s", r.err);
     cr_assert_not_null(strstr(r.err, "steps + 1 = 4"), "%s", r.err);
     cr_assert_not_null(strstr(r.err, "inconsistent"), "%s", r.err);
     th_free(&r);
@@ -141,6 +142,11 @@ Test(cli_plan, inconsistent_steps_and_draft_tokens_is_an_error)
     cr_assert_eq(r.status, 2, "%s", r.err);
     cr_assert_not_null(strstr(r.err, "--set 'speculative.num_draft_tokens=4': "), "%s", r.err);
     cr_assert_not_null(strstr(r.err, "steps + 1 = 3"), "%s", r.err);
+    th_free(&r);
+
+    r = th_run("plan configs/default.yaml --set speculative.steps=3 --format json");
+    cr_assert_eq(r.status, 0, "steps alone: num_draft_tokens follows: %s", r.err);
+    cr_assert_not_null(strstr(r.out, "\"tokens\": 4"), "%s", r.out);
     th_free(&r);
 }
 

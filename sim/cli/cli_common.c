@@ -35,6 +35,16 @@ int cli_check_fault_rank(const char *cmd, const exec_fault *f, const dist_job *d
     return VP_EXIT_USAGE;
 }
 
+int cli_device_ready(const char *cmd, const dist_job *d, int device)
+{
+    char why[512];
+    if (exec_device_ready(d, device, why, sizeof(why)) == 0)
+        return 0;
+    if (d->rank == 0)
+        fprintf(stderr, "vpsim %s: %s\n", cmd, why);
+    return VP_EXIT_USAGE;
+}
+
 int cli_parse_fault(const char *cmd, const char *arg, exec_fault *f)
 {
     char why[256];

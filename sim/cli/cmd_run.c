@@ -352,8 +352,15 @@ int cmd_run(int argc, char **argv)
         return rc;
     }
     const cfg_scenario *scp = have_sc ? &sc : NULL;
-    exec_watch_start(&d, "run", a.timeout >= 0 ? a.timeout : (scp ? sc.run.timeout : EXEC_WATCH_DEFAULT_S));
     exec_options opt = run_options(&a, &d, scp);
+    if ((rc = cli_device_ready("run", &d, opt.device)) != 0) {
+        plan_free(&p);
+        if (have_sc)
+            cfg_scenario_free(&sc);
+        dist_finalize(&d);
+        return rc;
+    }
+    exec_watch_start(&d, "run", a.timeout >= 0 ? a.timeout : (scp ? sc.run.timeout : EXEC_WATCH_DEFAULT_S));
     /* Which collectives go where: --allreduce-policy, else an explicit --backend, else the scenario's
      * run.allreduce_policy, else its run.backend. */
     const char *policy_text = a.policy;

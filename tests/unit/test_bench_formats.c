@@ -122,7 +122,7 @@ static th_result bench(const char *args)
 Test(bench_formats, csv_under_mpirun_marks_the_verify_payload_in_its_column, .timeout = 150)
 {
     th_need_mpirun();
-    /* configs/tiny.yaml (hidden 768) reduces 768 floats per allreduce in its verify pass: 3072 B. */
+    /* configs/tiny.yaml verifies 3 draft tokens of hidden size 256 (batch 1): 768 floats, 3072 B per allreduce. */
     th_result r = bench("configs/tiny.yaml -b 1K -e 4K --format csv");
     cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
     csv_doc d;

@@ -75,3 +75,27 @@ Test(no_gpu, backend_all_on_cpu_runs_what_the_cpu_device_can, .timeout = 150)
                        "%s", r.err);
     th_free(&r);
 }
+
+/* `make CUDA=0` after a CUDA build: its own objects (build/obj-nocuda) and a relink of build/vpsim
+ * without the CUDA libraries (asked of make -n, which builds nothing). */
+Test(no_gpu, make_cuda0_relinks_the_binary_without_cuda, .timeout = 60)
+{
+    th_result r = th_sh("command -v make >/dev/null && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -n CUDA=0 V=1 "
+                        "build/vpsim 2>&1");
+    if (r.status == 127 || strstr(r.out, "missing build dependencies")) {
+        th_free(&r);
+        cr_skip_test("make or a build dependency is missing here");
+    }
+    cr_assert_eq(r.status, 0, "%s", r.out);
+    const char *link = strstr(r.out, "-o build/vpsim\n");
+    cr_assert_not_null(link, "make -n CUDA=0 must relink build/vpsim:\n%s", r.out);
+    const char *line = link;
+    while (line > r.out && line[-1] != '\n')
+        line--;
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd), "%.*s", (int)(link - line), line);
+    cr_assert_not_null(strstr(cmd, "build/obj-nocuda/libvpsim.a"), "%s", cmd);
+    cr_assert_null(strstr(cmd, "-lcudart"), "%s", cmd);
+    cr_assert_null(strstr(cmd, "build/obj/"), "no object of the CUDA build:\n%s", cmd);
+    th_free(&r);
+}

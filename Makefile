@@ -36,7 +36,11 @@ else ifeq ($(VARIANT),asan)
 else
   $(error VARIANT must be release, debug or asan (got '$(VARIANT)'))
 endif
-OBJ := $(OUT)/obj
+# Objects of CUDA=0 builds live apart from CUDA ones (never a mix in one library), and the binaries
+# depend on a stamp holding the CUDA setting, so switching it relinks them (build/vpsim of `make CUDA=0`
+# after a CUDA build links no CUDA library).
+OBJ := $(OUT)/obj$(if $(filter 1,$(CUDA)),,-nocuda)
+CUDA_STAMP := $(OUT)/cuda-setting
 
 Q := $(if $(filter 1,$(V)),,@)
 
@@ -107,7 +111,7 @@ TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS := $(TEST_SRCS:%.c=$(OBJ)/%.o)
 TEST_BIN := $(OUT)/vpsim-tests
 
-.PHONY: deps all debug asan test check test-gpu run bench clean deps-check config-reference report fuzz fuzz-smoke
+.PHONY: FORCE deps all debug asan test check test-gpu run bench clean deps-check config-reference report fuzz fuzz-smoke
 
 all: deps-check $(BIN)
 
@@ -141,15 +145,21 @@ $(LIBVPSIM): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(MAIN_OBJ) $(LIBVPSIM)
+# Rewritten only when the setting differs from the last build's, so an unchanged setting relinks nothing.
+$(CUDA_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(CUDA)" ] || echo "$(CUDA)" > $@
+FORCE:
+
+$(BIN): $(MAIN_OBJ) $(LIBVPSIM) $(CUDA_STAMP)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)gcc $(LDFLAGS) $^ $(LIBS) -o $@
+	$(Q)gcc $(LDFLAGS) $(filter-out $(CUDA_STAMP),$^) $(LIBS) -o $@
 
 # ---------------------------------------------------------------- tests
-$(TEST_BIN): $(TEST_OBJS) $(LIBVPSIM)
+$(TEST_BIN): $(TEST_OBJS) $(LIBVPSIM) $(CUDA_STAMP)
 	@$(if $(CRITERION_H),,echo "vpsim: tests need Criterion: apt-get install -y libcriterion-dev" >&2; exit 1)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)gcc $(LDFLAGS) $^ -lcriterion $(LIBS) -o $@
+	$(Q)gcc $(LDFLAGS) $(filter-out $(CUDA_STAMP),$^) -lcriterion $(LIBS) -o $@
 
 # Tests find the binary and the repo through these (tests/unit/test_helpers.h).
 TEST_ENV := VPSIM_BIN=$(abspath $(BIN)) VPSIM_ROOT=$(CURDIR)

@@ -1,8 +1,22 @@
-/* cal_points: the merging of `vpsim calibrate` (its own header so the tests reach it). */
+/* cal_points: the merging and checking of `vpsim calibrate` (its own header so the tests reach it). */
 #ifndef VPSIM_CAL_POINTS_H
 #define VPSIM_CAL_POINTS_H
 
+#include <stddef.h>
+
 #define CAL_MAX_POINTS 32 /* CFG_SYS_TABLE_MAX */
+
+/* How far a point may lie below the slowest point at a smaller size before calibrate refuses the table
+ * as falling with size: the larger of CAL_FALL_REL of that time and CAL_FALL_ABS_US.
+ * CAL_FALL_REL (derived): identical ops (same name and shape, one per layer) in the H200 graph run
+ * traces/samples/h200-none-graph.results.json spread by 10-44 % between their 10th and 90th
+ * percentile, 20 % in the median op; a table point is a median over such ops, so a drop within 20 %
+ * is within the noise of the measurement, and a larger one is a table the model should not
+ * interpolate (bigger ops priced cheaper).
+ * CAL_FALL_ABS_US (spec): cudaEventElapsedTime resolves about 0.5 us (CUDA runtime API reference), so
+ * sub-microsecond differences between short ops are not measurable. */
+#define CAL_FALL_REL 0.20
+#define CAL_FALL_ABS_US 0.5
 
 typedef struct cal_point {
     double bytes, us;
@@ -13,5 +27,10 @@ typedef struct cal_point {
  * widened until the groups fit. Any n >= 0 is handled; `out` is never written past `max`. Returns the
  * count. */
 int cal_merge_points(const cal_point *in, int n, cal_point *out, int max);
+
+/* A table a system file may carry: every time > 0 and none falling below the slowest earlier point by
+ * more than the tolerance above. Returns -1 when sound, else the index of the first bad point with
+ * why: "KIND at B B: ..." naming the op kind, size and times. */
+int cal_check_points(const char *kind, const cal_point *pts, int n, char *why, size_t len);
 
 #endif

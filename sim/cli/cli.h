@@ -85,6 +85,10 @@ int cli_parse_fault(const char *cmd, const char *arg, struct exec_fault *f);
 struct dist_job;
 int cli_check_fault_rank(const char *cmd, const struct exec_fault *f, const struct dist_job *d);
 
+/* The job's device can run on this machine (exec_device_ready): 0, or VP_EXIT_USAGE on every rank after
+ * rank 0 said why, e.g. "vpsim run: no usable CUDA device here (...): use --device cpu". Collective. */
+int cli_device_ready(const char *cmd, const struct dist_job *d, int device);
+
 /* Print "vpsim CMD: message" plus a hint to use --help, return VP_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -35,6 +35,16 @@ int cli_check_fault_rank(const char *cmd, const exec_fault *f, const dist_job *d
     return VP_EXIT_USAGE;
 }
 
+int cli_device_ready(const char *cmd, const dist_job *d, int device)
+{
+    char why[512];
+    if (exec_device_ready(d, device, why, sizeof(why)) == 0)
+        return 0;
+    if (d->rank == 0)
+        fprintf(stderr, "vpsim %s: %s\n", cmd, why);
+    return VP_EXIT_USAGE;
+}
+
 int cli_parse_fault(const char *cmd, const char *arg, exec_fault *f)
 {
     char why[256];
@@ -48,12 +58,12 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
     switch (opt) {
     case CLI_OPT_SET: {
         if (c->n_sets >= CFG_MAX_SETS) {
-            fprintf(stderr, "vpsim: too many --set options (at most %d)\n", CFG_MAX_SETS);
+            fprintf(stderr, "%s: too many --set options (at most %d)\n", util_prog(), CFG_MAX_SETS);
             return -1;
         }
         cfg_error err;
         if (cfg_check_set_key(arg, &err)) {
-            fprintf(stderr, "vpsim: %s\n", err.msg);
+            fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
             return -1;
         }
         c->sets[c->n_sets++] = arg;
@@ -66,7 +76,7 @@ int cli_common_option(cli_common *c, int opt, const char *arg)
         int f = cfg_enum_index(cli_format_names, arg);
         if (f < 0) {
             char list[64];
-            fprintf(stderr, "vpsim: --format '%s': valid choices: %s\n", arg,
+            fprintf(stderr, "%s: --format '%s': valid choices: %s\n", util_prog(), arg,
                     cfg_enum_list(cli_format_names, list, sizeof(list)));
             return -1;
         }
@@ -126,27 +136,29 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
     if (path) {
         if (cfg_scenario_load(path, c->sets, c->n_sets, c->system_path, sc, &err)) {
             if (!c->quiet)
-                fprintf(stderr, "%s\n", err.msg);
+                fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
             free(dflt);
             return VP_EXIT_USAGE;
         }
         *have_scenario = true;
     } else if (c->n_sets || c->system_path) {
-        fprintf(stderr, "vpsim: --set and --system need a scenario file (the plan from --plan is used as saved)\n");
+        fprintf(stderr, "%s: --set and --system need a scenario file (the plan from --plan is used as saved)\n",
+                util_prog());
         return VP_EXIT_USAGE;
     }
     free(dflt);
     if (c->plan_path) {
         if (plan_json_load(c->plan_path, p, &err)) {
             if (!c->quiet)
-                fprintf(stderr, "%s\n", err.msg);
+                fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
             if (*have_scenario)
                 cfg_scenario_free(sc);
             *have_scenario = false;
             return VP_EXIT_USAGE;
         }
         if (*have_scenario && p->ranks != sc->parallel.tp) {
-            fprintf(stderr, "vpsim: plan %s has %d ranks but the scenario sets parallel.tp=%d\n", c->plan_path,
+            fprintf(stderr, "%s: plan %s has %d ranks but the scenario sets parallel.tp=%d\n", util_prog(),
+                    c->plan_path,
                     p->ranks, sc->parallel.tp);
             plan_free(p);
             cfg_scenario_free(sc);
@@ -157,7 +169,7 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
     }
     char why[256];
     if (plan_build(sc, p, why, sizeof(why))) {
-        fprintf(stderr, "vpsim: %s\n", why);
+        fprintf(stderr, "%s: %s\n", util_prog(), why);
         cfg_scenario_free(sc);
         *have_scenario = false;
         return VP_EXIT_USAGE;
@@ -179,7 +191,7 @@ int cli_write_stdout(const char *text, size_t len)
 {
     /* main() checks stdout once more at exit; this names the failure while errno still holds it. */
     if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
-        fprintf(stderr, "vpsim: cannot write to standard output: %s\n", strerror(errno));
+        fprintf(stderr, "%s: cannot write to standard output: %s\n", util_prog(), strerror(errno));
         return VP_EXIT_FAIL;
     }
     return VP_EXIT_OK;
@@ -191,7 +203,7 @@ int cli_emit(const cli_common *c, const char *text, size_t len)
         return cli_write_stdout(text, len);
     char err[1024];
     if (util_write_file_atomic(c->out_path, text, len, err, sizeof(err))) {
-        fprintf(stderr, "vpsim: %s\n", err);
+        fprintf(stderr, "%s: %s\n", util_prog(), err);
         return VP_EXIT_FAIL;
     }
     return VP_EXIT_OK;

@@ -19,20 +19,22 @@
 static void bench_help(void)
 {
     printf("usage: mpirun -np N vpsim bench-allreduce [SCENARIO] [--backend LIST] [-b MIN] [-e MAX] [-f FACTOR]\n"
-           "                 [--sizes LIST] [-n|--iters N] [-w|--warmup N] [--graph] [--check]\n"
-           "                 [--device cuda|cpu] [--format table|json] [--out FILE] [--set K=V]...\n"
+           "                 [--sizes LIST] [-n|--iters N] [-w|--warmup N] [--graph|-G N] [--check|-c 0|1]\n"
+           "                 [-d TYPE] [--device cuda|cpu] [--format table|json|csv] [--out FILE] [--set K=V]...\n"
            "\n"
            "Time allreduce (bf16 sum on cuda, float on cpu) for each backend over a size sweep, like\n"
            "nccl-tests: time per call (max over ranks), algbw = size / time, busbw = algbw x 2(n-1)/n,\n"
            "#wrong. Every size's last timed result is checked against an exact pattern sum. Sizes\n"
            "accept K/M/G suffixes (KiB/MiB/GiB). With SCENARIO, the payloads its verify pass reduces\n"
-           "are added to the sweep and marked.\n"
+           "are added to the sweep and marked (the table's 'verify pass' column, verify_pass in JSON and\n"
+           "CSV). nccl-tests' spellings -c, -G, -d, --warmup_iters, --cudagraph, --datatype also work.\n"
            "\n"
            "options:\n"
            "  --backend LIST    comma-separated: nccl, nccl-symm, oneshot, twoshot, push, mpi, or all\n"
-           "                    (default: nccl,nccl-symm,oneshot,twoshot,push on cuda; mpi on cpu). A\n"
-           "                    backend that cannot run here gets an 'unsupported' row with the reason;\n"
-           "                    one named explicitly makes the exit status 1.\n"
+           "                    (default: nccl,nccl-symm,oneshot,twoshot,push on cuda; mpi on cpu). all:\n"
+           "                    every backend the device can run (on cpu: mpi; the others named in a\n"
+           "                    note). A backend that cannot run here gets an 'unsupported' row with the\n"
+           "                    reason; one named explicitly makes the exit status 1.\n"
            "  -b, --minbytes S  smallest size (default 16)\n"
            "  -e, --maxbytes S  largest size (default 8M)\n"
            "  -f, --stepfactor F  multiply the size by F each step (default 2)\n"
@@ -42,11 +44,19 @@ static void bench_help(void)
            "                    \"oneshot<=256K,twoshot<=8M,nccl\" (first rule whose bound covers the size)\n"
            "  -n, --iters N     timed back-to-back calls per size (default 20)\n"
            "  -w, --warmup N    untimed calls per size first (default 5)\n"
-           "  --graph           capture the N calls as one CUDA graph and time its launch (cuda)\n"
-           "  --check           also check random data (within bf16/fp32 tolerance of an fp64 reference\n"
-           "                    and bit-identical on every rank) and an in-place call, per size\n"
-           "  --device D        cuda or cpu (default cuda in CUDA builds)\n"
-           "  --format F        table (default) or json (schema vpsim.bench_allreduce/1)\n"
+           "  --graph           capture the N calls as one CUDA graph and time its launch (cuda; ignored\n"
+           "                    on cpu, which has no graphs)\n"
+           "  -G, --cudagraph N nccl-tests' spelling: N > 0 is --graph, 0 is eager (vpsim launches its\n"
+           "                    graph of -n calls once per size; N is not a launch count here)\n"
+           "  --check, -c 1     also check random data (within bf16/fp32 tolerance of an fp64 reference\n"
+           "                    and bit-identical on every rank) and an in-place call, per size;\n"
+           "                    --check 0 / -c 0: only the pattern check of every size\n"
+           "  -d, --datatype T  the type the device reduces, checked (each device has one): bfloat16\n"
+           "                    (bf16) on cuda, float (float32) on cpu\n"
+           "  --device D        cuda or cpu (default cuda in CUDA builds)\n");
+    printf(
+           "  --format F        table (default), json (schema vpsim.bench_allreduce/1) or csv (one line\n"
+           "                    per size and backend, a header line first)\n"
            "  --out FILE        write the output there (atomically) instead of stdout: a regular file or a\n"
            "                    new name in an existing directory; a symbolic link is followed and the\n"
            "                    file it leads to replaced; anything else is refused before any work\n"
@@ -75,7 +85,6 @@ enum {
     OPT_BACKEND = CLI_OPT_FIRST_PRIVATE,
     OPT_SIZES,
     OPT_GRAPH,
-    OPT_CHECK,
     OPT_DEVICE,
     OPT_FAULT,
     OPT_POLICY,
@@ -93,6 +102,9 @@ typedef struct bench_args {
     bool model;  /* compare with the model */
     const char *from; /* a saved result to compare instead of measuring */
     const char *sizes;
+    const char *backends; /* --backend as given (NULL: the device's default list) */
+    const char *datatype; /* -d/--datatype as given */
+    char skipped[160];    /* backends "all" left out on this device, for one note */
 } bench_args;
 
 static int parse_size_arg(const char *opt, const char *arg, long long *out)
@@ -103,7 +115,40 @@ static int parse_size_arg(const char *opt, const char *arg, long long *out)
     return 0;
 }
 
-static int parse_backends(const char *arg, exec_bench_opts *o)
+/* Backends each device can run: the CUDA-only ones (CFG_BACKEND_LIST's `where`) need the cuda device. */
+#define NEEDS_CUDA_HOST false
+#define NEEDS_CUDA_CUDA true
+#define NEEDS_CUDA(ID, name, key, where, ...) [CFG_BACKEND_##ID] = NEEDS_CUDA_##where,
+static const bool backend_needs_cuda[CFG_BACKEND_COUNT] = {CFG_BACKEND_LIST(NEEDS_CUDA)};
+#undef NEEDS_CUDA
+
+static void add_backend(exec_bench_opts *o, int b)
+{
+    for (int k = 0; k < o->n_backends; k++)
+        if (o->backends[k] == b)
+            return;
+    if (o->n_backends < CFG_BACKEND_COUNT)
+        o->backends[o->n_backends++] = b;
+}
+
+/* "all": every reducing backend the device can run; the others are listed in `skipped` (for one note
+ * from rank 0 once MPI runs). */
+static void add_all_backends(exec_bench_opts *o, char *skipped, size_t len)
+{
+    for (int b = 0; b < CFG_BACKEND_COUNT; b++) {
+        if (!cfg_backend_reduces(b))
+            continue;
+        if (backend_needs_cuda[b] && o->device != CFG_DEVICE_CUDA)
+            snprintf(skipped + strlen(skipped), len - strlen(skipped), "%s%s", skipped[0] ? ", " : "",
+                     cfg_backend_names[b]);
+        else
+            add_backend(o, b);
+    }
+}
+
+/* Sets *named when an item other than "all" names a backend: only those make an 'unsupported' row an
+ * error. */
+static int parse_backends(const char *arg, exec_bench_opts *o, bool *named, char *skipped, size_t len)
 {
     char list[160] = "";
     for (int b = 0; b < CFG_BACKEND_COUNT; b++)
@@ -115,11 +160,10 @@ static int parse_backends(const char *arg, exec_bench_opts *o)
         return VP_EXIT_USAGE;
     int rc = 0;
     o->n_backends = 0;
+    *named = false;
     for (int i = 0; i < n_items && !rc; i++) {
         if (!strcmp(items[i], "all")) {
-            for (int b = 0; b < CFG_BACKEND_COUNT && o->n_backends < CFG_BACKEND_COUNT; b++)
-                if (cfg_backend_reduces(b))
-                    o->backends[o->n_backends++] = b;
+            add_all_backends(o, skipped, len);
             continue;
         }
         int b = cfg_enum_index(cfg_backend_names, items[i]);
@@ -127,11 +171,8 @@ static int parse_backends(const char *arg, exec_bench_opts *o)
             rc = cli_usage_error("bench-allreduce", "--backend '%s': valid choices: %sall", items[i], list);
             break;
         }
-        bool dup = false;
-        for (int k = 0; k < o->n_backends; k++)
-            dup = dup || o->backends[k] == b;
-        if (!dup && o->n_backends < CFG_BACKEND_COUNT)
-            o->backends[o->n_backends++] = b;
+        *named = true;
+        add_backend(o, b);
     }
     cli_list_free(items, n_items);
     return rc;
@@ -178,6 +219,116 @@ static int parse_sizes(const char *arg, size_t elem, exec_bench_opts *o)
     return rc;
 }
 
+/* --check [0|1], -c 0|1 (nccl-tests spells it `-c 1`): `--check` alone is 1; a following "0" or "1" is
+ * its value (getopt gives an optional argument only as --check=1). */
+static int take_check(const char *arg, int argc, char **argv, bench_args *a)
+{
+    if (!arg && optind < argc && (!strcmp(argv[optind], "0") || !strcmp(argv[optind], "1")))
+        arg = argv[optind++];
+    int v = 1;
+    if (arg && cli_parse_int("bench-allreduce", "-c/--check", arg, 0, 1, &v))
+        return VP_EXIT_USAGE;
+    a->o.check = v == 1;
+    return 0;
+}
+
+static int take_device(const char *arg, bench_args *a)
+{
+    a->o.device = cfg_enum_index(cfg_device_names, arg);
+    if (a->o.device >= 0)
+        return 0;
+    char list[64];
+    return cli_usage_error("bench-allreduce", "--device '%s': valid choices: %s", arg,
+                           cfg_enum_list(cfg_device_names, list, sizeof(list)));
+}
+
+/* -d/--datatype names the type the device reduces (nccl-tests' names and vpsim's): it is checked, not
+ * chosen, since each device reduces one type (bf16 on cuda, float on cpu). */
+static int check_datatype(const bench_args *a)
+{
+    static const char *const bf16_names[] = {"bfloat16", "bf16", NULL}, *const f32_names[] = {"float", "float32", NULL};
+    const char *const *ok = a->o.device == CFG_DEVICE_CUDA ? bf16_names : f32_names;
+    if (!a->datatype || cfg_enum_index(ok, a->datatype) >= 0)
+        return 0;
+    return cli_usage_error("bench-allreduce", "-d/--datatype '%s': the %s device reduces %s (valid: %s, %s)",
+                           a->datatype, cfg_device_names[a->o.device], ok[0], ok[0], ok[1]);
+}
+
+/* One option of the getopt loop: 0, -1 after --help, or VP_EXIT_USAGE. */
+static int take_option(int opt, int argc, char **argv, bench_args *a)
+{
+    switch (opt) {
+    case 'h': bench_help(); return -1;
+    case OPT_BACKEND: a->backends = optarg; return 0;
+    case 'b': return parse_size_arg("-b/--minbytes", optarg, &a->min);
+    case 'e': return parse_size_arg("-e/--maxbytes", optarg, &a->max);
+    case 'f': {
+        int f;
+        if (cli_parse_int("bench-allreduce", "-f/--stepfactor", optarg, 2, 1 << 20, &f))
+            return VP_EXIT_USAGE;
+        a->factor = f;
+        return 0;
+    }
+    case OPT_SIZES: a->sizes = optarg; return 0;
+    case 'n': return cli_parse_int("bench-allreduce", "-n/--iters", optarg, 1, 1000000, &a->o.iters);
+    case 'w': return cli_parse_int("bench-allreduce", "-w/--warmup", optarg, 0, 1000000, &a->o.warmup);
+    case OPT_GRAPH: a->o.graph = true; return 0;
+    case 'G': {
+        int n; /* nccl-tests' graph launch count: vpsim captures -n calls per graph and launches it once */
+        if (cli_parse_int("bench-allreduce", "-G/--cudagraph", optarg, 0, 1000000, &n))
+            return VP_EXIT_USAGE;
+        a->o.graph = n > 0;
+        return 0;
+    }
+    case 'c': return take_check(optarg, argc, argv, a);
+    case 'd': a->datatype = optarg; return 0;
+    case OPT_DEVICE: return take_device(optarg, a);
+    case OPT_POLICY: {
+        char why[256];
+        if (cfg_policy_parse(optarg, &a->o.policy, why, sizeof(why)))
+            return cli_usage_error("bench-allreduce", "--policy: %s", why);
+        a->o.with_policy = true;
+        return 0;
+    }
+    case OPT_FAULT: return cli_parse_fault("bench-allreduce", optarg, &a->o.fault);
+    case OPT_MODEL: a->model = true; return 0;
+    case OPT_FROM:
+        a->from = optarg;
+        a->model = true;
+        return 0;
+    case OPT_TIMEOUT: return cli_parse_int("bench-allreduce", "--timeout", optarg, 0, 86400, &a->timeout);
+    default: return cli_take_common("bench-allreduce", &a->c, opt, optarg, argv);
+    }
+}
+
+/* After the options: the backends and sizes, which depend on the device. */
+static int finish_args(bench_args *a)
+{
+    char why[256];
+    const exec_device *dev = exec_find_device(a->o.device, why, sizeof(why));
+    if (!dev)
+        return cli_usage_error("bench-allreduce", "%s", why);
+    if (check_datatype(a))
+        return VP_EXIT_USAGE;
+    /* With --policy alone, only the policy runs; a policy counts as explicitly requested. */
+    bool named = false;
+    if (a->backends || !a->o.with_policy) {
+        if (parse_backends(a->backends ? a->backends
+                                       : (a->o.device == CFG_DEVICE_CUDA ? "nccl,nccl-symm,oneshot,twoshot,push" : "mpi"),
+                           &a->o, &named, a->skipped, sizeof(a->skipped)))
+            return VP_EXIT_USAGE;
+    }
+    a->explicit_backends = (a->backends && named) || a->o.with_policy;
+    if (a->sizes)
+        return parse_sizes(a->sizes, dev->elem_bytes, &a->o);
+    int n = exec_bench_sizes(a->min, a->max, a->factor, dev->elem_bytes, a->o.sizes, BENCH_MAX_USER_SIZES, why,
+                             sizeof(why));
+    if (n < 0)
+        return cli_usage_error("bench-allreduce", "%s", why);
+    a->o.n_sizes = n;
+    return 0;
+}
+
 /* Returns 0, -1 after --help, or VP_EXIT_USAGE. */
 static int parse_args(int argc, char **argv, bench_args *a)
 {
@@ -190,8 +341,11 @@ static int parse_args(int argc, char **argv, bench_args *a)
         {"sizes", required_argument, NULL, OPT_SIZES},
         {"iters", required_argument, NULL, 'n'},
         {"warmup", required_argument, NULL, 'w'},
+        {"warmup_iters", required_argument, NULL, 'w'},
         {"graph", no_argument, NULL, OPT_GRAPH},
-        {"check", no_argument, NULL, OPT_CHECK},
+        {"cudagraph", required_argument, NULL, 'G'},
+        {"check", optional_argument, NULL, 'c'},
+        {"datatype", required_argument, NULL, 'd'},
         {"device", required_argument, NULL, OPT_DEVICE},
         {"inject-fault", required_argument, NULL, OPT_FAULT},
         {"policy", required_argument, NULL, OPT_POLICY},
@@ -209,99 +363,17 @@ static int parse_args(int argc, char **argv, bench_args *a)
     a->min = 16;
     a->max = 8LL << 20;
     a->factor = 2;
-    const char *backends = NULL;
     optind = 1;
     opterr = 0;
     int opt;
-    while ((opt = getopt_long(argc, argv, ":hb:e:f:n:w:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'h': bench_help(); return -1;
-        case OPT_BACKEND: backends = optarg; break;
-        case 'b':
-            if (parse_size_arg("-b/--minbytes", optarg, &a->min))
-                return VP_EXIT_USAGE;
-            break;
-        case 'e':
-            if (parse_size_arg("-e/--maxbytes", optarg, &a->max))
-                return VP_EXIT_USAGE;
-            break;
-        case 'f': {
-            int f;
-            if (cli_parse_int("bench-allreduce", "-f/--stepfactor", optarg, 2, 1 << 20, &f))
-                return VP_EXIT_USAGE;
-            a->factor = f;
-            break;
-        }
-        case OPT_SIZES: a->sizes = optarg; break;
-        case 'n':
-            if (cli_parse_int("bench-allreduce", "-n/--iters", optarg, 1, 1000000, &a->o.iters))
-                return VP_EXIT_USAGE;
-            break;
-        case 'w':
-            if (cli_parse_int("bench-allreduce", "-w/--warmup", optarg, 0, 1000000, &a->o.warmup))
-                return VP_EXIT_USAGE;
-            break;
-        case OPT_GRAPH: a->o.graph = true; break;
-        case OPT_CHECK: a->o.check = true; break;
-        case OPT_DEVICE: {
-            a->o.device = cfg_enum_index(cfg_device_names, optarg);
-            if (a->o.device < 0) {
-                char list[64];
-                return cli_usage_error("bench-allreduce", "--device '%s': valid choices: %s", optarg,
-                                       cfg_enum_list(cfg_device_names, list, sizeof(list)));
-            }
-            break;
-        }
-        case OPT_POLICY: {
-            char why[256];
-            if (cfg_policy_parse(optarg, &a->o.policy, why, sizeof(why)))
-                return cli_usage_error("bench-allreduce", "--policy: %s", why);
-            a->o.with_policy = true;
-            break;
-        }
-        case OPT_FAULT:
-            if (cli_parse_fault("bench-allreduce", optarg, &a->o.fault))
-                return VP_EXIT_USAGE;
-            break;
-        case OPT_MODEL: a->model = true; break;
-        case OPT_FROM: a->from = optarg; a->model = true; break;
-        case OPT_TIMEOUT:
-            if (cli_parse_int("bench-allreduce", "--timeout", optarg, 0, 86400, &a->timeout))
-                return VP_EXIT_USAGE;
-            break;
-        default: {
-            int rc = cli_take_common("bench-allreduce", &a->c, opt, optarg, argv);
-            if (rc)
-                return rc;
-            break;
-        }
-        }
+    while ((opt = getopt_long(argc, argv, ":hb:e:f:n:w:G:c:d:", longopts, NULL)) != -1) {
+        int rc = take_option(opt, argc, argv, a);
+        if (rc)
+            return rc;
     }
     if (cli_positional(&a->c, argc, argv, optind, "bench-allreduce"))
         return VP_EXIT_USAGE;
-    if (a->c.format == CLI_FMT_CSV)
-        return cli_usage_error("bench-allreduce", "--format csv: valid choices: table, json");
-    /* Element size of the device, for rounding sizes (the device itself starts after MPI). */
-    char why[256];
-    const exec_device *dev = exec_find_device(a->o.device, why, sizeof(why));
-    if (!dev)
-        return cli_usage_error("bench-allreduce", "%s", why);
-    /* With --policy alone, only the policy runs; a policy counts as explicitly requested. */
-    a->explicit_backends = backends != NULL || a->o.with_policy;
-    if (backends || !a->o.with_policy) {
-        if (parse_backends(backends ? backends
-                                    : (a->o.device == CFG_DEVICE_CUDA ? "nccl,nccl-symm,oneshot,twoshot,push" : "mpi"),
-                           &a->o))
-            return VP_EXIT_USAGE;
-    }
-    if (a->sizes)
-        return parse_sizes(a->sizes, dev->elem_bytes, &a->o);
-    int n = exec_bench_sizes(a->min, a->max, a->factor, dev->elem_bytes, a->o.sizes, BENCH_MAX_USER_SIZES, why,
-                             sizeof(why));
-    if (n < 0)
-        return cli_usage_error("bench-allreduce", "%s", why);
-    a->o.n_sizes = n;
-    return 0;
+    return finish_args(a);
 }
 
 /* The verify pass's allreduce payloads (element counts; the decode phase without speculation). */
@@ -377,6 +449,8 @@ static int emit(const bench_args *a, const exec_bench_result *res, int argc, cha
         exec_bench_json(&j, res, argc, argv);
         util_buf_printf(&j.out, "\n");
         text = j.out;
+    } else if (a->c.format == CLI_FMT_CSV) {
+        exec_bench_csv(&text, res);
     } else {
         exec_bench_table(&text, res);
     }
@@ -425,7 +499,12 @@ int cmd_bench_allreduce(int argc, char **argv)
     dist_job d;
     dist_init(&d, &argc, &argv);
     a.c.quiet = d.rank != 0;
-    if ((rc = cli_check_fault_rank("bench-allreduce", &a.o.fault, &d)) != 0) {
+    if (a.skipped[0] && d.rank == 0)
+        fprintf(stderr, "vpsim bench-allreduce: note: --backend all on the %s device: skipping %s (they need the cuda "
+                        "device)\n",
+                cfg_device_names[a.o.device], a.skipped);
+    if ((rc = cli_device_ready("bench-allreduce", &d, a.o.device)) != 0 ||
+        (rc = cli_check_fault_rank("bench-allreduce", &a.o.fault, &d)) != 0) {
         dist_finalize(&d);
         return rc;
     }

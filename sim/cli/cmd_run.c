@@ -22,7 +22,8 @@ static void run_help(void)
            "\n"
            "Replay one decode cycle (draft steps, verify, draft-extend) with real GEMMs at the per-rank shapes\n"
            "and real collectives, one MPI rank per GPU, and report the measured breakdown and projected\n"
-           "tok/s. N must be the scenario's parallel.tp, or 1 for one rank's compute. SCENARIO defaults to\n"
+           "tok/s. N > 1 ranks replay the scenario at TP = N (a note says so when parallel.tp differs); -np 1\n"
+           "replays one rank's compute at the scenario's TP. SCENARIO defaults to\n"
            "configs/default.yaml.\n"
            "\n"
            "options (defaults from the scenario's run: section):\n"
@@ -352,8 +353,15 @@ int cmd_run(int argc, char **argv)
         return rc;
     }
     const cfg_scenario *scp = have_sc ? &sc : NULL;
-    exec_watch_start(&d, "run", a.timeout >= 0 ? a.timeout : (scp ? sc.run.timeout : EXEC_WATCH_DEFAULT_S));
     exec_options opt = run_options(&a, &d, scp);
+    if ((rc = cli_device_ready("run", &d, opt.device)) != 0) {
+        plan_free(&p);
+        if (have_sc)
+            cfg_scenario_free(&sc);
+        dist_finalize(&d);
+        return rc;
+    }
+    exec_watch_start(&d, "run", a.timeout >= 0 ? a.timeout : (scp ? sc.run.timeout : EXEC_WATCH_DEFAULT_S));
     /* Which collectives go where: --allreduce-policy, else an explicit --backend, else the scenario's
      * run.allreduce_policy, else its run.backend. */
     const char *policy_text = a.policy;

@@ -58,9 +58,9 @@ static int main_close_stdout(int rc)
     if (rc != VP_EXIT_OK)
         return rc;
     if (err)
-        fprintf(stderr, "vpsim: cannot write to standard output: %s\n", strerror(err));
+        fprintf(stderr, "%s: cannot write to standard output: %s\n", util_prog(), strerror(err));
     else
-        fprintf(stderr, "vpsim: cannot write to standard output: a write failed\n");
+        fprintf(stderr, "%s: cannot write to standard output: a write failed\n", util_prog());
     return VP_EXIT_FAIL;
 }
 
@@ -74,9 +74,13 @@ static int main_dispatch(int argc, char **argv)
         printf("vpsim %s\n", VPSIM_VERSION);
         return VP_EXIT_OK;
     }
+    static char prog[64];
     for (size_t i = 0; i < N_COMMANDS; i++)
-        if (!strcmp(argv[1], commands[i].name))
+        if (!strcmp(argv[1], commands[i].name)) {
+            snprintf(prog, sizeof(prog), "vpsim %s", commands[i].name);
+            util_set_prog(prog);
             return commands[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "vpsim: unknown command '%s'; commands:", argv[1]);
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(stderr, " %s", commands[i].name);

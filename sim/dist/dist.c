@@ -1,5 +1,7 @@
 #include "dist.h"
 
+#include "../util/util.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
@@ -166,7 +168,7 @@ void dist_init(dist_job *d, int *argc, char ***argv)
         int provided = 0;
         /* FUNNELED: only the main thread calls MPI; host progress threads are NCCL's own. */
         if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
-            fprintf(stderr, "vpsim: MPI_Init_thread failed\n");
+            fprintf(stderr, "%s: MPI_Init_thread failed\n", util_prog());
             exit(1);
         }
         d->mpi_initialised_here = true;

@@ -109,6 +109,26 @@ static void nvml_read(exec_ctx *x, const char *when)
 
 /* ---------------- setup ---------------- */
 
+/* A machine without a GPU, or with a driver older than the runtime, fails its first CUDA call; asked
+ * here, before MPI or any device state, it is a plain refusal instead of an abort of every rank. */
+static int cuda_probe(char *why, size_t len)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        snprintf(why, len, "no usable CUDA device here (cudaGetDeviceCount: %s): use --device cpu",
+                 cudaGetErrorString(e));
+        return -1;
+    }
+    if (count < 1) {
+        const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+        snprintf(why, len, "no usable CUDA device here (no GPU visible%s%s): use --device cpu",
+                 vis ? "; CUDA_VISIBLE_DEVICES=" : "", vis ? vis : "");
+        return -1;
+    }
+    return 0;
+}
+
 static void cuda_init(exec_ctx *x)
 {
     cuda_state *s = util_xcalloc(1, sizeof(*s));
@@ -564,6 +584,7 @@ const exec_device exec_device_cuda = {
     .name = "cuda",
     .elem_bytes = 2,
     .has_graphs = true,
+    .probe = cuda_probe,
     .init = cuda_init,
     .prepare = cuda_prepare,
     .fini = cuda_fini,

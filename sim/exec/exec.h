@@ -58,6 +58,9 @@ typedef struct exec_device {
     const char *name;
     size_t elem_bytes; /* activation element size on this device (bf16 = 2, CPU fp32 = 4) */
     bool has_graphs;
+    /* Whether this machine can run the device at all (a GPU and a driver the runtime accepts), asked
+     * before anything else starts: 0, or -1 with a reason in why. NULL: always usable. */
+    int (*probe)(char *why, size_t len);
     void (*init)(exec_ctx *x);
     /* Allocate what every op of the plan needs; returns -1 with x->why set when it cannot. */
     int (*prepare)(exec_ctx *x);
@@ -127,6 +130,10 @@ void exec_comm_fini(exec_ctx *x);
 
 /* Registry (exec_registry.c). NULL with a reason when not available in this build. */
 const exec_device *exec_find_device(int cfg_device, char *why, size_t len);
+/* Every rank asks its device's probe (and whether the build has the device), then all agree: 0 on
+ * every rank, or -1 on every rank with the lowest failing rank's reason in why, which ends in what to
+ * do instead ("use --device cpu"). Collective; call before any device or backend setup. */
+int exec_device_ready(const dist_job *d, int cfg_device, char *why, size_t len);
 
 /* Measured results of a replay, identical on every rank after exec_run. */
 typedef struct exec_stats {

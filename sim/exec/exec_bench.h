@@ -98,6 +98,11 @@ int exec_bench_load(const char *path, exec_bench_result *r, char *err, size_t le
 /* nccl-tests-style table for every backend, with a header naming ranks, device, type, iterations
  * and the virtual-ranks caveat, and a footer with #wrong total and average bus bandwidth. */
 void exec_bench_table(util_buf *out, const exec_bench_result *r);
+/* CSV: a header line, then one line per row of every backend that ran (backend, ranks, device, type,
+ * redop, bytes, count, time_us, algbw_gbps, busbw_gbps, wrong (empty: not checked), verify_pass, graph,
+ * and model_us, model_error_pct when compared with the model). Backends that could not run have no
+ * rows (the table and JSON give their reasons). */
+void exec_bench_csv(util_buf *out, const exec_bench_result *r);
 /* JSON (schema "vpsim.bench_allreduce/1"): stable keys, one object per backend with its rows. */
 void exec_bench_json(util_json *j, const exec_bench_result *r, int argc, char **argv);
 

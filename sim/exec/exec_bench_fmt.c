@@ -101,10 +101,12 @@ void exec_bench_table(util_buf *o, const exec_bench_result *r)
         util_buf_printf(o, "# backend %s (%s)\n", b->name, b->graph ? "timed as CUDA graphs" : "timed eager");
         if (model)
             util_buf_printf(o, "# model: %s\n", b->model_method[0] ? b->model_method : "not modelled");
-        util_buf_printf(o, "# %12s %13s %6s %6s %9s %8s %8s %7s%s\n", "size", "count", "type", "redop", "time", "algbw",
-                        "busbw", "#wrong", model ? "     model     error" : "");
-        util_buf_printf(o, "# %12s %13s %6s %6s %9s %8s %8s %7s%s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)",
-                        "(GB/s)", "", model ? "      (us)" : "");
+        /* The verify-pass mark is a column of its own (yes / -), so a whitespace split of every row
+         * gives the same fields. */
+        util_buf_printf(o, "# %12s %13s %6s %6s %9s %8s %8s %7s%s %6s\n", "size", "count", "type", "redop", "time",
+                        "algbw", "busbw", "#wrong", model ? "     model     error" : "", "verify");
+        util_buf_printf(o, "# %12s %13s %6s %6s %9s %8s %8s %7s%s %6s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)",
+                        "(GB/s)", "", model ? "      (us)          " : "", "pass");
         for (int i = 0; i < b->n_rows; i++) {
             const exec_bench_row *w = &b->rows[i];
             char t[32], wrong[24], m[48] = "";
@@ -117,12 +119,38 @@ void exec_bench_table(util_buf *o, const exec_bench_result *r)
                 snprintf(m, sizeof(m), " %9.2f %+8.1f%%", w->model_us, 100.0 * (w->model_us - w->time_us) / w->time_us);
             else if (model)
                 snprintf(m, sizeof(m), " %9s %9s", "-", "-");
-            util_buf_printf(o, "  %12lld %13lld %6s %6s %9s %8.2f %8.2f %7s%s%s\n", w->bytes, w->count, r->type, "sum",
-                            t, w->algbw, w->busbw, wrong, m, w->verify_size ? "  <- verify pass" : "");
+            util_buf_printf(o, "  %12lld %13lld %6s %6s %9s %8.2f %8.2f %7s%s %6s\n", w->bytes, w->count, r->type,
+                            "sum", t, w->algbw, w->busbw, wrong, m, w->verify_size ? "yes" : "-");
         }
         util_buf_printf(o, "# avg bus bandwidth (%s): %.3f GB/s\n", b->name, avg_busbw(b));
     }
     util_buf_printf(o, "#\n# #wrong total: %lld (%s)\n", r->wrong_total, r->wrong_total ? "FAILED" : "OK");
+}
+
+void exec_bench_csv(util_buf *o, const exec_bench_result *r)
+{
+    const bool model = r->model_system[0] != '\0';
+    util_buf_printf(o, "backend,ranks,device,type,redop,bytes,count,time_us,algbw_gbps,busbw_gbps,wrong,verify_pass,"
+                       "graph%s\n",
+                    model ? ",model_us,model_error_pct" : "");
+    for (int k = 0; k < r->n_backends; k++) {
+        const exec_bench_backend *b = &r->backends[k];
+        for (int i = 0; i < b->n_rows; i++) {
+            const exec_bench_row *w = &b->rows[i];
+            char wrong[24] = "", m[64] = "";
+            if (w->wrong >= 0)
+                snprintf(wrong, sizeof(wrong), "%lld", w->wrong);
+            if (model && isfinite(w->model_us) && w->time_us > 0)
+                snprintf(m, sizeof(m), ",%.6g,%.4g", w->model_us, 100.0 * (w->model_us - w->time_us) / w->time_us);
+            else if (model)
+                snprintf(m, sizeof(m), ",,");
+            /* A backend name may hold commas (a policy's rules): quoted as RFC 4180 says. */
+            util_buf_printf(o, "%s%s%s,%d,%s,%s,sum,%lld,%lld,%.6g,%.6g,%.6g,%s,%s,%s%s\n", strchr(b->name, ',') ? "\"" : "",
+                            b->name, strchr(b->name, ',') ? "\"" : "", r->ranks, r->device, r->type, w->bytes, w->count,
+                            w->time_us, w->algbw, w->busbw, wrong, w->verify_size ? "true" : "false",
+                            b->graph ? "true" : "false", m);
+        }
+    }
 }
 
 static void env_object(util_json *j, const util_env_item *env, int n)

@@ -26,7 +26,20 @@ const exec_device *exec_find_device(int device, char *why, size_t len)
         return NULL;
     }
     if (!devices[device])
-        snprintf(why, len, "device %s: this build has no CUDA (built with CUDA=0); use --device cpu",
+        snprintf(why, len, "no usable %s device here (this build has no CUDA: built with CUDA=0): use --device cpu",
                  cfg_device_names[device]);
     return devices[device];
+}
+
+int exec_device_ready(const dist_job *d, int device, char *why, size_t len)
+{
+    char mine[400] = "";
+    const exec_device *dev = exec_find_device(device, mine, sizeof(mine));
+    int rc = dev ? 0 : -1;
+    if (dev && dev->probe)
+        rc = dev->probe(mine, sizeof(mine));
+    if (dist_agree(d, rc, mine, sizeof(mine)) == 0)
+        return 0;
+    snprintf(why, len, "%s", mine);
+    return -1;
 }

@@ -13,9 +13,15 @@
 
 static void util_oom(size_t n)
 {
-    fprintf(stderr, "vpsim: out of memory allocating %zu bytes\n", n);
+    fprintf(stderr, "%s: out of memory allocating %zu bytes\n", util_prog(), n);
     exit(VP_EXIT_FAIL);
 }
+
+static const char *g_prog = "vpsim";
+
+void util_set_prog(const char *prog) { g_prog = prog; }
+
+const char *util_prog(void) { return g_prog; }
 
 void *util_xmalloc(size_t n)
 {

@@ -17,6 +17,10 @@ enum {
 };
 
 /* Out-of-memory is not recoverable in a CLI tool: report and exit. */
+/* The prefix of every error line: "vpsim COMMAND" once main knows the command, else "vpsim". */
+void util_set_prog(const char *prog);
+const char *util_prog(void);
+
 void *util_xmalloc(size_t n);
 void *util_xcalloc(size_t count, size_t size);
 void *util_xrealloc(void *p, size_t n);

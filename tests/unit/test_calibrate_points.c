@@ -42,7 +42,7 @@ static void calibrate_many(int n)
 {
     char *plan, *results;
     write_plan_and_results(n, &plan, &results);
-    th_result r = th_run("calibrate --plan '%s' --results '%s'", plan, results);
+    th_result r = th_run("calibrate --plan '%s' --results '%s' --base configs/systems/h200-1x.yaml", plan, results);
     cr_assert_eq(r.status, 0, "exit %d; stderr:\n%s", r.status, r.err);
     char want[64];
     snprintf(want, sizeof(want), "%d ops merged into ", n);
@@ -120,4 +120,25 @@ Test(calibrate_points, merge_handles_edge_counts)
     /* The widest spread doubles allow still ends in `max` points. */
     cal_point wide[3] = {{0, 1}, {1, 2}, {1e300, 3}};
     cr_assert_eq(cal_merge_points(wide, 3, out, 1), 1);
+}
+
+/* The refusals, on hand-made tables: tolerance max(20 %, 0.5 us) below the slowest earlier point. */
+Test(calibrate_points, check_refuses_zero_and_falling_times_only_beyond_the_noise)
+{
+    char why[400];
+    const cal_point fine[] = {{100, 1.0}, {200, 0.9}, {400, 0.55}, {800, 10}, {1600, 8.1}, {3200, 20}};
+    /* 0.9: 10 % below 1.0; 0.55: 45 % below but only 0.45 us; 8.1: 19 % below 10. */
+    cr_assert_eq(cal_check_points("gemm", fine, 6, why, sizeof(why)), -1, "%s", why);
+    const cal_point falls[] = {{100, 10}, {200, 7.9}};
+    cr_assert_eq(cal_check_points("gemm", falls, 2, why, sizeof(why)), 1);
+    cr_assert_not_null(strstr(why, "gemm at 200 B: 7.9 us, below 10 us at 100 B by 21 % (2.10 us)"), "%s", why);
+    /* A slow slide is measured against the slowest earlier point, not the previous one. */
+    const cal_point slide[] = {{100, 10}, {200, 9}, {300, 8.5}, {400, 7.9}};
+    cr_assert_eq(cal_check_points("norm", slide, 4, why, sizeof(why)), 3);
+    cr_assert_not_null(strstr(why, "norm at 400 B"), "%s", why);
+    const cal_point zero[] = {{100, 1}, {200, 0}};
+    cr_assert_eq(cal_check_points("elementwise", zero, 2, why, sizeof(why)), 1);
+    cr_assert_not_null(strstr(why, "elementwise at 200 B: 0 us; a measured time must be > 0"), "%s", why);
+    const cal_point negative[] = {{100, -1}};
+    cr_assert_eq(cal_check_points("norm", negative, 1, why, sizeof(why)), 0);
 }

@@ -125,9 +125,12 @@ Test(comm_bench, table_has_nccl_tests_columns_and_marks)
     for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
         cr_assert(strstr(o.s, cols[i]) != NULL, "column %s missing:\n%s", cols[i], o.s);
     /* 43008 B in 10 us: algbw 4.30 GB/s, busbw x 7/4 = 7.53 GB/s. */
-    cr_assert(strstr(o.s, "43008         21504   bf16    sum     10.00     4.30     7.53       3  <- verify pass") !=
-                  NULL,
+    /* The verify-pass mark is the last column ("yes" / "-"), not trailing text. */
+    cr_assert(strstr(o.s, "43008         21504   bf16    sum     10.00     4.30     7.53       3    yes\n") != NULL,
               "%s", o.s);
+    cr_assert(strstr(o.s, "16             8   bf16    sum      5.00     0.00     0.01       0      -\n") != NULL,
+              "%s", o.s);
+    cr_assert(strstr(o.s, "<-") == NULL, "%s", o.s);
     cr_assert(strstr(o.s, "# backend nccl-symm: unsupported: rank 0: 8 ranks share GPU X") != NULL, "%s", o.s);
     cr_assert(strstr(o.s, "#wrong total: 3 (FAILED)") != NULL, "%s", o.s);
     cr_assert(strstr(o.s, "avg bus bandwidth (oneshot)") != NULL, "%s", o.s);
@@ -300,7 +303,12 @@ Test(exec_bench_cli, bad_input_exits_2_with_the_choices)
     usage_error("--device cpu -f 1", "expected an integer in [2,");
     usage_error("--device cpu --iters 0", "--iters");
     usage_error("--device cpu --sizes 1,2", "smaller than one 4-byte element");
-    usage_error("--device cpu --format csv", "valid choices: table, json");
+    usage_error("--device cpu --format xml", "valid choices: table, json, csv");
+    usage_error("--device cpu -c 2", "-c/--check");
+    usage_error("--device cpu --check=yes", "-c/--check");
+    usage_error("--device cpu -G -1", "-G/--cudagraph");
+    usage_error("--device cpu -d bfloat16", "the cpu device reduces float (valid: float, float32)");
+    usage_error("--device cpu -d half", "-d/--datatype 'half'");
     usage_error("--device cpu --inject-fault boom:1:2", "MODE:RANK:CALL");
     usage_error("--device cpu --frobnicate", "unknown option");
     usage_error("--device cpu --policy 'oneshot<=1K'", "last rule must have no bound");

@@ -299,13 +299,9 @@ const char *model_acceptance_extrapolated(const cfg_scenario *sc, char *buf, siz
     buf[0] = '\0';
     if (sc->speculative.algorithm == CFG_SPEC_NONE || n == 0 || steps <= n)
         return buf;
-    char where[48];
-    if (steps == n + 1)
-        snprintf(where, sizeof(where), "position %d reuses", steps);
-    else
-        snprintf(where, sizeof(where), "positions %d..%d reuse", n + 1, steps);
-    snprintf(buf, len, "speculative.steps=%d but speculative.acceptance has %d rate%s: %s the last rate %g "
-             "(extrapolated, not measured)", steps, n, n == 1 ? "" : "s", where, sc->speculative.acceptance[n - 1]);
+    snprintf(buf, len, "speculative.steps=%d but speculative.acceptance has %d rate%s: the positions after %d reuse "
+             "the last rate %g (extrapolated, not measured)", steps, n, n == 1 ? "" : "s", n,
+             sc->speculative.acceptance[n - 1]);
     return buf;
 }
 

@@ -263,6 +263,14 @@ static const char *const csv_cols[] = {"backend",         "available",      "rea
                                        "tpot_ms", "accepted_per_cycle", "engine_vllm", "engine_sglang",
                                        "nospec_tok_per_s", "warnings"};
 
+int report_results_csv_column(const char *name)
+{
+    for (size_t i = 0; i < sizeof(csv_cols) / sizeof(csv_cols[0]); i++)
+        if (!strcmp(csv_cols[i], name))
+            return (int)i;
+    return -1;
+}
+
 void report_results_csv_header(util_buf *out, const char *const *extra_keys, int n_extra)
 {
     for (int i = 0; i < n_extra; i++) {

@@ -215,11 +215,8 @@ static void compare_conditions(cli_compare *cmp, const cfg_scenario *sc, const p
             gpu = res->env[i].value;
     }
     snprintf(cmp->run_gpu, sizeof(cmp->run_gpu), "%s", *gpu ? gpu : device);
-    if (!strcmp(device, "cpu"))
-        snprintf(cmp->warnings[cmp->n_warnings++], sizeof(cmp->warnings[0]),
-                 "the run used the CPU device but the model is of %s (%s): the compute comparison checks the "
-                 "plumbing, not the GPU figures", sc->system.name, cmp->model_gpu);
-    else if (*gpu && cmp->model_gpu[0] && strncmp(gpu, cmp->model_gpu, strlen(cmp->model_gpu)))
+    /* (cmd_run compares CUDA runs only, so the device is a GPU here) */
+    if (*gpu && cmp->model_gpu[0] && strncmp(gpu, cmp->model_gpu, strlen(cmp->model_gpu)))
         snprintf(cmp->warnings[cmp->n_warnings++], sizeof(cmp->warnings[0]),
                  "the run was on %s but the model is of %s (gpu %s): the comparison is across different GPUs "
                  "(pass --system with this machine's file to check the model)", gpu, sc->system.name,

@@ -33,6 +33,10 @@ CSV_COLUMNS = (
     "cycle_ms", "tokens_per_cycle", "tok_per_s",
 )
 CSV_TEXT = ("backend", "available", "reason", "allreduce_method")
+# Columns newer vpsim writes after tok_per_s (older sweeps end at tok_per_s; both are read). Numbers may
+# be empty (nospec_tok_per_s when no baseline was modelled) and then read as None.
+CSV_ADDED = ("tpot_ms", "accepted_per_cycle", "engine_vllm", "engine_sglang", "nospec_tok_per_s", "warnings")
+CSV_ADDED_TEXT = ("engine_vllm", "engine_sglang", "warnings")
 
 
 class InputError(Exception):
@@ -184,7 +188,8 @@ def load_sweep(path):
     if "backend" not in header:
         raise InputError(path, "line 1: no 'backend' column; expected the header of `vpsim sweep --out FILE.csv`")
     start = header.index("backend")
-    if tuple(header[start:]) != CSV_COLUMNS:
+    added = tuple(header[start + len(CSV_COLUMNS):])
+    if tuple(header[start:start + len(CSV_COLUMNS)]) != CSV_COLUMNS or added not in ((), CSV_ADDED):
         missing = [c for c in CSV_COLUMNS if c not in header[start:]]
         what = f"missing {', '.join(missing)}" if missing else "columns in another order or extra columns"
         raise InputError(path, f"line 1: not the vpsim results CSV header ({what})")
@@ -205,6 +210,11 @@ def load_sweep(path):
             for col in CSV_COLUMNS:
                 if col not in CSV_TEXT:
                     row[col] = _parse_float(path, line_no, col, raw[col])
+        for col in added:
+            if col in CSV_ADDED_TEXT:
+                row[col] = raw[col]
+            elif row["available"]:
+                row[col] = _parse_float(path, line_no, col, raw[col]) if raw[col] != "" else None
         rows.append(row)
     if not rows:
         raise InputError(path, "no data rows after the header")

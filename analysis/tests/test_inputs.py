@@ -172,6 +172,28 @@ def test_sweep_bad_available(tmp_path):
     rejects(load_sweep, _csv(tmp_path, "\n".join(lines)), "line 3", "'available' must be true or false")
 
 
+def test_sweep_with_serving_columns(tmp_path):
+    # The columns vpsim writes after tok_per_s since the serving figures: numbers, an empty baseline,
+    # engine texts and a quoted warning with a comma in it.
+    head = _sweep_text().splitlines()[0] + ",tpot_ms,accepted_per_cycle,engine_vllm,engine_sglang,nospec_tok_per_s,warnings"
+    n_varied = head.split(",").index("backend")
+    row = ",".join(["8"] * n_varied) + (",nccl,true,,200,measured table,31,24,5,0.4,0.7,1.8,0.6,0.8,33.8,2.2,65.1,"
+                                         "15.4,1.2,yes,yes,,\"launch-mismatch: nccl: eager, not graph\"")
+    sw = load_sweep(_csv(tmp_path, head + "\n" + row + "\n"))
+    r = sw["rows"][0]
+    assert r["tpot_ms"] == 15.4 and r["accepted_per_cycle"] == 1.2
+    assert r["nospec_tok_per_s"] is None
+    assert r["engine_vllm"] == "yes"
+    assert r["warnings"] == "launch-mismatch: nccl: eager, not graph"
+
+
+def test_sweep_unknown_extra_column(tmp_path):
+    lines = _sweep_text().splitlines()
+    lines[0] += ",mystery"
+    lines[1:] = [line + ",1" for line in lines[1:]]
+    rejects(load_sweep, _csv(tmp_path, "\n".join(lines)), "extra columns")
+
+
 def test_sweep_header_only(tmp_path):
     rejects(load_sweep, _csv(tmp_path, _sweep_text().splitlines()[0] + "\n"), "no data rows")
 

@@ -127,6 +127,14 @@ typedef struct cli_compare {
     double cycle_measured_ms, cycle_modelled_ms, host_excluded_ms;
     double allreduce_measured_us, allreduce_modelled_us; /* mean per verify allreduce */
     char allreduce_method[96];
+    /* What both sides were taken under (the model uses the run's plan, so TP, batch, context and launch
+     * mode agree by construction; the device may not), and the caveats when they do not agree. */
+    int tp, batch, context;
+    bool model_graph;
+    char run_gpu[160];
+    char model_gpu[96];
+    int n_warnings;
+    char warnings[2][320];
 } cli_compare;
 /* `backend`: the run's cfg_backend, or -1 (a per-size policy: no whole-cycle comparison). */
 int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const struct exec_result *res,

@@ -31,7 +31,7 @@ static void on_sigint(int sig)
 static void sweep_help(void)
 {
     printf("usage: vpsim sweep [SCENARIO] --vary KEY=V1,V2,... [--vary ...] --out FILE.csv [--backend LIST]\n"
-           "                   [--set KEY=VALUE]... [--system FILE] [--limit N] [--restart]\n"
+           "                   [--set KEY=VALUE]... [--system FILE] [--limit N] [--restart] [--top N]\n"
            "\n"
            "Model every combination of the --vary values (their cartesian product, the last --vary changing\n"
            "fastest) with `vpsim model`'s formulas and write one CSV row per scenario and backend: the varied\n"
@@ -40,141 +40,36 @@ static void sweep_help(void)
            "--limit) resumes when the same command runs again; FILE is written atomically at the end.\n"
            "A progress bar is drawn on stderr when it is a terminal.\n"
            "\n"
+           "Tied keys: with speculative.topk=1 SGLang verifies steps + 1 tokens, so varying speculative.steps\n"
+           "alone sets speculative.num_draft_tokens = steps + 1 at each point (and varying num_draft_tokens\n"
+           "alone sets steps = num_draft_tokens - 1); the tied key gets its own CSV column. Vary both to choose\n"
+           "them yourself: combinations SGLang would reject become rows with available=false, counted once per\n"
+           "reason in the summary. With speculation on, each point is also modelled with\n"
+           "speculative.algorithm=none (column nospec_tok_per_s): the break-even of speculation.\n"
+           "\n"
+           "When the sweep is done, a summary goes to stdout: per point the best backend, its tok/s and TPOT and\n"
+           "how much faster it is than the runner-up; per backend its best point and the gain over no\n"
+           "speculation; skipped combinations; warnings (figures that are not like for like) with the points\n"
+           "they hit, including a collective figure that is measured at some points and a formula at others.\n"
+           "\n"
            "options:\n"
-           "  --vary KEY=V1,V2  a key and its values (repeatable); commas inside [...] stay in one value\n"
+           "  --vary KEY=V1,V2  a key and its values (repeatable); A..B is every integer from A to B; commas\n"
+           "                    inside [...] stay in one value\n"
            "  --out FILE        the CSV to write (required)\n"
            "  --backend LIST    backends per scenario (default: all but 'model')\n"
            "  --set KEY=VALUE   fixed overrides for every scenario (repeatable)\n"
            "  --system FILE     use this system file instead of the scenario's\n"
            "  --limit N         model at most N more scenarios, then stop (exit 1; run again to go on)\n"
            "  --restart         ignore FILE.partial and start over\n"
+           "  --top N           summary: list every point up to N points (default 50), else the N best\n"
            "  -h, --help        this text\n"
            "\n"
            "examples:\n"
+           "  vpsim sweep configs/default.yaml --vary speculative.steps=1..5 --backend nccl,oneshot --out steps.csv\n"
            "  vpsim sweep configs/default.yaml --vary system.topology.p2p=direct,sysmem \\\n"
            "      --vary speculative.acceptance=[0.8,0.6],[0.6,0.4] --backend nccl,oneshot --out p2p.csv\n"
            "  vpsim sweep configs/default.yaml --vary workload.context=1024,8192,65536 --vary workload.batch=1,4,16 \\\n"
            "      --out context.csv\n");
-}
-
-/* Split "a,b,[c,d]" at commas outside brackets. */
-static int split_values(const char *s, vary *v)
-{
-    const char *start = s;
-    int depth = 0;
-    for (const char *p = s;; p++) {
-        if (*p == '[' || *p == '{')
-            depth++;
-        else if ((*p == ']' || *p == '}') && depth > 0)
-            depth--;
-        if ((*p == ',' && depth == 0) || *p == '\0') {
-            if (p == start || v->n == SWEEP_MAX_VALUES)
-                return -1;
-            v->values = util_xrealloc(v->values, (size_t)(v->n + 1) * sizeof(char *));
-            v->values[v->n++] = util_xstrndup(start, (size_t)(p - start));
-            if (*p == '\0')
-                return 0;
-            start = p + 1;
-        }
-    }
-}
-
-static int add_vary(sweep *sw, const char *arg)
-{
-    const char *eq = strchr(arg, '=');
-    if (sw->n_vary == SWEEP_MAX_VARY)
-        return cli_usage_error("sweep", "at most %d --vary options", SWEEP_MAX_VARY);
-    if (!eq || eq == arg || !eq[1])
-        return cli_usage_error("sweep", "--vary '%s': expected KEY=V1,V2,...", arg);
-    cfg_error err;
-    int bad = cfg_check_set_key(arg, &err);
-    if (bad)
-        return cli_usage_error("sweep", "--vary '%s': %s", arg, err.msg);
-    /* The key is kept only once it is accepted: sweep_free frees the first n_vary. */
-    const int kl = (int)(eq - arg);
-    for (int i = 0; i < sw->n_vary; i++)
-        if ((int)strlen(sw->v[i].key) == kl && !strncmp(sw->v[i].key, arg, (size_t)kl))
-            return cli_usage_error("sweep", "--vary: key '%.*s' is given twice", kl, arg);
-    for (int i = 0; i < sw->c.n_sets; i++)
-        if (!strncmp(sw->c.sets[i], arg, (size_t)kl) && sw->c.sets[i][kl] == '=')
-            return cli_usage_error("sweep", "key '%.*s' is both --set and --vary", kl, arg);
-    vary *v = &sw->v[sw->n_vary];
-    memset(v, 0, sizeof(*v));
-    v->key = util_xstrndup(arg, (size_t)kl);
-    sw->n_vary++;
-    if (split_values(eq + 1, v))
-        return cli_usage_error("sweep", "--vary '%s': empty value or more than %d values", arg, SWEEP_MAX_VALUES);
-    return 0;
-}
-
-/* Values of scenario `idx` (mixed radix, last --vary fastest) into sets after the fixed --set ones. */
-static int scenario_sets(const sweep *sw, long long idx, const char **sets, char **owned, const char **vals)
-{
-    int n = sw->c.n_sets;
-    for (int i = 0; i < n; i++)
-        sets[i] = sw->c.sets[i];
-    for (int k = sw->n_vary - 1; k >= 0; k--) {
-        const vary *v = &sw->v[k];
-        vals[k] = v->values[idx % v->n];
-        idx /= v->n;
-        owned[k] = util_xasprintf("%s=%s", v->key, vals[k]);
-    }
-    for (int k = 0; k < sw->n_vary; k++)
-        sets[n++] = owned[k];
-    return n;
-}
-
-#define SWEEP_CHECK_TRIES 64
-
-/* Check every value before anything runs, so a typo stops the sweep at once. A value is accepted when
- * the scenario loads with it and some choice of the other --vary values (the first SWEEP_CHECK_TRIES
- * tried): speculative.steps=3 is fine next to num_draft_tokens=3,4 even though (3, 3) is not. Combinations
- * that fail only jointly become rows with available=false and the reason. */
-static int check_values(const sweep *sw)
-{
-    const char *sets[CFG_MAX_SETS + SWEEP_MAX_VARY];
-    for (int k = 0; k < sw->n_vary; k++) {
-        long long others = 1;
-        for (int o = 0; o < sw->n_vary; o++)
-            if (o != k)
-                others *= sw->v[o].n;
-        if (others > SWEEP_CHECK_TRIES)
-            others = SWEEP_CHECK_TRIES;
-        for (int j = 0; j < sw->v[k].n; j++) {
-            cfg_error first;
-            bool ok = false;
-            for (long long a = 0; a < others && !ok; a++) {
-                int n = sw->c.n_sets;
-                for (int i = 0; i < n; i++)
-                    sets[i] = sw->c.sets[i];
-                char *owned[SWEEP_MAX_VARY];
-                long long rest = a;
-                for (int o = sw->n_vary - 1; o >= 0; o--) {
-                    const char *val = o == k ? sw->v[k].values[j] : sw->v[o].values[rest % sw->v[o].n];
-                    if (o != k)
-                        rest /= sw->v[o].n;
-                    owned[o] = util_xasprintf("%s=%s", sw->v[o].key, val);
-                }
-                for (int o = 0; o < sw->n_vary; o++)
-                    sets[n++] = owned[o];
-                cfg_scenario sc;
-                cfg_error err;
-                ok = cfg_scenario_load(sw->c.scenario_path, sets, n, sw->c.system_path, &sc, &err) == 0;
-                if (ok)
-                    cfg_scenario_free(&sc);
-                else if (a == 0)
-                    first = err;
-                for (int o = 0; o < sw->n_vary; o++)
-                    free(owned[o]);
-            }
-            if (!ok) {
-                fprintf(stderr, "vpsim sweep: --vary %s: value '%s' is rejected: %s\n", sw->v[k].key,
-                        sw->v[k].values[j], first.msg);
-                return -1;
-            }
-        }
-    }
-    return 0;
 }
 
 /* ---------------- one scenario ---------------- */
@@ -226,23 +121,66 @@ static void error_rows(const sweep *sw, const char **vals, const char *msg, util
         memset(&r, 0, sizeof(r));
         snprintf(r.backend, sizeof(r.backend), "%s", cfg_backend_names[sw->bes[i]]);
         snprintf(r.reason, sizeof(r.reason), "%s", msg);
-        report_results_csv_row(out, vals, sw->n_vary, &r);
+        report_results_csv_row(out, vals, sw->n_cols, &r);
     }
+}
+
+/* The break-even of speculation: the same point with speculative.algorithm=none (every other
+ * speculative.* setting dropped), per backend, into rs[i].nospec_tok_per_s. Left 0 when it cannot be
+ * modelled: the row then simply has no baseline. */
+static void add_nospec(const sweep *sw, const char *const *sets, int n, const char **vals, plan_cache_entry *cache,
+                       long long *tick, results_cycle *rs)
+{
+    const char *bsets[CFG_MAX_SETS + SWEEP_MAX_VARY + 2];
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (strncmp(sets[i], "speculative.", 12))
+            bsets[m++] = sets[i];
+    bsets[m++] = "speculative.algorithm=none";
+    cfg_scenario sc;
+    cfg_error err;
+    if (cfg_scenario_load(sw->c.scenario_path, bsets, m, sw->c.system_path, &sc, &err))
+        return;
+    util_buf key = {0};
+    util_buf_printf(&key, "|nospec|");
+    for (int k = 0; k < sw->n_vary; k++)
+        if (strncmp(sw->v[k].key, "system.", 7) && strncmp(sw->v[k].key, "run.", 4) &&
+            strncmp(sw->v[k].key, "speculative.", 12))
+            util_buf_printf(&key, "%s=%s|", sw->v[k].key, vals[k]);
+    char why[512];
+    const plan *p = cached_plan(cache, tick, key.s, &sc, why, sizeof(why));
+    util_buf_free(&key);
+    model_ctx *ctx = p ? model_prepare(&sc, p, why, sizeof(why)) : NULL;
+    for (int i = 0; ctx && i < sw->n_bes; i++) {
+        results_cycle r;
+        model_eval(ctx, sw->bes[i], false, &r);
+        if (r.available)
+            rs[i].nospec_tok_per_s = r.tok_per_s;
+    }
+    model_free(ctx);
+    cfg_scenario_free(&sc);
 }
 
 /* Returns false when the combination could not be modelled at all (its rows carry the reason). */
 static bool run_one(const sweep *sw, long long idx, plan_cache_entry *cache, long long *tick, util_buf *out)
 {
     bool ok = false;
-    const char *sets[CFG_MAX_SETS + SWEEP_MAX_VARY];
-    char *owned[SWEEP_MAX_VARY];
-    const char *vals[SWEEP_MAX_VARY];
-    const int n = scenario_sets(sw, idx, sets, owned, vals);
+    const char *sets[CFG_MAX_SETS + SWEEP_MAX_VARY + 1];
+    char *owned[SWEEP_MAX_VARY + 1];
+    const char *vals[SWEEP_MAX_VARY + 1];
+    const int n = sweep_scenario_sets(sw, idx, sets, owned, vals);
+    /* The tied column: the derived value where the tie applies, else what the scenario has. */
+    char tied[32] = "";
+    if (sw->tie.from >= 0)
+        vals[sw->n_vary] = owned[sw->n_vary] ? strchr(owned[sw->n_vary], '=') + 1 : tied;
     cfg_scenario sc;
     cfg_error err;
     if (cfg_scenario_load(sw->c.scenario_path, sets, n, sw->c.system_path, &sc, &err)) {
         error_rows(sw, vals, err.msg, out);
     } else {
+        if (sw->tie.from >= 0 && !owned[sw->n_vary])
+            snprintf(tied, sizeof(tied), "%d",
+                     sw->tie.offset > 0 ? sc.speculative.num_draft_tokens : sc.speculative.steps);
         char why[512];
         char *key = plan_key(sw, vals);
         const plan *p = cached_plan(cache, tick, key, &sc, why, sizeof(why));
@@ -252,17 +190,18 @@ static bool run_one(const sweep *sw, long long idx, plan_cache_entry *cache, lon
             error_rows(sw, vals, why, out);
         } else {
             ok = true;
-            for (int i = 0; i < sw->n_bes; i++) {
-                results_cycle r;
-                model_eval(ctx, sw->bes[i], false, &r);
-                report_results_csv_row(out, vals, sw->n_vary, &r);
-            }
+            results_cycle rs[CFG_BACKEND_COUNT];
+            for (int i = 0; i < sw->n_bes; i++)
+                model_eval(ctx, sw->bes[i], false, &rs[i]);
             model_free(ctx);
+            if (sc.speculative.algorithm != CFG_SPEC_NONE)
+                add_nospec(sw, sets, n, vals, cache, tick, rs);
+            for (int i = 0; i < sw->n_bes; i++)
+                report_results_csv_row(out, vals, sw->n_cols, &rs[i]);
         }
         cfg_scenario_free(&sc);
     }
-    for (int k = 0; k < sw->n_vary; k++)
-        free(owned[k]);
+    sweep_free_sets(sw, owned);
     return ok;
 }
 
@@ -364,10 +303,11 @@ static int run_sweep(sweep *sw)
         return VP_EXIT_FAIL;
     }
     util_buf csv = {0};
-    const char *keys[SWEEP_MAX_VARY];
+    const char *keys[SWEEP_MAX_VARY + 1];
     for (int k = 0; k < sw->n_vary; k++)
         keys[k] = sw->v[k].key;
-    report_results_csv_header(&csv, keys, sw->n_vary);
+    keys[sw->n_vary] = sw->tie.key;
+    report_results_csv_header(&csv, keys, sw->n_cols);
     for (long long idx = 0; idx < sw->total; idx++)
         util_buf_printf(&csv, "%s", sw->rows[idx]);
     int rc = cli_emit(&sw->c, csv.s, csv.len);
@@ -376,11 +316,12 @@ static int run_sweep(sweep *sw)
         unlink(sw->partial_path);
         fprintf(stderr, "vpsim sweep: %lld scenarios x %d backends in %.2f s -> %s\n", sw->total, sw->n_bes,
                 now_s() - t0, sw->c.out_path);
+        sweep_print_summary(sw, stdout);
     }
     return rc;
 }
 
-enum { OPT_VARY = CLI_OPT_FIRST_PRIVATE, OPT_BACKEND, OPT_LIMIT, OPT_RESTART };
+enum { OPT_VARY = CLI_OPT_FIRST_PRIVATE, OPT_BACKEND, OPT_LIMIT, OPT_RESTART, OPT_TOP };
 
 static void sweep_free(sweep *sw)
 {
@@ -405,10 +346,12 @@ int cmd_sweep(int argc, char **argv)
                                              {"backend", required_argument, NULL, OPT_BACKEND},
                                              {"limit", required_argument, NULL, OPT_LIMIT},
                                              {"restart", no_argument, NULL, OPT_RESTART},
+                                             {"top", required_argument, NULL, OPT_TOP},
                                              {0, 0, 0, 0}};
     sweep sw;
     memset(&sw, 0, sizeof(sw));
     sw.limit = -1;
+    sw.top = 50;
     const char *backend_list = NULL;
     const char *vary_args[SWEEP_MAX_VARY + 1];
     int n_vary_args = 0;
@@ -431,6 +374,11 @@ int cmd_sweep(int argc, char **argv)
             if (!cfg_parse_int(optarg, &v) || v < 0)
                 return cli_usage_error("sweep", "--limit '%s': expected a count >= 0", optarg);
             sw.limit = v;
+        } else if (opt == OPT_TOP) {
+            long long v;
+            if (cli_parse_ll("sweep", "--top", optarg, 1, 100000, &v))
+                return VP_EXIT_USAGE;
+            sw.top = (int)v;
         } else if (opt == OPT_RESTART) {
             sw.restart = true;
         } else {
@@ -467,8 +415,9 @@ int cmd_sweep(int argc, char **argv)
         goto out;
     }
     for (int i = 0; i < n_vary_args; i++)
-        if (add_vary(&sw, vary_args[i]))
+        if (sweep_add_vary(&sw, vary_args[i]))
             goto out;
+    sweep_setup_tie(&sw);
     if ((sw.n_bes = cli_parse_backends(backend_list, sw.bes, CFG_BACKEND_COUNT, "sweep")) < 0)
         goto out;
     sw.total = 1;
@@ -479,7 +428,7 @@ int cmd_sweep(int argc, char **argv)
             goto out;
         }
     }
-    if (check_values(&sw))
+    if (sweep_check_values(&sw))
         goto out;
     sw.rows = util_xcalloc((size_t)sw.total, sizeof(char *));
     sw.partial_path = util_xasprintf("%s.partial", sw.c.out_path);

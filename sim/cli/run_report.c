@@ -200,6 +200,30 @@ static void compare_cycle(cli_compare *cmp, const model_ctx *ctx, const exec_res
     results_cycle_free(&r);
 }
 
+/* Like for like: a model of one GPU set against a measurement on another is a projection, not a check. */
+static void compare_conditions(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res)
+{
+    cmp->tp = p->ranks;
+    cmp->batch = p->batch;
+    cmp->context = p->context;
+    cmp->model_graph = res->graph;
+    snprintf(cmp->model_gpu, sizeof(cmp->model_gpu), "%s", sc->system.gpu.name ? sc->system.gpu.name : "");
+    const char *device = "", *gpu = "";
+    for (int i = 0; i < res->n_env; i++) {
+        if (!strcmp(res->env[i].key, "device"))
+            device = res->env[i].value;
+        else if (!strcmp(res->env[i].key, "gpu"))
+            gpu = res->env[i].value;
+    }
+    snprintf(cmp->run_gpu, sizeof(cmp->run_gpu), "%s", *gpu ? gpu : device);
+    /* (cmd_run compares CUDA runs only, so the device is a GPU here) */
+    if (*gpu && cmp->model_gpu[0] && strncmp(gpu, cmp->model_gpu, strlen(cmp->model_gpu)))
+        snprintf(cmp->warnings[cmp->n_warnings++], sizeof(cmp->warnings[0]),
+                 "the run was on %s but the model is of %s (gpu %s): the comparison is across different GPUs "
+                 "(pass --system with this machine's file to check the model)", gpu, sc->system.name,
+                 cmp->model_gpu);
+}
+
 int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res, int backend,
                     const results_cycle *measured_result)
 {
@@ -241,6 +265,7 @@ int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, con
     class_sums(p, measured, -1, cmp->measured_cycle_ms);
     class_sums(p, r.op_us, -1, cmp->modelled_cycle_ms);
     snprintf(cmp->system, sizeof(cmp->system), "%s", sc->system.name);
+    compare_conditions(cmp, sc, p, res);
     cmp->have = true;
     free(measured);
     results_cycle_free(&r);
@@ -280,6 +305,8 @@ void cli_run_compare_table(util_buf *out, const cli_compare *cmp)
                         "allreduce", cmp->allreduce_measured_us, cmp->allreduce_modelled_us,
                         err_pct(cmp->allreduce_modelled_us, cmp->allreduce_measured_us), cmp->allreduce_method);
     }
+    for (int i = 0; i < cmp->n_warnings; i++)
+        util_buf_printf(out, "  ! %s\n", cmp->warnings[i]);
 }
 
 static void compare_json(util_json *j, const cli_compare *cmp)
@@ -292,6 +319,22 @@ static void compare_json(util_json *j, const cli_compare *cmp)
     util_json_obj_begin(j);
     util_json_kstr(j, "system", cmp->system);
     util_json_kstr(j, "what", "compute ops only, main stream, ms; error = (model - measured) / measured");
+    util_json_key(j, "conditions");
+    util_json_obj_begin(j);
+    util_json_kint(j, "tp", cmp->tp);
+    util_json_kint(j, "batch", cmp->batch);
+    util_json_kint(j, "context", cmp->context);
+    util_json_kbool(j, "graph", cmp->model_graph);
+    util_json_kstr(j, "run_gpu", cmp->run_gpu);
+    util_json_kstr(j, "model_gpu", cmp->model_gpu);
+    util_json_kstr(j, "note", "the model is evaluated on the run's plan and launch mode: tp, batch, context and "
+                              "graph are those of both sides");
+    util_json_obj_end(j);
+    util_json_key(j, "warnings");
+    util_json_arr_begin(j);
+    for (int i = 0; i < cmp->n_warnings; i++)
+        util_json_str(j, cmp->warnings[i]);
+    util_json_arr_end(j);
     const char *scopes[] = {"verify", "cycle"};
     for (int s = 0; s < 2; s++) {
         const double *meas = s ? cmp->measured_cycle_ms : cmp->measured_ms;

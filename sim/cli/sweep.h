@@ -17,10 +17,24 @@ typedef struct vary {
     int n;
 } vary;
 
+/* A key derived from a varied one at each point: with topk=1 SGLang verifies steps + 1 tokens, so
+ * varying speculative.steps alone sets num_draft_tokens = steps + 1 (and varying num_draft_tokens alone
+ * sets steps = num_draft_tokens - 1). Points with topk > 1 keep the scenario's value. */
+typedef struct sweep_tie {
+    int from;        /* index of the varied key it follows, -1 when no tie */
+    const char *key; /* the derived key (a CSV column after the varied ones) */
+    int offset;      /* derived = varied + offset */
+    int topk_vary;   /* index of a varied speculative.topk, -1 when fixed */
+    int base_topk;   /* the scenario's topk when not varied */
+} sweep_tie;
+
 typedef struct sweep {
     cli_common c;
     vary v[SWEEP_MAX_VARY];
     int n_vary;
+    sweep_tie tie;
+    int n_cols; /* leading CSV columns: the varied keys, then the tied key if any */
+    int top;    /* summary: at most this many point lines */
     cfg_backend bes[CFG_BACKEND_COUNT];
     int n_bes;
     long long total, limit;
@@ -29,6 +43,30 @@ typedef struct sweep {
     char *partial_path;
     char *header; /* what identifies this sweep in the partial file (sweep_make_header) */
 } sweep;
+
+/* ---- sweep_vary.c: values, ties, checks ---- */
+
+/* Parse "--vary KEY=V1,V2,A..B" into sw->v (integer ranges expanded). 0, or VP_EXIT_USAGE after
+ * printing why. */
+int sweep_add_vary(sweep *sw, const char *arg);
+/* Decide the tie (sweep_tie) from the varied keys and the scenario; says so once on stderr. */
+void sweep_setup_tie(sweep *sw);
+/* The --set list of scenario `idx` (mixed radix, last --vary fastest): the fixed --set ones, then one
+ * per varied key, then the tied key. `vals` receives each varied value (n_vary of them) and `owned` the
+ * strings to free (sweep_free_sets). Returns the count. */
+int sweep_scenario_sets(const sweep *sw, long long idx, const char **sets, char **owned, const char **vals);
+/* The same from explicit values (one per varied key). */
+int sweep_sets_from_vals(const sweep *sw, const char **vals, const char **sets, char **owned);
+void sweep_free_sets(const sweep *sw, char **owned);
+/* Check every value loads with some choice of the others before anything runs. 0 or -1 (printed). */
+int sweep_check_values(const sweep *sw);
+
+/* ---- sweep_summary.c ---- */
+
+/* Print the summary of the finished sweep (sw->rows) to `out`: best backend per point with the gap to
+ * the runner-up, the best point per backend against no speculation, skipped combinations counted per
+ * reason, and the warnings with the points they hit. */
+void sweep_print_summary(const sweep *sw, FILE *out);
 
 /* Refuse an --out the sweep could not write at the end (empty, a directory or other non-regular file,
  * a missing directory), before any scenario runs. 0, or VP_EXIT_USAGE after printing why. */

@@ -1,6 +1,6 @@
 /* The partial file of `vpsim sweep` (FILE.csv.partial): what identifies the sweep, and its records.
  *
- *   # vpsim sweep partial 2
+ *   # vpsim sweep partial 3
  *   # scenario DIGEST PATH        one line per input file, DIGEST = FNV-1a 64 of its bytes
  *   # file DIGEST PATH            (the model, draft and system files the scenarios read)
  *   # set DIGEST                  the --set list; then "# vary DIGEST", "# backend DIGEST"
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define SWEEP_FORMAT_LINE "# vpsim sweep partial 2\n"
+#define SWEEP_FORMAT_LINE "# vpsim sweep partial 3\n"
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 {

@@ -8,6 +8,7 @@
 
 const char *const cfg_p2p_names[] = {"direct", "sysmem", "off", NULL};
 const char *const cfg_table_p2p_names[] = {"any", "direct", "sysmem", "off", NULL};
+const char *const cfg_table_launch_names[] = {"any", "eager", "graph", NULL};
 const char *const cfg_interconnect_names[] = {"pcie", "nvlink", NULL};
 const char *const cfg_cpu_vendor_names[] = {"amd", "intel", "arm", NULL};
 
@@ -149,6 +150,9 @@ static const cfg_field table_fields[] = {
      .doc = "group size the collective was measured at (0 = any)"},
     {.key = "p2p", .type = CFG_T_ENUM, .offset = TB(p2p), .def = "any", .choices = cfg_table_p2p_names,
      .doc = "collectives: the topology.p2p setting it was measured with (the table is ignored under another)"},
+    {.key = "launch", .type = CFG_T_ENUM, .offset = TB(launch), .def = "any", .choices = cfg_table_launch_names,
+     .doc = "how the measured calls were launched: eager, graph (CUDA graph) or any (not recorded); collectives: "
+            "a scenario in the other mode (run.graph) still uses the table, and its results carry a warning"},
     {.key = "bytes", .type = CFG_T_DOUBLE_LIST, .offset = TB(bytes), .count_offset = TB(n_bytes),
      .max_items = CFG_SYS_TABLE_MAX, .def = "[]", CFG_RANGE(1, BIG), .unit = "bytes",
      .doc = "sizes, strictly increasing (collectives: payload per rank; ops: bytes read + written)"},

@@ -17,6 +17,11 @@ typedef enum { CFG_P2P_DIRECT, CFG_P2P_SYSMEM, CFG_P2P_OFF } cfg_p2p;
 extern const char *const cfg_p2p_names[];
 /* "any" followed by cfg_p2p_names: the p2p setting a measured table holds for. */
 extern const char *const cfg_table_p2p_names[];
+/* How the calls of a measured table were launched: the table still applies under the other mode, but a
+ * result that uses it says so (a per-call figure from eager serving includes host launch gaps that a CUDA
+ * graph removes, and the reverse). */
+typedef enum { CFG_TABLE_LAUNCH_ANY, CFG_TABLE_LAUNCH_EAGER, CFG_TABLE_LAUNCH_GRAPH } cfg_table_launch;
+extern const char *const cfg_table_launch_names[];
 
 typedef enum { CFG_IC_PCIE, CFG_IC_NVLINK } cfg_interconnect;
 extern const char *const cfg_interconnect_names[];
@@ -33,6 +38,7 @@ extern const char *const cfg_cpu_vendor_names[];
 typedef struct cfg_sys_table {
     int ranks;
     int p2p; /* collectives: 0 = measured with any setting, else 1 + the cfg_p2p it was measured with */
+    int launch; /* cfg_table_launch: eager launches or a CUDA graph when measured (any = not recorded) */
     double bytes[CFG_SYS_TABLE_MAX];
     int n_bytes;
     double us[CFG_SYS_TABLE_MAX];

@@ -52,7 +52,8 @@ typedef struct model_coll {
     double us;
     char method[96]; /* what was used: "formula: ring/LL over P2P", "measured table ..." */
     char reason[256]; /* why not, when !available */
-    const char *source; /* a measured table's provenance text (owned by the system), NULL for formulas */
+    const cfg_sys_table *table; /* the measured table that gave `us`, NULL when a formula did */
+    const char *table_skip;     /* a table exists for this backend but does not apply: why (else NULL) */
 } model_coll;
 
 /* The cost of one collective (`kind` PLAN_OP_ALLREDUCE or PLAN_OP_ALLGATHER) of `bytes` per rank over
@@ -77,6 +78,18 @@ double model_nccl_formula_us(const cfg_system *sys, plan_op_kind kind, double by
 
 /* Whether `be` can run on `sys` at `ranks` ranks; reason filled when not. */
 bool model_backend_available(const cfg_system *sys, cfg_backend be, int ranks, char *reason, size_t len);
+
+/* ---- what serving engines would pick (model_engine.c) ---- */
+
+typedef enum { MODEL_ENGINE_VLLM, MODEL_ENGINE_SGLANG, MODEL_ENGINE_COUNT } model_engine;
+extern const char *const model_engine_names[];
+
+/* Would `engine` (in its default configuration) run an allreduce of `bytes` per rank over `ranks` GPUs
+ * of `sys` with vpsim backend `be`? Writes "yes" or "no: why" into buf. */
+void model_engine_pick(model_engine engine, const cfg_system *sys, cfg_backend be, double bytes, int ranks,
+                       char *buf, size_t len);
+/* The engine's source files and functions the gates come from. */
+const char *model_engine_source(model_engine engine);
 
 /* ---- measured tables ---- */
 
@@ -134,6 +147,10 @@ int model_sensitivity(const cfg_scenario *sc, const plan *p, cfg_backend be, dou
 /* Host time per cycle outside the GPU phases: host.cycle_overhead_us, plus host.tree_overhead_us when the
  * draft is a tree (topk > 1). */
 double model_host_us(const cfg_scenario *sc);
+
+/* Acceptance rates past the end of speculative.acceptance reuse its last rate: "" when none are
+ * extrapolated, else what was extended (into buf, returned). */
+const char *model_acceptance_extrapolated(const cfg_scenario *sc, char *buf, size_t len);
 
 /* Accessors used by explain and the CLI. */
 bool model_ctx_in_l2(const model_ctx *ctx);

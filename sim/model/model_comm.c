@@ -373,7 +373,7 @@ static double formula_cb(void *vctx, double bytes)
 
 /* The measured table for this collective, if one applies: same group size and p2p setting as measured. */
 static const cfg_sys_table *measured_table(const cfg_system *s, cfg_backend be, plan_op_kind kind, int n,
-                                           model_terms *terms)
+                                           model_terms *terms, const char **skipped)
 {
     const cfg_sys_table *t = NULL;
     if (kind == PLAN_OP_ALLGATHER)
@@ -392,6 +392,7 @@ static const cfg_sys_table *measured_table(const cfg_system *s, cfg_backend be, 
     if (skip) {
         model_term_add(terms, "measured_skip", t->n_bytes, "points", "a measured table exists but is not used: %s "
                        "(ranks %d, p2p %s)", skip, t->ranks, cfg_table_p2p_names[t->p2p]);
+        *skipped = skip;
         return NULL;
     }
     return t;
@@ -410,14 +411,14 @@ void model_collective(const cfg_system *s, cfg_backend be, plan_op_kind kind, do
     }
     model_term_add(terms, "payload", bytes, "B", "%s per rank, %d ranks", plan_op_kind_names[kind], ranks);
     const double f = backend_formula(s, be, kind, bytes, ranks, terms, out->method, sizeof(out->method));
-    const cfg_sys_table *t = measured_table(s, be, kind, ranks, terms);
+    const cfg_sys_table *t = measured_table(s, be, kind, ranks, terms, &out->table_skip);
+    out->table = t;
     if (!t) {
         out->us = f;
         return;
     }
     formula_ctx c = {s, be, kind, ranks};
     out->us = model_table_eval(t, bytes, formula_cb, &c);
-    out->source = t->source && t->source[0] ? t->source : "no source given";
     model_term_add(terms, "measured", out->us, "us", "measured table (%d point%s) overrides the formula %.2f us",
                    t->n_bytes, t->n_bytes == 1 ? "" : "s", f);
     snprintf(out->method, sizeof(out->method), "measured table (%d point%s; formula would give %.1f us)", t->n_bytes,

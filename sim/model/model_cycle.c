@@ -294,6 +294,49 @@ static void eval_phase(const model_ctx *ctx, int ph, const double *cost, const l
     out->collective_us_mean = ar_n ? ar_sum / ar_n : 0.0;
 }
 
+const char *model_acceptance_extrapolated(const cfg_scenario *sc, char *buf, size_t len)
+{
+    /* The acceptance model knows which rates it reused (chain or tree), and says nothing when a
+     * measured accept length decides the tokens. */
+    cfg_accept a;
+    cfg_accept_eval(sc, &a);
+    snprintf(buf, len, "%s", a.extrapolated && a.warning[0] ? a.warning : "");
+    return buf;
+}
+
+/* The like-for-like caveats of one collective's figure. */
+static void coll_notes(const model_ctx *ctx, cfg_backend be, const model_coll *c, results_cycle *r)
+{
+    const char *name = cfg_backend_names[be];
+    if (c->table && c->table->launch != CFG_TABLE_LAUNCH_ANY &&
+        (c->table->launch == CFG_TABLE_LAUNCH_GRAPH) != ctx->graph)
+        results_warn(r, "launch-mismatch",
+                     "%s: the measured allreduce table was taken with %s launches (measured.allreduce.%s.launch) "
+                     "and is applied to a scenario with %s (run.graph=%s): per-call costs differ between the two",
+                     name, cfg_table_launch_names[c->table->launch], cfg_backend_keys[be],
+                     ctx->graph ? "a CUDA graph" : "eager launches", ctx->graph ? "true" : "false");
+    if (c->table_skip && strcmp(c->table_skip, "measured.use is false"))
+        results_warn(r, "table-not-applied",
+                     "%s: a measured table exists but is not used here (%s): this figure is the formula, not "
+                     "comparable with results that use the measurement",
+                     name, c->table_skip);
+}
+
+static void serving_notes(const model_ctx *ctx, cfg_backend be, results_cycle *r)
+{
+    const cfg_scenario *sc = ctx->sc;
+    char ext[200];
+    if (*model_acceptance_extrapolated(sc, ext, sizeof(ext)))
+        results_warn(r, "acceptance-extrapolated", "%s", ext);
+    if (ctx->verify_ar_slot < 0)
+        return;
+    const model_coll_key *k = &ctx->colls[ctx->verify_ar_slot];
+    model_engine_pick(MODEL_ENGINE_VLLM, &sc->system, be, (double)k->bytes, k->ranks, r->engine_vllm,
+                      sizeof(r->engine_vllm));
+    model_engine_pick(MODEL_ENGINE_SGLANG, &sc->system, be, (double)k->bytes, k->ranks, r->engine_sglang,
+                      sizeof(r->engine_sglang));
+}
+
 void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cycle *r)
 {
     const cfg_scenario *sc = ctx->sc;
@@ -301,6 +344,8 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
     memset(r, 0, sizeof(*r));
     snprintf(r->backend, sizeof(r->backend), "%s", cfg_backend_names[be]);
     r->tokens_per_cycle = ctx->tokens_per_cycle;
+    r->accepted_per_cycle = ctx->tokens_per_cycle > 1 ? ctx->tokens_per_cycle - 1.0 : 0.0;
+    serving_notes(ctx, be, r);
     if (!model_backend_available(s, be, ctx->p->ranks, r->reason, sizeof(r->reason)))
         return;
 
@@ -313,6 +358,7 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
             return;
         }
         cost[i] = c.us;
+        coll_notes(ctx, be, &c, r);
         if (i == ctx->verify_ar_slot)
             snprintf(r->allreduce_method, sizeof(r->allreduce_method), "%s", c.method);
     }

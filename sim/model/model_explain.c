@@ -109,8 +109,8 @@ static void explain_collective(util_buf *out, const model_ctx *ctx, const cfg_ba
         }
         util_buf_printf(out, "  %s = %.2f us  (%s)\n", cfg_backend_names[bes[b]], c.us, c.method);
         print_terms(out, &t, "      ");
-        if (c.source)
-            print_wrapped(out, "      source: ", c.source);
+        if (c.table)
+            print_wrapped(out, "      source: ", c.table->source && c.table->source[0] ? c.table->source : "not given");
     }
     util_buf_printf(out, "\n");
 }

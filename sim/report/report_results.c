@@ -81,6 +81,23 @@ static void json_backend(util_json *j, const results_cycle *r, const plan *p)
     knum6(j, "cycle_ms", r->cycle_ms, ok);
     knum6(j, "tokens_per_cycle", r->tokens_per_cycle, true);
     knum6(j, "tok_per_s", r->tok_per_s, ok);
+    knum6(j, "tpot_ms", r->tpot_ms, ok);
+    knum6(j, "accepted_per_cycle", r->accepted_per_cycle, true);
+    knum6(j, "nospec_tok_per_s", r->nospec_tok_per_s, ok && r->nospec_tok_per_s > 0);
+    util_json_key(j, "engine");
+    util_json_obj_begin(j);
+    kstr_or_null(j, "vllm", r->engine_vllm[0] ? r->engine_vllm : NULL);
+    kstr_or_null(j, "sglang", r->engine_sglang[0] ? r->engine_sglang : NULL);
+    util_json_obj_end(j);
+    util_json_key(j, "warnings");
+    util_json_arr_begin(j);
+    for (int i = 0; i < r->n_warnings; i++) {
+        util_json_obj_begin(j);
+        util_json_kstr(j, "code", r->warnings[i].code);
+        util_json_kstr(j, "text", r->warnings[i].text);
+        util_json_obj_end(j);
+    }
+    util_json_arr_end(j);
     util_json_key(j, "phases");
     util_json_arr_begin(j);
     for (int i = 0; ok && i < r->n_phases; i++) {
@@ -129,6 +146,52 @@ void report_results_json(util_json *j, const report_results_meta *m, const resul
     util_json_obj_end(j); /* a pretty writer ends the document with a newline */
 }
 
+/* "yes" / "no" / "-" from an engine cell ("yes", "no: why", "n/a", ""). */
+static const char *engine_short(const char *cell)
+{
+    if (!cell[0] || !strcmp(cell, "n/a"))
+        return "-";
+    return strncmp(cell, "yes", 3) ? "no" : "yes";
+}
+
+static void table_engines(util_buf *out, const results_cycle *rs, int n)
+{
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        const results_cycle *r = &rs[i];
+        if (!r->engine_vllm[0] || !strcmp(r->engine_vllm, "n/a"))
+            continue;
+        if (!any)
+            util_buf_printf(out, "\nwould the engine run this backend for the verify allreduce (vllm/sgl column; "
+                                 "default settings, gates in sim/model/model_engine.c):\n");
+        any = true;
+        if (!strcmp(r->engine_vllm, r->engine_sglang))
+            util_buf_printf(out, "  %-10s vllm, sglang: %s\n", r->backend, r->engine_vllm);
+        else
+            util_buf_printf(out, "  %-10s vllm: %s; sglang: %s\n", r->backend, r->engine_vllm, r->engine_sglang);
+    }
+}
+
+/* Each distinct warning once, whatever number of backends it hits. */
+static void table_warnings(util_buf *out, const results_cycle *rs, int n)
+{
+    bool any = false;
+    for (int i = 0; i < n; i++)
+        for (int w = 0; w < rs[i].n_warnings; w++) {
+            const char *text = rs[i].warnings[w].text;
+            bool seen = false;
+            for (int k = 0; k <= i && !seen; k++)
+                for (int v = 0; v < (k == i ? w : rs[k].n_warnings) && !seen; v++)
+                    seen = !strcmp(rs[k].warnings[v].text, text);
+            if (seen)
+                continue;
+            if (!any)
+                util_buf_printf(out, "\nwarnings (figures that are not like for like):\n");
+            any = true;
+            util_buf_printf(out, "  ! %s\n", text);
+        }
+}
+
 void report_results_table(util_buf *out, const report_results_meta *m, const results_cycle *rs, int n)
 {
     util_buf_printf(out, "%s: scenario %s on %s (%s), TP=%d, batch %d, context %d, %s\n",
@@ -136,20 +199,25 @@ void report_results_table(util_buf *out, const report_results_meta *m, const res
                     m->model ? m->model : "?", m->tp, m->batch, m->context, m->graph ? "CUDA graph" : "eager");
     if (m->tokens_formula)
         util_buf_printf(out, "tokens per cycle: %s\n", m->tokens_formula);
-    util_buf_printf(out, "tok/s = tokens per cycle / cycle time; cycle = draft steps + verify + draft-extend + host\n\n");
-    util_buf_printf(out, "%-10s %9s %9s %8s %8s %8s %8s %8s %8s %8s %7s %8s\n", "backend", "allred_us", "verify_ms",
-                    "comm", "gemm", "attn", "other", "draft_ms", "host_ms", "cycle_ms", "tok/cyc", "tok/s");
+    util_buf_printf(out, "tok/s = tokens per cycle / cycle time; cycle = draft steps + verify + draft-extend + host\n"
+                         "per request: tpot_ms = cycle_ms / tok/cyc; acc/cyc = draft tokens accepted per cycle "
+                         "(engines' \"accept length\" = tok/cyc)\n\n");
+    util_buf_printf(out, "%-10s %9s %9s %8s %8s %8s %8s %8s %8s %8s %7s %8s %8s %7s %8s\n", "backend", "allred_us",
+                    "verify_ms", "comm", "gemm", "attn", "other", "draft_ms", "host_ms", "cycle_ms", "tok/cyc", "tok/s",
+                    "tpot_ms", "acc/cyc", "vllm/sgl");
     for (int i = 0; i < n; i++) {
         const results_cycle *r = &rs[i];
         if (!r->available) {
             util_buf_printf(out, "%-10s %9s   (unavailable: see below)\n", r->backend, "-");
             continue;
         }
-        util_buf_printf(out, "%-10s %9.1f %9.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %7.3f %8.1f\n", r->backend,
-                        r->allreduce_us, r->verify_ms, r->verify_class_ms[PLAN_CLASS_COMM],
+        char eng[16];
+        snprintf(eng, sizeof(eng), "%s/%s", engine_short(r->engine_vllm), engine_short(r->engine_sglang));
+        util_buf_printf(out, "%-10s %9.1f %9.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f %7.3f %8.1f %8.2f %7.3f %8s\n",
+                        r->backend, r->allreduce_us, r->verify_ms, r->verify_class_ms[PLAN_CLASS_COMM],
                         r->verify_class_ms[PLAN_CLASS_GEMM], r->verify_class_ms[PLAN_CLASS_ATTENTION],
                         r->verify_class_ms[PLAN_CLASS_OTHER], r->draft_ms, r->host_ms, r->cycle_ms,
-                        r->tokens_per_cycle, r->tok_per_s);
+                        r->tokens_per_cycle, r->tok_per_s, r->tpot_ms, r->accepted_per_cycle, eng);
     }
     bool any_method = false;
     for (int i = 0; i < n; i++) {
@@ -160,6 +228,7 @@ void report_results_table(util_buf *out, const report_results_meta *m, const res
             util_buf_printf(out, "  %-10s %s\n", rs[i].backend, rs[i].allreduce_method);
         }
     }
+    table_engines(out, rs, n);
     bool any_missing = false;
     for (int i = 0; i < n; i++) {
         if (!rs[i].available) {
@@ -169,6 +238,7 @@ void report_results_table(util_buf *out, const report_results_meta *m, const res
             util_buf_printf(out, "  %-10s %s\n", rs[i].backend, rs[i].reason);
         }
     }
+    table_warnings(out, rs, n);
 }
 
 void report_csv_field(util_buf *out, const char *s)
@@ -188,7 +258,18 @@ void report_csv_field(util_buf *out, const char *s)
 static const char *const csv_cols[] = {"backend",         "available",      "reason",        "allreduce_us",
                                        "allreduce_method", "verify_ms",     "verify_comm_ms", "verify_gemm_ms",
                                        "verify_attention_ms", "verify_other_ms", "draft_ms",   "draft_extend_ms",
-                                       "host_ms",          "cycle_ms",      "tokens_per_cycle", "tok_per_s"};
+                                       "host_ms",          "cycle_ms",      "tokens_per_cycle", "tok_per_s",
+                                       /* added later, at the end so that readers of the first columns work */
+                                       "tpot_ms", "accepted_per_cycle", "engine_vllm", "engine_sglang",
+                                       "nospec_tok_per_s", "warnings"};
+
+int report_results_csv_column(const char *name)
+{
+    for (size_t i = 0; i < sizeof(csv_cols) / sizeof(csv_cols[0]); i++)
+        if (!strcmp(csv_cols[i], name))
+            return (int)i;
+    return -1;
+}
 
 void report_results_csv_header(util_buf *out, const char *const *extra_keys, int n_extra)
 {
@@ -198,6 +279,29 @@ void report_results_csv_header(util_buf *out, const char *const *extra_keys, int
     }
     for (size_t i = 0; i < sizeof(csv_cols) / sizeof(csv_cols[0]); i++)
         util_buf_printf(out, "%s%s", i ? "," : "", csv_cols[i]);
+    util_buf_printf(out, "\n");
+}
+
+/* The columns after tok_per_s. Warnings are "code: text" joined by " | ". */
+static void csv_tail(util_buf *out, const results_cycle *r)
+{
+    if (r->available)
+        util_buf_printf(out, ",%.6g", r->tpot_ms);
+    else
+        util_buf_printf(out, ",");
+    util_buf_printf(out, ",%.6g,", r->accepted_per_cycle);
+    report_csv_field(out, r->engine_vllm);
+    util_buf_printf(out, ",");
+    report_csv_field(out, r->engine_sglang);
+    util_buf_printf(out, ",");
+    if (r->available && r->nospec_tok_per_s > 0)
+        util_buf_printf(out, "%.6g", r->nospec_tok_per_s);
+    util_buf_printf(out, ",");
+    util_buf w = {0};
+    for (int i = 0; i < r->n_warnings; i++)
+        util_buf_printf(&w, "%s%s: %s", i ? " | " : "", r->warnings[i].code, r->warnings[i].text);
+    report_csv_field(out, w.s ? w.s : "");
+    util_buf_free(&w);
     util_buf_printf(out, "\n");
 }
 
@@ -211,13 +315,15 @@ void report_results_csv_row(util_buf *out, const char *const *extra_vals, int n_
     util_buf_printf(out, ",%s,", r->available ? "true" : "false");
     report_csv_field(out, r->available ? "" : r->reason);
     if (!r->available) {
-        util_buf_printf(out, ",,,,,,,,,,,,%.6g,\n", r->tokens_per_cycle);
+        util_buf_printf(out, ",,,,,,,,,,,,%.6g,", r->tokens_per_cycle);
+        csv_tail(out, r);
         return;
     }
     util_buf_printf(out, ",%.6g,", r->allreduce_us);
     report_csv_field(out, r->allreduce_method);
-    util_buf_printf(out, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", r->verify_ms,
+    util_buf_printf(out, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g", r->verify_ms,
                     r->verify_class_ms[PLAN_CLASS_COMM], r->verify_class_ms[PLAN_CLASS_GEMM],
                     r->verify_class_ms[PLAN_CLASS_ATTENTION], r->verify_class_ms[PLAN_CLASS_OTHER], r->draft_ms,
                     r->draft_extend_ms, r->host_ms, r->cycle_ms, r->tokens_per_cycle, r->tok_per_s);
+    csv_tail(out, r);
 }

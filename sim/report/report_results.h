@@ -37,6 +37,8 @@ void report_results_table(util_buf *out, const report_results_meta *m, const res
 /* CSV: header and one row per backend. `extra_keys` / `extra_vals` prefix each row (sweep parameters). */
 void report_results_csv_header(util_buf *out, const char *const *extra_keys, int n_extra);
 void report_results_csv_row(util_buf *out, const char *const *extra_vals, int n_extra, const results_cycle *r);
+/* Index of column `name` among the results columns (after any extra keys), -1 when there is none. */
+int report_results_csv_column(const char *name);
 /* Append `s` to out as one CSV field (quoted when needed). */
 void report_csv_field(util_buf *out, const char *s);
 

@@ -1,5 +1,7 @@
 #include "results.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,4 +34,25 @@ void results_cycle_finish(results_cycle *r)
     r->draft_ms = r->draft_steps_ms + r->draft_extend_ms;
     r->cycle_ms = phases_ms + r->host_ms;
     r->tok_per_s = r->cycle_ms > 0 ? r->tokens_per_cycle / (r->cycle_ms / 1000.0) : 0.0;
+    r->tpot_ms = r->tokens_per_cycle > 0 ? r->cycle_ms / r->tokens_per_cycle : 0.0;
+    r->accepted_per_cycle = r->tokens_per_cycle > 1 ? r->tokens_per_cycle - 1.0 : 0.0;
+}
+
+void results_warn(results_cycle *r, const char *code, const char *fmt, ...)
+{
+    for (int i = 0; i < r->n_warnings; i++)
+        if (!strcmp(r->warnings[i].code, code))
+            return;
+    if (r->n_warnings == RESULTS_MAX_WARNINGS) {
+        results_warning *last = &r->warnings[RESULTS_MAX_WARNINGS - 1];
+        snprintf(last->code, sizeof(last->code), "more");
+        snprintf(last->text, sizeof(last->text), "more warnings than fit in one result");
+        return;
+    }
+    results_warning *w = &r->warnings[r->n_warnings++];
+    snprintf(w->code, sizeof(w->code), "%s", code);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->text, sizeof(w->text), fmt, ap);
+    va_end(ap);
 }

@@ -13,6 +13,15 @@
 
 #define RESULTS_SCHEMA "vpsim.results/1"
 #define RESULTS_MAX_PHASES 40
+#define RESULTS_MAX_WARNINGS 6
+
+/* A like-for-like caveat on a result: two figures of different provenance or conditions meet in it (a
+ * measured figure taken in eager mode applied to a CUDA-graph scenario, acceptance rates extrapolated
+ * past the given vector, ...). `code` is stable for tools and for deduplication; `text` is for people. */
+typedef struct results_warning {
+    char code[32];
+    char text[320];
+} results_warning;
 
 typedef struct results_phase {
     char name[PLAN_NAME_MAX];
@@ -42,6 +51,23 @@ typedef struct results_cycle {
     double tokens_per_cycle;
     double tok_per_s; /* tokens_per_cycle / cycle seconds */
 
+    /* Serving figures as engines print them. Every request of the batch gets tokens_per_cycle tokens per
+     * cycle, so both are per request: tpot_ms = cycle_ms / tokens_per_cycle (time per output token) and
+     * accepted_per_cycle = tokens_per_cycle - 1 (draft tokens accepted; SGLang's "accept len" and vLLM's
+     * "mean acceptance length" count the bonus token too, i.e. equal tokens_per_cycle). */
+    double tpot_ms;
+    double accepted_per_cycle;
+    /* Would the engine pick this backend for the verify allreduce at this payload and GPU count:
+     * "yes", or "no: why" (model_engine.c holds the gates and their sources). Empty when not modelled. */
+    char engine_vllm[128];
+    char engine_sglang[128];
+    /* The same scenario with speculative.algorithm=none, same backend (the break-even of speculation);
+     * 0 when not modelled (vpsim sweep fills it). */
+    double nospec_tok_per_s;
+
+    int n_warnings;
+    results_warning warnings[RESULTS_MAX_WARNINGS];
+
     int n_phases;
     results_phase phases[RESULTS_MAX_PHASES];
 
@@ -55,5 +81,9 @@ void results_cycle_free(results_cycle *r);
 
 /* Fill the verify / draft / cycle totals and tok/s from the phases, host_ms and tokens_per_cycle. */
 void results_cycle_finish(results_cycle *r);
+
+/* Add a warning (once per code: a second one with the same code is dropped; so is one past the
+ * maximum, which the last slot then says). */
+void results_warn(results_cycle *r, const char *code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include "../config/cfg_emit.h"
+#include "../config/cfg_provenance.h"
 #include "../config/cfg_schema.h"
 #include "../config/cfg_system.h"
 #include "../config/cfg_tree.h"
@@ -35,7 +36,7 @@ static void calibrate_help(void)
            "options:\n"
            "  --results FILE  the --out of a `vpsim run` of this scenario (required)\n"
            "  --base FILE     the system file to start from (default: the scenario's system, after\n"
-           "                  --system); its comments are not copied, its values are (--set system.*\n"
+           "                  --system); its values and the comments beside them are kept (--set system.*\n"
            "                  overrides are not written)\n"
            "  --ops LIST      only these op kinds (comma-separated: gemm, grouped_gemm, attention, norm,\n"
            "                  elementwise, embedding); default: every kind the run timed\n"
@@ -319,7 +320,11 @@ static int system_text(const char *base, const char *tables, const char *header,
         for (size_t i = 0; i < new_ops->n; i++)
             cfg_map_put(doc, ops, new_ops->keys[i]->scalar, new_ops->items[i]);
     util_buf_printf(out, "%s", header);
-    cfg_emit_yaml(out, root);
+    /* The base's own header and the provenance comment beside each of its values travel with them. */
+    cfg_prov *prov = cfg_prov_open(base);
+    cfg_prov_header(prov, out);
+    cfg_emit_yaml_commented(out, root, cfg_prov_node_comment, prov);
+    cfg_prov_close(prov);
     /* What is written must load: bind it as a system file before anything is written. */
     check = cfg_doc_load_text(out->s, out->len, "the calibrated system file", false, &err);
     cfg_system sys;
@@ -354,7 +359,7 @@ static int calibrate(const cal_args *a, const plan *p, const char *base)
         rc = tables_text(a, root, pts, npts, &tables);
     if (rc == 0) {
         util_buf_printf(&header, "# System file written by `vpsim calibrate`\n"
-                                 "#   base:   %s (its comments, the provenance of its other values, are not copied)\n"
+                                 "#   base:   %s (its values with the comments beside them, and its header below)\n"
                                  "#   tables: measured.ops from %s\n"
                                  "#           (vpsim run on %s, CUDA driver %s; scenario %s)\n",
                         base, a->results, env_value(root, "gpu"), env_value(root, "cuda_driver"), p->scenario);

@@ -52,32 +52,55 @@ static bool flow_seq(const cfg_node *n)
     return true;
 }
 
-static void emit_block(util_buf *o, const cfg_node *n, int indent);
+typedef struct emit_ctx {
+    cfg_emit_comment_fn comment;
+    void *ctx;
+} emit_ctx;
+
+/* End the line of `n`'s value: its comment when there is one, then the continuation lines. */
+static void end_line(util_buf *o, const cfg_node *n, const emit_ctx *e)
+{
+    const char *more = NULL;
+    const char *c = e->comment ? e->comment(n, &more, e->ctx) : NULL;
+    if (c && *c)
+        util_buf_printf(o, "  # %s", c);
+    util_buf_printf(o, "\n");
+    if (more && *more)
+        util_buf_printf(o, "%s", more);
+}
+
+static void emit_block(util_buf *o, const cfg_node *n, int indent, const emit_ctx *e);
 
 /* What follows "key:" or "-": the rest of the line, and the nested block when there is one. */
-static void emit_value(util_buf *o, const cfg_node *v, int indent)
+static void emit_value(util_buf *o, const cfg_node *key, const cfg_node *v, int indent, const emit_ctx *e)
 {
     if (v->kind == CFG_NODE_SCALAR) {
         if (v->quoted || v->scalar[0])
             util_buf_printf(o, " ");
         emit_scalar(o, v);
-        util_buf_printf(o, "\n");
+        end_line(o, v, e);
     } else if (v->n == 0) {
-        util_buf_printf(o, v->kind == CFG_NODE_MAP ? " {}\n" : " []\n");
+        util_buf_printf(o, v->kind == CFG_NODE_MAP ? " {}" : " []");
+        end_line(o, v, e);
     } else if (v->kind == CFG_NODE_SEQ && flow_seq(v)) {
         util_buf_printf(o, " [");
         for (size_t i = 0; i < v->n; i++) {
             util_buf_printf(o, "%s", i ? ", " : "");
             emit_scalar(o, v->items[i]);
         }
-        util_buf_printf(o, "]\n");
+        util_buf_printf(o, "]");
+        end_line(o, v, e);
     } else {
-        util_buf_printf(o, "\n");
-        emit_block(o, v, indent + 2);
+        /* A block opens after "key:": a comment there sits on the key's line. */
+        if (key)
+            end_line(o, key, e);
+        else
+            util_buf_printf(o, "\n");
+        emit_block(o, v, indent + 2, e);
     }
 }
 
-static void emit_block(util_buf *o, const cfg_node *n, int indent)
+static void emit_block(util_buf *o, const cfg_node *n, int indent, const emit_ctx *e)
 {
     for (size_t i = 0; i < n->n; i++) {
         util_buf_printf(o, "%*s", indent, "");
@@ -87,18 +110,21 @@ static void emit_block(util_buf *o, const cfg_node *n, int indent)
         } else {
             util_buf_printf(o, "-");
         }
-        emit_value(o, n->items[i], indent);
+        emit_value(o, n->kind == CFG_NODE_MAP ? n->keys[i] : NULL, n->items[i], indent, e);
     }
 }
 
-void cfg_emit_yaml(util_buf *out, const cfg_node *root)
+void cfg_emit_yaml_commented(util_buf *out, const cfg_node *root, cfg_emit_comment_fn comment, void *ctx)
 {
+    const emit_ctx e = {comment, ctx};
     if (root->kind == CFG_NODE_SCALAR) {
         emit_scalar(out, root);
         util_buf_printf(out, "\n");
     } else if (root->n == 0) {
         util_buf_printf(out, root->kind == CFG_NODE_MAP ? "{}\n" : "[]\n");
     } else {
-        emit_block(out, root, 0);
+        emit_block(out, root, 0, &e);
     }
 }
+
+void cfg_emit_yaml(util_buf *out, const cfg_node *root) { cfg_emit_yaml_commented(out, root, NULL, NULL); }

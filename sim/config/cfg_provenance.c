@@ -13,7 +13,10 @@
 #include <string.h>
 
 struct cfg_prov {
+    char *path;
     cfg_doc *doc;
+    char comment[512]; /* cfg_prov_node_comment's answer */
+    util_buf more;
     char **lines; /* the file's lines, for the comments libyaml drops */
     int n_lines;
 };
@@ -32,6 +35,7 @@ cfg_prov *cfg_prov_open(const char *path)
         return NULL;
     }
     cfg_prov *p = util_xcalloc(1, sizeof(*p));
+    p->path = util_xstrdup(path);
     p->doc = doc;
     char *line = NULL;
     size_t cap = 0;
@@ -55,6 +59,8 @@ void cfg_prov_close(cfg_prov *p)
     for (int i = 0; i < p->n_lines; i++)
         free(p->lines[i]);
     free(p->lines);
+    free(p->path);
+    util_buf_free(&p->more);
     cfg_doc_free(p->doc);
     free(p);
 }
@@ -118,4 +124,43 @@ const char *cfg_prov_lookup(const cfg_prov *p, const char *dotted, double loaded
     word[w] = '\0';
     snprintf(tag, tag_len, "%s", cfg_enum_index(known_tags, word) >= 0 ? word : "noted");
     return tag;
+}
+
+static bool comment_only(const char *line, size_t *hash_at)
+{
+    size_t i = strspn(line, " \t");
+    *hash_at = i;
+    return line[i] == '#';
+}
+
+const char *cfg_prov_node_comment(const cfg_node *n, const char **more, void *ctx)
+{
+    cfg_prov *p = ctx;
+    if (more)
+        *more = NULL;
+    if (!p || !n || n->from_set || !n->src || strcmp(n->src, p->path) != 0 || n->line < 1 || n->line > p->n_lines)
+        return NULL;
+    const char *c = comment_after(p->lines[n->line - 1], n->col);
+    if (!c)
+        return NULL;
+    snprintf(p->comment, sizeof(p->comment), "%s", c);
+    p->comment[strcspn(p->comment, "\r\n")] = '\0';
+    /* Comment-only lines indented past the value's line continue its comment. */
+    const size_t indent = strspn(p->lines[n->line - 1], " ");
+    p->more.len = 0;
+    if (p->more.s)
+        p->more.s[0] = '\0';
+    size_t at;
+    for (int l = n->line; l < p->n_lines && comment_only(p->lines[l], &at) && at > indent; l++)
+        util_buf_printf(&p->more, "%s", p->lines[l]);
+    if (more)
+        *more = p->more.s;
+    return p->comment;
+}
+
+void cfg_prov_header(const cfg_prov *p, util_buf *out)
+{
+    size_t at;
+    for (int l = 0; p && l < p->n_lines && comment_only(p->lines[l], &at); l++)
+        util_buf_printf(out, "%s", p->lines[l]);
 }

@@ -7,6 +7,10 @@
 #ifndef VPSIM_CFG_PROVENANCE_H
 #define VPSIM_CFG_PROVENANCE_H
 
+#include "cfg_tree.h"
+
+#include "../util/util.h"
+
 #include <stddef.h>
 
 typedef struct cfg_prov cfg_prov;
@@ -23,5 +27,11 @@ void cfg_prov_close(cfg_prov *p);
  * `note` (may be NULL) receives the comment's text. Returns `tag`. */
 const char *cfg_prov_lookup(const cfg_prov *p, const char *dotted, double loaded, char *tag, size_t tag_len,
                             char *note, size_t note_len);
+
+/* For cfg_emit_yaml_commented (ctx: a cfg_prov): the comment beside node `n` in the file `p` read,
+ * when `n` came from that file; *more gets the comment-only lines that continued it, verbatim. */
+const char *cfg_prov_node_comment(const cfg_node *n, const char **more, void *ctx);
+/* The comment lines that open the file (its header), verbatim. */
+void cfg_prov_header(const cfg_prov *p, util_buf *out);
 
 #endif

@@ -135,9 +135,12 @@ int model_sensitivity(const cfg_scenario *sc, const plan *p, cfg_backend be, dou
         it.swing = fmax(fabs(it.lo_tok_per_s - base), fabs(it.hi_tok_per_s - base)) / base;
         if (it.swing < 1e-4) /* the answer does not depend on it here */
             continue;
-        if (strncmp(x->key, "system.", 7) == 0)
+        if (strncmp(x->key, "system.", 7) == 0) {
             cfg_prov_lookup(prov, x->key + 7, it.value, it.tag, sizeof(it.tag), it.note, sizeof(it.note));
-        else { /* the scenario's own provenance string: its first word is the tag */
+            /* A measured table carries its provenance in its `source` string, not in a comment. */
+            if (strncmp(x->key, "system.measured.", 16) == 0 && strcmp(it.tag, "untagged") == 0)
+                snprintf(it.tag, sizeof(it.tag), "measured");
+        } else { /* the scenario's own provenance string: its first word is the tag */
             const char *src = sc->speculative.acceptance_source ? sc->speculative.acceptance_source : "";
             snprintf(it.tag, sizeof(it.tag), "%.*s", (int)strcspn(src, " (:;,"), src);
             snprintf(it.note, sizeof(it.note), "speculative.acceptance_source: %s", src);

@@ -1,5 +1,7 @@
 /* vpsim model: analytic cycle time and tok/s per collective backend on a described system. */
 #include "cli.h"
+
+#include "../config/cfg_accept.h"
 #include "cli_model.h"
 
 #include "../model/model.h"
@@ -92,11 +94,16 @@ void cli_model_meta(const cfg_scenario *sc, const plan *p, const char *path, cha
     m->batch = p->batch;
     m->context = p->context;
     m->graph = sc->run.graph;
-    m->expected_tokens = cfg_expected_tokens(sc);
-    char formula[200];
-    model_tokens_formula(sc, formula, sizeof(formula));
-    snprintf(tok_buf, tok_len, "%s (speculative.acceptance: %s)", formula,
-             sc->speculative.acceptance_source ? sc->speculative.acceptance_source : "?");
+    cfg_accept a;
+    cfg_accept_eval(sc, &a);
+    m->expected_tokens = a.tokens;
+    /* The rates' provenance only when the rates decide (a measured accept length names itself); an
+     * extrapolation is a warning of its own under the table (acceptance-extrapolated). */
+    if (a.source == CFG_ACCEPT_CHAIN || a.source == CFG_ACCEPT_TREE)
+        snprintf(tok_buf, tok_len, "%s (speculative.acceptance: %s)", a.explain,
+                 sc->speculative.acceptance_source ? sc->speculative.acceptance_source : "?");
+    else
+        snprintf(tok_buf, tok_len, "%s", a.explain);
     m->tokens_formula = tok_buf;
     m->provenance = "modelled: analytic model (docs/model.md) on the system file's figures";
 }

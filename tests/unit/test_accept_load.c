@@ -183,7 +183,7 @@ Test(accept_cli, model_prints_the_tree_source_and_the_warning)
     cr_assert_not_null(strstr(r.out, "tokens per cycle: tree model (topk=4, 7 of 36 drafted nodes verified): "
                                      "1 + 0.9 + 0.585 + 0.27 = 2.755 by depth"),
                        "%s", r.out);
-    cr_assert_not_null(strstr(r.out, "warning: steps=3 but speculative.acceptance has 2 rates; position 3 reuses 0.6"),
+    cr_assert_not_null(strstr(r.out, "! steps=3 but speculative.acceptance has 2 rates; position 3 reuses 0.6"),
                        "%s", r.out);
     /* host: cycle_overhead_us 800 + tree_overhead_us 30 (the default) = 0.83 ms. */
     cr_assert_not_null(strstr(r.out, "    0.83 "), "%s", r.out);

@@ -81,7 +81,8 @@ void exec_bench_table(util_buf *o, const exec_bench_result *r)
 {
     util_buf_printf(o, "# vpsim bench-allreduce: %d rank%s, device %s, type %s, op sum, %d iters, %d warm-up%s%s\n",
                     r->ranks, r->ranks == 1 ? "" : "s", r->device, r->type, r->iters, r->warmup,
-                    r->graph_requested ? ", CUDA graphs" : ", eager", r->check ? ", --check" : "");
+                    r->graph_requested ? ", CUDA graphs requested (each backend says how it was timed)" : ", eager",
+                    r->check ? ", --check" : "");
     util_buf_printf(o, "# time: per call, max over ranks; algbw = size / time; busbw = algbw x 2(n-1)/n\n");
     if (r->model_system[0])
         util_buf_printf(o, "# model: per call on system %s (%s); error = (model - time) / time\n", r->model_system,

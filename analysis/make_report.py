@@ -189,6 +189,15 @@ def section_cycle(found, out, blocks, readme):
                        if not b["available"]]
         if unavailable:
             blocks.append(("ul", [f"{be} not available on {sysname}: {why}" for sysname, be, why in unavailable]))
+        # vpsim's own like-for-like warnings (results warnings[]), once per text, with the files they hit.
+        warned = {}
+        for p, d in docs:
+            for b in d["backends"]:
+                for w in b.get("warnings") or []:
+                    warned.setdefault(f"`{w['code']}`: {w['text']}", set()).add(os.path.basename(p))
+        if warned:
+            blocks.append(("p", "**Warnings** (figures that are not like for like, as vpsim flagged them):"))
+            blocks.append(("ul", [f"{text} ({', '.join(sorted(files))})" for text, files in sorted(warned.items())]))
         if docs is measured:
             over = [ex.instrumentation_overshoot(d)[2] for _, d in docs]
             over = [o for o in over if o is not None]

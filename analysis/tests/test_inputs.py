@@ -145,7 +145,7 @@ def _sweep_text():
 def test_sweep_non_numeric(tmp_path):
     lines = _sweep_text().splitlines()
     fields = lines[3].split(",")
-    fields[-1] = "lots"
+    fields[lines[0].split(",").index("tok_per_s")] = "lots"
     lines[3] = ",".join(fields)
     rejects(load_sweep, _csv(tmp_path, "\n".join(lines)), "line 4", "'tok_per_s' is not a number")
 
@@ -175,7 +175,8 @@ def test_sweep_bad_available(tmp_path):
 def test_sweep_with_serving_columns(tmp_path):
     # The columns vpsim writes after tok_per_s since the serving figures: numbers, an empty baseline,
     # engine texts and a quoted warning with a comma in it.
-    head = _sweep_text().splitlines()[0] + ",tpot_ms,accepted_per_cycle,engine_vllm,engine_sglang,nospec_tok_per_s,warnings"
+    head = _sweep_text().splitlines()[0].split(",tpot_ms")[0] + \
+        ",tpot_ms,accepted_per_cycle,engine_vllm,engine_sglang,nospec_tok_per_s,warnings"
     n_varied = head.split(",").index("backend")
     row = ",".join(["8"] * n_varied) + (",nccl,true,,200,measured table,31,24,5,0.4,0.7,1.8,0.6,0.8,33.8,2.2,65.1,"
                                          "15.4,1.2,yes,yes,,\"launch-mismatch: nccl: eager, not graph\"")

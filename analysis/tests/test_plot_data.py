@@ -128,7 +128,7 @@ def test_sweep_draft_tokens_matches_csv():
     assert sw["x_key"] == "speculative.num_draft_tokens" and sw["paired"] == ["speculative.steps"]
     assert sw["numeric"] and sw["split"] == []
     rows = [r for r in raw_rows(path) if r["available"] == "true"]
-    assert len(sw["rejected"]) == 20  # the steps / draft-token pairs with num_draft_tokens != steps + 1
+    assert sw["rejected"] == {}  # the sweep ties num_draft_tokens to steps + 1: no refused pairs
     for s in sw["series"]:
         assert s["x"] == [2, 3, 4, 5, 6]
         want = {int(r["speculative.num_draft_tokens"]): float(r["tok_per_s"]) for r in rows

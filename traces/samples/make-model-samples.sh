@@ -19,10 +19,9 @@ BACKENDS=nccl,oneshot,twoshot,push,mpi,none
     --out $S/model-default-h200-none-ops.results.json
 "$V" plan configs/default.yaml --format json --out $S/default.plan.json
 
-# Draft tokens: with topk=1, num_draft_tokens must be steps + 1; the sweep is a cartesian product, so the
-# 20 mismatched pairs become rows with available=false (and their reason), and the plots skip them. The
+# Draft tokens: with topk=1 the sweep ties num_draft_tokens to steps + 1 (a column of its own). The
 # acceptance vector is extended to 5 positions (assumed decay, like the scenario's own 0.75, 0.6).
-"$V" sweep configs/default.yaml --vary speculative.steps=1,2,3,4,5 --vary speculative.num_draft_tokens=2,3,4,5,6 \
+"$V" sweep configs/default.yaml --vary speculative.steps=1..5 \
     --set 'speculative.acceptance=[0.75,0.6,0.5,0.4,0.3]' --backend $BACKENDS --restart --out $S/sweep-draft-tokens.csv
 "$V" sweep configs/default.yaml --vary parallel.tp=1,2,4,8 --backend $BACKENDS --restart --out $S/sweep-tp.csv
 "$V" sweep configs/default.yaml --vary workload.context=1024,2048,4096,8192,16384,32768,65536,131072 \

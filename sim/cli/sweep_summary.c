@@ -250,6 +250,7 @@ typedef struct group {
     long long count;
     util_buf points; /* labels of the first few points */
     int listed;
+    bool varied; /* the group holds the same message at other values: `first` is an example */
 } group;
 
 #define GROUP_MAX 64
@@ -271,6 +272,7 @@ static void group_add(group *g, int *n, const char *text, const char *label)
         g[i].first = util_xstrdup(text);
         (*n)++;
     } else {
+        g[i].varied |= strcmp(g[i].first, text) != 0;
         free(shape);
     }
     g[i].count++;
@@ -281,8 +283,9 @@ static void group_add(group *g, int *n, const char *text, const char *label)
 static void group_print(group *g, int n, FILE *out)
 {
     for (int i = 0; i < n; i++) {
-        fprintf(out, "  ! %s\n    at %lld point%s: %s%s\n", g[i].first, g[i].count, g[i].count == 1 ? "" : "s",
-                g[i].points.s, g[i].count > GROUP_LIST ? "; ..." : "");
+        fprintf(out, "  ! %s%s%s\n    at %lld point%s: %s%s\n", g[i].varied ? "e.g. " : "", g[i].first,
+                g[i].varied ? " (the same with other values at the other points)" : "", g[i].count,
+                g[i].count == 1 ? "" : "s", g[i].points.s, g[i].count > GROUP_LIST ? "; ..." : "");
         free(g[i].shape);
         free(g[i].first);
         util_buf_free(&g[i].points);

@@ -122,19 +122,6 @@ static double old_chain(const double *a, int n, int steps)
     return e;
 }
 
-static cfg_scenario chain_scenario(int steps, const double *a, int n)
-{
-    cfg_scenario sc;
-    memset(&sc, 0, sizeof(sc));
-    sc.speculative.algorithm = CFG_SPEC_EAGLE3;
-    sc.speculative.steps = steps;
-    sc.speculative.topk = 1;
-    sc.speculative.num_draft_tokens = steps + 1;
-    memcpy(sc.speculative.acceptance, a, (size_t)n * sizeof(double));
-    sc.speculative.n_acceptance = n;
-    return sc;
-}
-
 Test(accept_chain, equals_the_old_formula_and_the_topk_1_tree)
 {
     const double v1[] = {0.75, 0.6}, v2[] = {0.9, 0.8, 0.5}, v3[] = {0.3}, v4[] = {1.0, 0.0, 0.7};
@@ -143,7 +130,7 @@ Test(accept_chain, equals_the_old_formula_and_the_topk_1_tree)
         int n, steps;
     } cases[] = {{v1, 2, 2}, {v1, 2, 3}, {v1, 2, 7}, {v2, 3, 3}, {v2, 3, 1}, {v3, 1, 5}, {v4, 3, 3}};
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        cfg_scenario sc = chain_scenario(cases[c].steps, cases[c].a, cases[c].n);
+        cfg_scenario sc = th_chain_scenario(cases[c].steps, cases[c].a, cases[c].n);
         cfg_accept acc;
         cfg_accept_eval(&sc, &acc);
         const double want = old_chain(cases[c].a, cases[c].n, cases[c].steps);
@@ -158,12 +145,12 @@ Test(accept_chain, equals_the_old_formula_and_the_topk_1_tree)
         cr_assert_float_eq(t.expected, want, 1e-12, "case %zu", c);
         cfg_draft_tree_free(&t);
     }
-    cfg_scenario sc = chain_scenario(2, v1, 2);
+    cfg_scenario sc = th_chain_scenario(2, v1, 2);
     cfg_accept acc;
     cfg_accept_eval(&sc, &acc);
     cr_assert_str_eq(acc.explain, "chain formula: 1 + 0.75 + 0.75x0.6 = 2.200");
     cr_assert_str_eq(acc.warning, "");
-    sc = chain_scenario(5, v1, 2);
+    sc = th_chain_scenario(5, v1, 2);
     cfg_accept_eval(&sc, &acc);
     cr_assert_str_eq(acc.warning, "steps=5 but speculative.acceptance has 2 rates; positions 3-5 reuse 0.6");
 }

@@ -4,6 +4,7 @@
 #include "../../sim/config/cfg.h"
 #include "../../sim/util/util.h"
 #include "test_helpers.h"
+#include "th_plan.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -69,61 +70,47 @@ Test(cfg_dtype, activation_bytes)
 
 /* ---------------- acceptance model ---------------- */
 
-static cfg_scenario accept_scenario(int steps, const double *rates, int n)
-{
-    cfg_scenario sc;
-    memset(&sc, 0, sizeof(sc));
-    sc.speculative.algorithm = CFG_SPEC_EAGLE3;
-    sc.speculative.steps = steps;
-    sc.speculative.topk = 1;
-    sc.speculative.num_draft_tokens = steps + 1;
-    for (int i = 0; i < n; i++)
-        sc.speculative.acceptance[i] = rates[i];
-    sc.speculative.n_acceptance = n;
-    return sc;
-}
-
 Test(cfg_expected_tokens, chains_the_rates)
 {
     const double r[] = {0.75, 0.6};
-    cfg_scenario sc = accept_scenario(2, r, 2);
+    cfg_scenario sc = th_chain_scenario(2, r, 2);
     /* 1 + a1 + a1*a2 */
     cr_assert_float_eq(cfg_expected_tokens(&sc), 1.0 + 0.75 + 0.75 * 0.6, 1e-12);
 
     const double r3[] = {0.9, 0.8, 0.5};
-    sc = accept_scenario(3, r3, 3);
+    sc = th_chain_scenario(3, r3, 3);
     cr_assert_float_eq(cfg_expected_tokens(&sc), 1.0 + 0.9 + 0.9 * 0.8 + 0.9 * 0.8 * 0.5, 1e-12);
 }
 
 Test(cfg_expected_tokens, shorter_vector_reuses_the_last_rate)
 {
     const double r[] = {0.8, 0.5};
-    cfg_scenario sc = accept_scenario(4, r, 2);
+    cfg_scenario sc = th_chain_scenario(4, r, 2);
     /* positions 3 and 4 reuse 0.5: 1 + 0.8 + 0.4 + 0.2 + 0.1 */
     cr_assert_float_eq(cfg_expected_tokens(&sc), 2.5, 1e-12);
 
     const double one[] = {0.5};
-    sc = accept_scenario(3, one, 1);
+    sc = th_chain_scenario(3, one, 1);
     cr_assert_float_eq(cfg_expected_tokens(&sc), 1.0 + 0.5 + 0.25 + 0.125, 1e-12);
 }
 
 Test(cfg_expected_tokens, longer_vector_uses_only_steps_positions)
 {
     const double r[] = {0.5, 0.5, 0.5, 0.5};
-    cfg_scenario sc = accept_scenario(1, r, 4);
+    cfg_scenario sc = th_chain_scenario(1, r, 4);
     cr_assert_float_eq(cfg_expected_tokens(&sc), 1.5, 1e-12);
 }
 
 Test(cfg_expected_tokens, bounds)
 {
     const double all[] = {1.0};
-    cfg_scenario sc = accept_scenario(5, all, 1);
+    cfg_scenario sc = th_chain_scenario(5, all, 1);
     cr_assert_float_eq(cfg_expected_tokens(&sc), 6.0, 1e-12); /* every draft accepted: steps + 1 */
     const double none[] = {0.0, 0.9};
-    sc = accept_scenario(2, none, 2);
+    sc = th_chain_scenario(2, none, 2);
     cr_assert_float_eq(cfg_expected_tokens(&sc), 1.0, 1e-12); /* the chain breaks at position 1 */
     const double r[] = {0.7};
-    sc = accept_scenario(2, r, 1);
+    sc = th_chain_scenario(2, r, 1);
     sc.speculative.algorithm = CFG_SPEC_NONE;
     cr_assert_float_eq(cfg_expected_tokens(&sc), 1.0, 1e-12); /* plain decoding: one token per cycle */
 }

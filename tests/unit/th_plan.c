@@ -72,3 +72,16 @@ void th_assert_gemm(const plan_op *op, long long m, long long k, long long n, in
     cr_assert_eq(op->m, m, "%s layer %d: m=%lld, want %lld", op->name, op->layer, op->m, m);
     cr_assert_eq(op->batch, batch, "%s layer %d: batch=%d, want %d", op->name, op->layer, op->batch, batch);
 }
+
+cfg_scenario th_chain_scenario(int steps, const double *rates, int n)
+{
+    cfg_scenario sc;
+    memset(&sc, 0, sizeof(sc));
+    sc.speculative.algorithm = CFG_SPEC_EAGLE3;
+    sc.speculative.steps = steps;
+    sc.speculative.topk = 1;
+    sc.speculative.num_draft_tokens = steps + 1;
+    memcpy(sc.speculative.acceptance, rates, (size_t)n * sizeof(double));
+    sc.speculative.n_acceptance = n;
+    return sc;
+}

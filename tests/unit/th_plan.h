@@ -19,4 +19,8 @@ void th_assert_allreduces(const plan_phase *ph, int count, long long bytes, int 
 /* A GEMM or grouped GEMM of shape m x k -> n over `batch` weights. */
 void th_assert_gemm(const plan_op *op, long long m, long long k, long long n, int batch);
 
+/* A bare scenario (no files) with a topk=1 chain of `steps` draft positions and the given rates: for the
+ * acceptance model's unit tests. */
+cfg_scenario th_chain_scenario(int steps, const double *rates, int n);
+
 #endif

@@ -22,8 +22,11 @@ constexpr int COMBINE_COLS = 64; // output columns per block: two per lane, coal
 // added through shared memory (once per block, not per split).
 __global__ void __launch_bounds__(COMBINE_THREADS)
     attn_combine_kernel(bf16 *__restrict__ out, const float *__restrict__ part_o, const float *__restrict__ part_ml,
-                        int splits, int total_rows, int v_dim)
+                        int splits, int total_rows, int v_dim, unsigned long long *trace)
 {
+    unsigned long long *tr = trace && threadIdx.x == 0 ? trace + 3 * (blockIdx.y * gridDim.x + blockIdx.x) : nullptr;
+    if (tr)
+        tr[0] = vp_globaltimer();
     extern __shared__ __align__(16) unsigned char smem[];
     float *s_w = reinterpret_cast<float *>(smem);
     float *s_sum = s_w + splits;
@@ -32,6 +35,8 @@ __global__ void __launch_bounds__(COMBINE_THREADS)
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
 
     vp_grid_dep_wait(); // the attention kernel has completed: its partials are visible
+    if (tr)
+        tr[1] = vp_globaltimer();
 
     // Global max of the splits' m, then the weights and the total sum l.
     const float *ml = part_ml + (long long)row * 2;
@@ -84,12 +89,14 @@ __global__ void __launch_bounds__(COMBINE_THREADS)
             acc += s_sum[w * COMBINE_COLS + threadIdx.x];
         out[(long long)row * v_dim + c] = __float2bfloat16(acc / l);
     }
+    if (tr)
+        tr[2] = vp_globaltimer();
 }
 
 } // namespace
 
 int vp_attention_combine(bf16 *out, const float *part_o, const float *part_ml, int splits, int total_rows, int v_dim,
-                         cudaStream_t stream)
+                         bool pdl, unsigned long long *trace, cudaStream_t stream)
 {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)total_rows, (unsigned)((v_dim + COMBINE_COLS - 1) / COMBINE_COLS));
@@ -100,12 +107,12 @@ int vp_attention_combine(bf16 *out, const float *part_o, const float *part_ml, i
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    if (cudaLaunchKernelEx(&cfg, attn_combine_kernel, out, part_o, part_ml, splits, total_rows, v_dim) == cudaSuccess)
+    cfg.numAttrs = pdl ? 1 : 0;
+    if (cudaLaunchKernelEx(&cfg, attn_combine_kernel, out, part_o, part_ml, splits, total_rows, v_dim, trace) == cudaSuccess)
         return 0;
     // Programmatic launch refused (an old driver): clear the launch error, launch in stream order.
     (void)cudaGetLastError();
     cfg.numAttrs = 0;
-    VP_TRY(cudaLaunchKernelEx(&cfg, attn_combine_kernel, out, part_o, part_ml, splits, total_rows, v_dim));
+    VP_TRY(cudaLaunchKernelEx(&cfg, attn_combine_kernel, out, part_o, part_ml, splits, total_rows, v_dim, trace));
     return 0;
 }

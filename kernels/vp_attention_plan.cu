@@ -229,9 +229,18 @@ extern "C" int vp_attention_decode(const vp_attn_args *a, void *stream)
     p.vec = a->qk_dim % 8 == 0 && vp_aligned16(a->q) && vp_aligned16(a->k) &&
             (p.v_in_k || (a->v_dim % 8 == 0 && vp_aligned16(a->v)));
     p.pl = pl;
+    p.trace = g_vp_attn_trace;
 
-    VP_TRY((cudaError_t)vp_attention_launch(p, a->batch, s));
-    if (pl.splits > 1)
-        VP_TRY((cudaError_t)vp_attention_combine(p.out, p.part_o, p.part_ml, pl.splits, p.total_rows, a->v_dim, s));
+    const int stage = pl.splits > 1 ? g_vp_attn_probe_stage : 0;
+    if (stage != 2)
+        VP_TRY((cudaError_t)vp_attention_launch(p, a->batch, s));
+    if (pl.splits > 1 && stage != 1)
+        VP_TRY((cudaError_t)vp_attention_combine(p.out, p.part_o, p.part_ml, pl.splits, p.total_rows, a->v_dim,
+                                                 stage != 3,
+                                                 p.trace ? p.trace + (size_t)VP_ATTN_TRACE_SLOTS * pl.row_chunks *
+                                                                         pl.dv_chunks * pl.splits * a->batch *
+                                                                         a->kv_heads
+                                                         : nullptr,
+                                                 s));
     return 0;
 }

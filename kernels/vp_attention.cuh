@@ -34,6 +34,7 @@ struct AttnParams {
     int q_len, kv_len, heads, kv_heads, qk_dim, v_dim, v_in_k, group, rows, total_rows;
     float scale_log2; // scale * log2(e): the softmax runs on exp2
     int vec;          // 16-byte copies are legal (dims multiple of 8, pointers aligned)
+    int vec_out;      // 16-byte epilogue stores are legal (out and workspace 16-byte aligned)
     AttnPlan pl;
     unsigned long long *trace; // probe timeline (vp_attention_set_trace); nullptr in normal use
 };

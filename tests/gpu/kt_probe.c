@@ -196,7 +196,7 @@ static void probe_trace(const kt_opts *o, attn_ctx *c, const char *name, const c
         return;
     const int nb = splits * row_chunks * dv_chunks * c->a.batch * c->a.kv_heads;
     const int total_rows = c->a.batch * c->a.q_len * c->a.heads;
-    const int nc = splits > 1 ? total_rows * ((c->a.v_dim + 63) / 64) : 0;
+    const int nc = splits > 1 ? total_rows * ((c->a.v_dim + 127) / 128) : 0; /* the combine's grid */
     const size_t n = (size_t)nb * 16 + (size_t)nc * 3;
     unsigned long long *dev = kt_dev_malloc(n * 8), *h = kt_malloc(n * 8);
     enum { RUNS = 5, F = 14 };

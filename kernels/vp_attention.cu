@@ -439,8 +439,7 @@ __device__ __forceinline__ void write_output(const AttnParams &p, const Block &k
             break;
         const long long grow = global_row(p, k, r);
         const float *src = k.sO + r * ldo;
-        // 16-byte stores where the row allows (unrolled: each is a shared load then a global store,
-        // and one at a time the epilogue was ~4,000 cycles per block).
+        // 16-byte stores where allowed, unrolled (one at a time the epilogue took ~4,000 cycles).
         if (direct) {
             const float inv_l = 1.0f / l_run[i];
             bf16 *dst = p.out + grow * p.v_dim + k.dv_col0;
@@ -481,13 +480,6 @@ __device__ __forceinline__ void write_output(const AttnParams &p, const Block &k
     }
 }
 
-// Probe timeline (vp_attention.cuh): thread 0 records; one predictable branch when tracing is off.
-__device__ __forceinline__ void trace_mark(const AttnParams &p, int slot, unsigned long long v)
-{
-    if (p.trace && threadIdx.x == 0)
-        p.trace[((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * VP_ATTN_TRACE_SLOTS + slot] = v;
-}
-
 // ---------------------------------------------------------------------------------- main kernel
 // grid = (row_chunks * dv_chunks, splits, batch * kv_heads), block = NTHREADS, dynamic smem = pl.smem.
 // NT: n8 row tiles (rows_blk = 8 * NT); MT: value tiles of 16 columns per warp (dv_w <= 128 * MT).
@@ -497,8 +489,8 @@ __global__ void __launch_bounds__(NTHREADS, MT >= 4 ? 1 : 2) attn_decode_kernel(
     extern __shared__ __align__(16) unsigned char smem[];
     const Block k = block_of(p, smem);
     const int tn = k.tn, stages = k.stages;
-    trace_mark(p, 0, vp_globaltimer());
-    trace_mark(p, 1, clock64());
+    vp_attn_trace_mark(p, 0, vp_globaltimer());
+    vp_attn_trace_mark(p, 1, clock64());
 
     // Pipeline: group s holds tile s (group 0 also Q); all stages are filled up front. At the top of
     // iteration `tile`, stages + tile groups are committed, so waiting until stages - 1 remain means
@@ -511,7 +503,7 @@ __global__ void __launch_bounds__(NTHREADS, MT >= 4 ? 1 : 2) attn_decode_kernel(
     }
     vp_grid_dep_launch_dependents(); // the combine kernel may launch now; it waits for this grid to end
     zero_padding(p, k);
-    trace_mark(p, 2, clock64());
+    vp_attn_trace_mark(p, 2, clock64());
 
     const Warp w = warp_of(p.pl, k);
     float acc[MT][NT][4];       // O^T: value tile warp + 8 i, row tile n; (dim g | g + 8, rows 2t, 2t + 1)
@@ -528,31 +520,31 @@ __global__ void __launch_bounds__(NTHREADS, MT >= 4 ? 1 : 2) attn_decode_kernel(
         vp_cp_async_wait_dyn(stages - 1);
         __syncthreads(); // the tile (and, first time, Q and the zeroed padding) is visible to all
         if (tile == 0)
-            trace_mark(p, 3, clock64());
+            vp_attn_trace_mark(p, 3, clock64());
         const bf16 *sKs = k.sK + stage * tn * k.ldk;
         const bf16 *sVs = p.v_in_k ? sKs + k.dv_col0 : k.sV + stage * tn * k.ldv;
         const int valid = min(tn, k.key_hi - (k.key_lo + tile * tn));
         tile_scores<NT, MT>(k, w, sKs);
         __syncthreads();
         if (tile == 0)
-            trace_mark(p, 4, clock64());
+            vp_attn_trace_mark(p, 4, clock64());
         tile_softmax<NT>(p, k, w, valid, m_run, l_run);
         __syncthreads();
         if (tile == 0)
-            trace_mark(p, 5, clock64());
+            vp_attn_trace_mark(p, 5, clock64());
         tile_pv<NT, MT>(k, w, sVs, acc);
         __syncthreads(); // every warp is done with this stage, sS, sP and sAlpha
         if (tile < 7)
-            trace_mark(p, 6 + tile, clock64());
+            vp_attn_trace_mark(p, 6 + tile, clock64());
         if (tile + stages < k.ntiles)
             load_tile(p, k, tile + stages, stage);
         vp_cp_async_commit(); // possibly empty: keeps the group count in step
     }
     vp_cp_async_wait<0>(); // only empty groups can remain; nothing may land on sO
     write_output<NT, MT>(p, k, acc, m_run, l_run);
-    trace_mark(p, 13, clock64());
-    trace_mark(p, 14, vp_globaltimer());
-    trace_mark(p, 15, (unsigned long long)k.ntiles);
+    vp_attn_trace_mark(p, 13, clock64());
+    vp_attn_trace_mark(p, 14, vp_globaltimer());
+    vp_attn_trace_mark(p, 15, (unsigned long long)k.ntiles);
 }
 
 // ----------------------------------------------------------------------------------- host side

@@ -58,7 +58,8 @@ int vp_attention_launch(const AttnParams &p, int batch, cudaStream_t stream);
 //   out[r][d] = sum_s w_s O_s[r][d] / sum_s w_s l_s,   w_s = 2^(m_s - max_s m_s)
 // part_o [splits][total_rows][v_dim] fp32; part_ml [splits][total_rows][2] = (m in log2 units, l).
 // Launched as a programmatic dependent of the kernel before it in the stream (the attention kernel),
-// so its launch latency overlaps that kernel's tail.
+// so its launch latency overlaps that kernel's tail; pdl = false launches it in stream order (the
+// probe's comparison). trace: where its blocks write their timeline, or nullptr.
 int vp_attention_combine(bf16 *out, const float *part_o, const float *part_ml, int splits, int total_rows,
                          int v_dim, bool pdl, unsigned long long *trace, cudaStream_t stream);
 
@@ -67,6 +68,13 @@ __device__ __forceinline__ unsigned long long vp_globaltimer()
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
+}
+
+// Probe timeline (layout above): thread 0 records; one predictable branch when tracing is off.
+__device__ __forceinline__ void vp_attn_trace_mark(const AttnParams &p, int slot, unsigned long long v)
+{
+    if (p.trace && threadIdx.x == 0)
+        p.trace[((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * VP_ATTN_TRACE_SLOTS + slot] = v;
 }
 
 // vp_attention_set_probe()'s stage (vp_attention_probe.cu): 0 in normal use.

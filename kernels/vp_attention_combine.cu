@@ -7,7 +7,7 @@
 // merges its own splits online (running max, rescaled sums: no pass for the global max first), all of
 // its loads issued before the first use, and the warps meet once, through shared memory.
 // (The previous version made two dependent rounds of loads and three block barriers; at 128 splits it
-// took 6.4 us after its release, bench/NOTES.md 2026-11-30 #13.)
+// took 6.6 us after its release, bench/NOTES.md 2026-11-30 #13.)
 #include "vp_attention.cuh"
 #include "vp_mma.cuh"
 

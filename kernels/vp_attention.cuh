@@ -34,8 +34,18 @@ struct AttnParams {
     int q_len, kv_len, heads, kv_heads, qk_dim, v_dim, v_in_k, group, rows, total_rows;
     float scale_log2; // scale * log2(e): the softmax runs on exp2
     int vec;          // 16-byte copies are legal (dims multiple of 8, pointers aligned)
+    int vec_out;      // 16-byte epilogue stores are legal (out and workspace 16-byte aligned)
     AttnPlan pl;
+    unsigned long long *trace; // probe timeline (vp_attention_set_trace); nullptr in normal use
 };
+
+// Probe timeline, per split-kernel block (VP_ATTN_TRACE_SLOTS values at block index * slots):
+//   0 globaltimer at entry, 1 clock64 at entry, 2 loads issued and padding zeroed, 3 first tile landed,
+//   4 / 5 / 6 after the scores / softmax / P.V of tile 0, 7 .. 12 end of tiles 1 .. 6, 13 end of the
+//   epilogue, 14 globaltimer at the end, 15 tiles. The combine's blocks follow (3 values each:
+//   globaltimer at entry, after the grid dependency wait, at the end).
+constexpr int VP_ATTN_TRACE_SLOTS = 16;
+extern unsigned long long *g_vp_attn_trace;
 
 // Opt the kernel for (nt, mt) in to `smem` bytes of dynamic shared memory and return how many of its
 // blocks fit on one SM (cached per device: after the first call a launch makes no runtime queries).
@@ -48,6 +58,24 @@ int vp_attention_launch(const AttnParams &p, int batch, cudaStream_t stream);
 //   out[r][d] = sum_s w_s O_s[r][d] / sum_s w_s l_s,   w_s = 2^(m_s - max_s m_s)
 // part_o [splits][total_rows][v_dim] fp32; part_ml [splits][total_rows][2] = (m in log2 units, l).
 // Launched as a programmatic dependent of the kernel before it in the stream (the attention kernel),
-// so its launch latency overlaps that kernel's tail.
+// so its launch latency overlaps that kernel's tail; pdl = false launches it in stream order (the
+// probe's comparison). trace: where its blocks write their timeline, or nullptr.
 int vp_attention_combine(bf16 *out, const float *part_o, const float *part_ml, int splits, int total_rows,
-                         int v_dim, cudaStream_t stream);
+                         int v_dim, bool pdl, unsigned long long *trace, cudaStream_t stream);
+
+__device__ __forceinline__ unsigned long long vp_globaltimer()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// Probe timeline (layout above): thread 0 records; one predictable branch when tracing is off.
+__device__ __forceinline__ void vp_attn_trace_mark(const AttnParams &p, int slot, unsigned long long v)
+{
+    if (p.trace && threadIdx.x == 0)
+        p.trace[((blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) * VP_ATTN_TRACE_SLOTS + slot] = v;
+}
+
+// vp_attention_set_probe()'s stage (vp_attention_probe.cu): 0 in normal use.
+extern int g_vp_attn_probe_stage;

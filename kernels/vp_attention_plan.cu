@@ -130,13 +130,14 @@ int make_plan(const vp_attn_args *a, AttnPlan *pl)
         return 0; // splits = 0: nothing to launch
 
     // Splits: enough blocks to fill every SM once (a second round would only add partial traffic),
-    // but each split reads at least MIN_SPLIT_BYTES and twice its partial output, and whole tiles.
+    // but each split reads at least MIN_SPLIT_BYTES, in whole tiles. (Each split also had to read twice
+    // its partial output while the combine made two dependent rounds of loads; since the combine makes
+    // one, MLA 8K runs faster on 128 splits of one tile than on 64 of two, 18.0 against 18.7 us on an
+    // H200, bench/NOTES.md 2026-11-30 #13.)
     const long long groups = (long long)a->batch * a->kv_heads * pl->row_chunks * pl->dv_chunks;
     const long long slots = (long long)di.sms * pl->blocks_per_sm;
     const long long cache_per_key = 2LL * (a->qk_dim + (a->v_in_k ? 0 : pl->dv_w));
-    const long long partial = (long long)(rows < pl->rows_blk ? rows : pl->rows_blk) * (pl->dv_w + 2) * 4;
-    const long long want = MIN_SPLIT_BYTES > 2 * partial ? MIN_SPLIT_BYTES : 2 * partial;
-    long long min_keys = ceil_div(want, cache_per_key);
+    long long min_keys = ceil_div(MIN_SPLIT_BYTES, cache_per_key);
     min_keys = min_keys > pl->tn ? min_keys : pl->tn;
     long long splits = ceil_div(slots, groups);
     splits = splits < ceil_div(a->kv_len, min_keys) ? splits : ceil_div(a->kv_len, min_keys);
@@ -228,10 +229,20 @@ extern "C" int vp_attention_decode(const vp_attn_args *a, void *stream)
     p.scale_log2 = a->scale * 1.4426950408889634f;
     p.vec = a->qk_dim % 8 == 0 && vp_aligned16(a->q) && vp_aligned16(a->k) &&
             (p.v_in_k || (a->v_dim % 8 == 0 && vp_aligned16(a->v)));
+    p.vec_out = vp_aligned16(a->out) && (pl.splits == 1 || vp_aligned16(a->workspace));
     p.pl = pl;
+    p.trace = g_vp_attn_trace;
 
-    VP_TRY((cudaError_t)vp_attention_launch(p, a->batch, s));
-    if (pl.splits > 1)
-        VP_TRY((cudaError_t)vp_attention_combine(p.out, p.part_o, p.part_ml, pl.splits, p.total_rows, a->v_dim, s));
+    const int stage = pl.splits > 1 ? g_vp_attn_probe_stage : 0;
+    if (stage != 2)
+        VP_TRY((cudaError_t)vp_attention_launch(p, a->batch, s));
+    if (pl.splits > 1 && stage != 1)
+        VP_TRY((cudaError_t)vp_attention_combine(p.out, p.part_o, p.part_ml, pl.splits, p.total_rows, a->v_dim,
+                                                 stage != 3,
+                                                 p.trace ? p.trace + (size_t)VP_ATTN_TRACE_SLOTS * pl.row_chunks *
+                                                                         pl.dv_chunks * pl.splits * a->batch *
+                                                                         a->kv_heads
+                                                         : nullptr,
+                                                 s));
     return 0;
 }

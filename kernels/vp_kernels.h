@@ -55,6 +55,17 @@ void vp_attention_set_smem_budget(size_t bytes);
 int vp_attention_set_tuning(int stages, int splits);
 int vp_attention_set_tile(int keys);
 int vp_attention_describe(const vp_attn_args *a, char *buf, size_t len);
+/* Benchmark probes (kernels/vp_attention_probe.cu; vpsim-kernel-tests --kernel probe):
+ * vp_empty_launch: one empty kernel (1 block of 32 threads), the floor of any launch timed the same way.
+ * vp_attention_set_probe: which launches vp_attention_decode makes when it splits the keys: 0 both (the
+ * default), 1 the split kernel only (out is not written), 2 the combine only (over whatever partials the
+ * workspace holds), 3 both, the combine launched in stream order (no programmatic dependent launch).
+ * Process-wide; timing only. */
+int vp_empty_launch(void *stream);
+int vp_attention_set_probe(int stage);
+/* vp_attention_set_trace: a device buffer (NULL: off) into which the next launches write their
+ * timeline, 16 uint64 per split-kernel block, then 3 per combine block (layout in vp_attention.cuh). */
+void vp_attention_set_trace(void *buf);
 
 /* out[r][c] = in[r][c] * rsqrt(mean_c(in[r][c]^2) + eps) * weight[c]; rows x cols. */
 int vp_rmsnorm(void *out, const void *in, const void *weight, int rows, int cols, float eps, void *stream);

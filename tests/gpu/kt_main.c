@@ -8,14 +8,14 @@
 #include <string.h>
 
 static const char *const families[] = {"attention", "rmsnorm", "silu_mul", "axpby", "embedding", "fill", "check",
-                                       "delay", "all", NULL};
+                                       "delay", "probe", "all", NULL};
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: vpsim-kernel-tests [options]\n"
             "  --kernel NAME       attention | rmsnorm | silu_mul | axpby | embedding | fill | check | delay | all\n"
-            "                      (default all)\n"
+            "                      (default all), or probe: attention launch-floor timings (not in all)\n"
             "  --case SUBSTR       only cases whose name contains SUBSTR\n"
             "  --iters N           timed runs per case (default 50)\n"
             "  --warmup N          untimed runs before timing (default 3)\n"
@@ -145,6 +145,7 @@ int main(int argc, char **argv)
     kt_run_attention(&o);
     kt_run_ops(&o);
     kt_run_fill(&o);
+    kt_run_probe(&o);
 
     CUDA_CHECK(cudaStreamDestroy(kt_stream));
     printf("# cases=%d failures=%d\n", kt_cases, kt_failures);

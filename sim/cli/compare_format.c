@@ -48,7 +48,7 @@ void compare_table(util_buf *out, const compare_doc *d)
                     d->variants_path, how_to_read);
     if (d->auto_nospec)
         util_buf_printf(out, "note: %s\n", d->auto_nospec);
-    util_buf_printf(out, "\n%3s  %-28s %-9s %8s %9s %8s %8s %8s  %-26s %s\n", "#", "variant", "backend", "cycle_ms",
+    util_buf_printf(out, "\n%3s  %-32s %-9s %8s %9s %8s %8s %8s  %-26s %s\n", "#", "variant", "backend", "cycle_ms",
                     "verify_ms", "comm_ms", "tok/s", "gain", "fits", "source");
     for (int i = 0; i < d->n_rows; i++) {
         const compare_row *row = &d->rows[i];
@@ -59,25 +59,25 @@ void compare_table(util_buf *out, const compare_doc *d)
         fits_cell(row, fits, sizeof(fits));
         rank_cell(d, i, rank, sizeof(rank));
         if (r->available)
-            util_buf_printf(out, "%3s  %-28s %-9s %8.2f %9.2f %8.2f %8.1f %8s  %-26s %s\n", rank, name, r->backend,
+            util_buf_printf(out, "%3s  %-32s %-9s %8.2f %9.2f %8.2f %8.1f %8s  %-26s %s\n", rank, name, r->backend,
                             r->cycle_ms, r->verify_ms, r->verify_class_ms[PLAN_CLASS_COMM], r->tok_per_s, gain, fits,
                             row->source);
         else
-            util_buf_printf(out, "%3s  %-28s %-9s %8s %9s %8s %8s %8s  %-26s %s\n", rank, name, r->backend, "-", "-",
+            util_buf_printf(out, "%3s  %-32s %-9s %8s %9s %8s %8s %8s  %-26s %s\n", rank, name, r->backend, "-", "-",
                             "-", "-", "-", fits, "(not ranked: see below)");
     }
     util_buf_printf(out, "\nwhat the serving engine would need (verify allreduce with this backend; gates in "
                          "sim/model/model_engine.c):\n");
     for (int i = 0; i < d->n_rows; i++)
         if (d->rows[i].loaded && strcmp(d->rows[i].engine, "-"))
-            util_buf_printf(out, "  %2d %-28s %s\n", i + 1, d->rows[i].variant->name, d->rows[i].engine);
+            util_buf_printf(out, "  %2d %-32s %s\n", i + 1, d->rows[i].variant->name, d->rows[i].engine);
     bool any = false;
     for (int i = 0; i < d->n_rows; i++)
         if (!d->rows[i].r.available) {
             if (!any)
                 util_buf_printf(out, "\nnot ranked:\n");
             any = true;
-            util_buf_printf(out, "  %2d %-28s %s\n", i + 1, d->rows[i].variant->name, d->rows[i].r.reason);
+            util_buf_printf(out, "  %2d %-32s %s\n", i + 1, d->rows[i].variant->name, d->rows[i].r.reason);
         }
     any = false;
     for (int i = 0; i < d->n_rows; i++)
@@ -100,7 +100,7 @@ void compare_table(util_buf *out, const compare_doc *d)
         if (!any)
             util_buf_printf(out, "\nvariants:\n");
         any = true;
-        util_buf_printf(out, "  %-28s %s\n", v->name, v->note);
+        util_buf_printf(out, "  %-32s %s\n", v->name, v->note);
     }
 }
 

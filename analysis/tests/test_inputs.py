@@ -13,7 +13,9 @@ PY = sys.executable
 RTX = sample("model-default-rtx6000.results.json")
 RUN = sample("h200-none-graph.results.json")
 BENCH = sample("bench-allreduce-h200-np1.json")
-SWEEP = sample("sweep-tp.csv")
+# Every point of the context sweep is modelled (in sweep-tp.csv TP 1, 2 and 4 do not fit the GPU's
+# memory: rows with available=false), so its rows 2 and 3 have numbers to break.
+SWEEP = sample("sweep-context.csv")
 
 
 def rejects(loader, path, *fragments):
@@ -187,6 +189,17 @@ def test_sweep_with_serving_columns(tmp_path):
     assert r["engine_vllm"] == "yes"
     assert r["warnings"] == "launch-mismatch: nccl: eager, not graph"
     assert "fits" not in r  # a file from before the memory columns
+
+
+def test_sweep_tp_points_that_do_not_fit():
+    # Kimi-K2.5 at TP 1, 2 and 4 needs more than the 95.6 GiB of an RTX PRO 6000 per rank (INT4 experts:
+    # ~1T parameters x 0.5 B / TP alone is ~130 GB at TP=4): unavailable, with the memory figures.
+    rows = load_sweep(sample("sweep-tp.csv"))["rows"]
+    for r in rows:
+        tp = int(r["params"]["parallel.tp"])
+        assert r["available"] == (tp == 8) and r["fits"] == (tp == 8), (tp, r["backend"])
+        if tp < 8:
+            assert r["reason"].startswith("does not fit: needs ") and r["mem_gib"] > r["mem_capacity_gib"]
 
 
 def test_sweep_with_memory_columns(tmp_path):

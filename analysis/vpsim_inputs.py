@@ -168,6 +168,33 @@ def load_results(path):
     return check_results(path, load_json(path))
 
 
+# ---------------------------------------------------------------- vpsim.compare/1
+
+COMPARE_SCHEMA = "vpsim.compare/1"
+
+
+def load_ranking(path):
+    """A `vpsim compare --format json` document: rows best first, each with variant, backend, available,
+    tok_per_s (null when not available), gain_pct, fits (null when unknown) and baseline."""
+    doc = load_json(path)
+    _check_schema(path, doc, COMPARE_SCHEMA)
+    _need(path, doc, "rows", "top level", "list")
+    if not doc["rows"]:
+        raise InputError(path, "rows: empty list")
+    for i, row in enumerate(doc["rows"]):
+        where = f"rows[{i}]"
+        if not isinstance(row, dict):
+            raise InputError(path, f"{where}: expected an object")
+        for key, kind in (("variant", "str"), ("backend", "str"), ("available", "bool"), ("baseline", "bool")):
+            _need(path, row, key, where, kind)
+        tok = row.get("tok_per_s")
+        if row["available"] and (not isinstance(tok, (int, float)) or isinstance(tok, bool) or not math.isfinite(tok)):
+            raise InputError(path, f"{where}: available but 'tok_per_s' is not a number: {json.dumps(tok)}")
+        if row.get("fits") not in (True, False, None):
+            raise InputError(path, f"{where}: 'fits' must be true, false or null")
+    return doc
+
+
 # ---------------------------------------------------------------- sweep CSV
 
 def _parse_float(path, line, col, text):

@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report_render  # noqa: E402
 import vpsim_draw as draw  # noqa: E402
 import vpsim_extract as ex  # noqa: E402
-from vpsim_inputs import InputError, load_bench, load_json, load_plan, load_results, load_sweep, read_text  # noqa: E402
+from vpsim_inputs import InputError, load_bench, load_json, load_plan, load_ranking, load_results, load_sweep, read_text  # noqa: E402
 from vpsim_provenance import command_of, describe, read_readme  # noqa: E402
 
 SWEEP_TITLES = {
@@ -33,14 +33,14 @@ SWEEP_TITLES = {
     "workload.batch": "Throughput against batch (modelled)",
 }
 SCHEMA_LOADERS = {"vpsim.results/1": ("results", load_results), "vpsim.bench_allreduce/1": ("bench", load_bench),
-                  "vpsim.plan/1": ("plan", load_plan)}
+                  "vpsim.plan/1": ("plan", load_plan), "vpsim.compare/1": ("ranking", load_ranking)}
 
 
 def discover(folder):
     """{kind: [(path, doc)]} and a list of skipped files with why. Malformed vpsim outputs raise."""
     if not os.path.isdir(folder):
         raise InputError(folder, "no such folder")
-    found = {"results": [], "bench": [], "plan": [], "sweep": []}
+    found = {"results": [], "bench": [], "plan": [], "sweep": [], "ranking": []}
     skipped = []
     for name in sorted(os.listdir(folder)):
         path = os.path.join(folder, name)
@@ -275,6 +275,37 @@ def section_sweeps(found, out, blocks, readme):
                                  "bound: no collectives (tok/s)"], rows))
 
 
+def section_ranking(found, out, blocks, readme):
+    """`vpsim compare` outputs: the variants best first, as bars and as a table."""
+    if not found["ranking"]:
+        return
+    blocks.append(("h2", "Ranking of the variants (modelled)"))
+    for path, doc in found["ranking"]:
+        name = "ranking-" + ex.stem(path)
+        foot = [describe("ranking", path, doc, readme)]
+        if doc.get("auto_nospec"):
+            foot.append(doc["auto_nospec"])
+        title = f"Variants of {doc.get('scenario')} on {doc.get('system')}, best first"
+        paths = draw.draw_ranking(doc, os.path.join(out, "figures", name), foot, title)
+        blocks.append(("h3", title))
+        blocks.append(fig_block(out, paths, title, [path]))
+        cmd = command_of(path, readme)
+        if cmd:
+            blocks.append(("p", f"Command: `{cmd}`"))
+        rows = []
+        for r in doc["rows"]:
+            ok = r["available"]
+            fits = "-" if r.get("fits") is None else (
+                f"yes {r['memory_gib']:.1f} GiB" if r["fits"] else
+                f"no: needs {r['memory_gib']:.1f} of {r['memory_capacity_gib']:.1f} GiB")
+            gain = "base" if r["baseline"] and ok else (f"{r['gain_pct']:+.1f}%" if r.get("gain_pct") is not None else "-")
+            rows.append((str(r["rank"]), r["variant"], r["backend"], f2(r["cycle_ms"]) if ok else "-",
+                         f"{r['tok_per_s']:.1f}" if ok else "-", gain, fits,
+                         r.get("source") or r.get("reason") or "-", (r.get("engine") or {}).get("needs") or "-"))
+        blocks.append(("table", ["#", "variant", "backend", "cycle ms", "tok/s", "gain", "fits", "source",
+                                 "engine would need"], rows))
+
+
 def section_compare(found, out, blocks, readme):
     runs = [(p, d) for p, d in found["results"] if d["mode"] == "run" and d.get("model_comparison")]
     if not runs:
@@ -378,10 +409,11 @@ def build(folder, out):
     section_cycle(found, out, blocks, readme)
     section_allreduce(found, out, blocks, readme)
     section_sweeps(found, out, blocks, readme)
+    section_ranking(found, out, blocks, readme)
     section_compare(found, out, blocks, readme)
     blocks.append(("h2", "Provenance of the inputs"))
     items = []
-    for kind in ("results", "bench", "sweep", "plan"):
+    for kind in ("results", "bench", "sweep", "plan", "ranking"):
         for path, doc in found[kind]:
             line = describe(kind, path, doc, readme)
             cmd = command_of(path, readme)

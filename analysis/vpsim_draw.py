@@ -259,3 +259,36 @@ def draw_compare(class_rows, kind_rows, out_prefix, footnote, title=None, system
                     bbox=dict(boxstyle="round", fc="#fff0f0", ec="#b00000"))
     fig.suptitle(title or "Model against measurement (label: error = (modelled - measured) / measured)")
     return _save(fig, out_prefix, _footnote(fig, footnote))
+
+
+def draw_ranking(doc, out_prefix, footnote, title=None):
+    """Horizontal bars of tok/s per ranked row, best on top; the baseline outlined and labelled, rows
+    that could not be modelled (does not fit, bad value) as empty grey hatched bars with their reason."""
+    rows = doc["rows"]
+    n = len(rows)
+    fig, ax = plt.subplots(figsize=(9, 0.35 * n + 1.2))
+    best = max((r["tok_per_s"] for r in rows if r["available"]), default=1.0)
+    for i, r in enumerate(rows):
+        y = n - 1 - i
+        label = f"{r['variant']} ({r['backend']})"
+        if r["available"]:
+            ax.barh(y, r["tok_per_s"], color="#1f77b4" if not r["baseline"] else "#ff7f0e",
+                    edgecolor="black" if r["baseline"] else "none", linewidth=1.2)
+            gain = r.get("gain_pct")
+            text = f"{r['tok_per_s']:.1f}" + (" (baseline)" if r["baseline"] else
+                                              f" ({gain:+.0f}%)" if gain is not None else "")
+            ax.text(r["tok_per_s"] + best * 0.01, y, text, va="center", fontsize=7)
+        else:
+            ax.barh(y, best * 0.25, color="#dddddd", hatch="///", edgecolor="#999999")
+            why = r.get("reason") or "not modelled"
+            ax.text(best * 0.26, y, why[:70], va="center", fontsize=7, color="#555555")
+        ax.text(-best * 0.01, y, label, va="center", ha="right", fontsize=7)
+    ax.set_yticks([])
+    ax.set_xlim(0, best * 1.35)
+    ax.set_xlabel("throughput (tok/s, one request)")
+    ax.set_title(title or "Ranking of the variants (modelled)")
+    ax.legend(handles=[Patch(color="#ff7f0e", label="baseline"), Patch(color="#1f77b4", label="variant"),
+                       Patch(facecolor="#dddddd", hatch="///", edgecolor="#999999",
+                             label="not ranked (does not fit / did not load)")], fontsize=7, loc="lower right")
+    fig.subplots_adjust(left=0.35)
+    return _save(fig, out_prefix, _footnote(fig, footnote))

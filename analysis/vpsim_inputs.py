@@ -35,8 +35,14 @@ CSV_COLUMNS = (
 CSV_TEXT = ("backend", "available", "reason", "allreduce_method")
 # Columns newer vpsim writes after tok_per_s (older sweeps end at tok_per_s; both are read). Numbers may
 # be empty (nospec_tok_per_s when no baseline was modelled) and then read as None.
-CSV_ADDED = ("tpot_ms", "accepted_per_cycle", "engine_vllm", "engine_sglang", "nospec_tok_per_s", "warnings")
+# The memory columns came last: mem_gib and mem_capacity_gib (per rank, GiB) and fits (true/false) are
+# read on every row, available or not, since a point that does not fit is unavailable for that reason
+# and its figures say by how much; older files without them still read (fits then absent).
+CSV_ADDED = ("tpot_ms", "accepted_per_cycle", "engine_vllm", "engine_sglang", "nospec_tok_per_s", "warnings",
+             "mem_gib", "mem_capacity_gib", "fits")
+CSV_ADDED_BEFORE_MEMORY = CSV_ADDED[:6]
 CSV_ADDED_TEXT = ("engine_vllm", "engine_sglang", "warnings")
+CSV_ADDED_ALWAYS = ("mem_gib", "mem_capacity_gib")
 
 
 class InputError(Exception):
@@ -162,6 +168,33 @@ def load_results(path):
     return check_results(path, load_json(path))
 
 
+# ---------------------------------------------------------------- vpsim.compare/1
+
+COMPARE_SCHEMA = "vpsim.compare/1"
+
+
+def load_ranking(path):
+    """A `vpsim compare --format json` document: rows best first, each with variant, backend, available,
+    tok_per_s (null when not available), gain_pct, fits (null when unknown) and baseline."""
+    doc = load_json(path)
+    _check_schema(path, doc, COMPARE_SCHEMA)
+    _need(path, doc, "rows", "top level", "list")
+    if not doc["rows"]:
+        raise InputError(path, "rows: empty list")
+    for i, row in enumerate(doc["rows"]):
+        where = f"rows[{i}]"
+        if not isinstance(row, dict):
+            raise InputError(path, f"{where}: expected an object")
+        for key, kind in (("variant", "str"), ("backend", "str"), ("available", "bool"), ("baseline", "bool")):
+            _need(path, row, key, where, kind)
+        tok = row.get("tok_per_s")
+        if row["available"] and (not isinstance(tok, (int, float)) or isinstance(tok, bool) or not math.isfinite(tok)):
+            raise InputError(path, f"{where}: available but 'tok_per_s' is not a number: {json.dumps(tok)}")
+        if row.get("fits") not in (True, False, None):
+            raise InputError(path, f"{where}: 'fits' must be true, false or null")
+    return doc
+
+
 # ---------------------------------------------------------------- sweep CSV
 
 def _parse_float(path, line, col, text):
@@ -189,7 +222,7 @@ def load_sweep(path):
         raise InputError(path, "line 1: no 'backend' column; expected the header of `vpsim sweep --out FILE.csv`")
     start = header.index("backend")
     added = tuple(header[start + len(CSV_COLUMNS):])
-    if tuple(header[start:start + len(CSV_COLUMNS)]) != CSV_COLUMNS or added not in ((), CSV_ADDED):
+    if tuple(header[start:start + len(CSV_COLUMNS)]) != CSV_COLUMNS or added not in ((), CSV_ADDED_BEFORE_MEMORY, CSV_ADDED):
         missing = [c for c in CSV_COLUMNS if c not in header[start:]]
         what = f"missing {', '.join(missing)}" if missing else "columns in another order or extra columns"
         raise InputError(path, f"line 1: not the vpsim results CSV header ({what})")
@@ -213,7 +246,11 @@ def load_sweep(path):
         for col in added:
             if col in CSV_ADDED_TEXT:
                 row[col] = raw[col]
-            elif row["available"]:
+            elif col == "fits":
+                if raw[col] not in ("true", "false", ""):
+                    raise InputError(path, f"line {line_no}: column 'fits' must be true, false or empty, got {raw[col]!r}")
+                row[col] = None if raw[col] == "" else raw[col] == "true"
+            elif col in CSV_ADDED_ALWAYS or row["available"]:
                 row[col] = _parse_float(path, line_no, col, raw[col]) if raw[col] != "" else None
         rows.append(row)
     if not rows:

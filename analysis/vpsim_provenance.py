@@ -80,6 +80,8 @@ def describe(kind, path, doc, readme):
         text = f"{name}: MODELLED (vpsim sweep, analytic model)"
     elif kind == "plan":
         text = f"{name}: schedule (vpsim plan), payloads per rank"
+    elif kind == "ranking":
+        text = f"{name}: MODELLED (vpsim compare, analytic model) on system {doc.get('system')}"
     else:
         text = name
     if ww:

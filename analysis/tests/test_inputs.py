@@ -13,7 +13,9 @@ PY = sys.executable
 RTX = sample("model-default-rtx6000.results.json")
 RUN = sample("h200-none-graph.results.json")
 BENCH = sample("bench-allreduce-h200-np1.json")
-SWEEP = sample("sweep-tp.csv")
+# Every point of the context sweep is modelled (in sweep-tp.csv TP 1, 2 and 4 do not fit the GPU's
+# memory: rows with available=false), so its rows 2 and 3 have numbers to break.
+SWEEP = sample("sweep-context.csv")
 
 
 def rejects(loader, path, *fragments):
@@ -186,6 +188,35 @@ def test_sweep_with_serving_columns(tmp_path):
     assert r["nospec_tok_per_s"] is None
     assert r["engine_vllm"] == "yes"
     assert r["warnings"] == "launch-mismatch: nccl: eager, not graph"
+    assert "fits" not in r  # a file from before the memory columns
+
+
+def test_sweep_tp_points_that_do_not_fit():
+    # Kimi-K2.5 at TP 1, 2 and 4 needs more than the 95.6 GiB of an RTX PRO 6000 per rank (INT4 experts:
+    # ~1T parameters x 0.5 B / TP alone is ~130 GB at TP=4): unavailable, with the memory figures.
+    rows = load_sweep(sample("sweep-tp.csv"))["rows"]
+    for r in rows:
+        tp = int(r["params"]["parallel.tp"])
+        assert r["available"] == (tp == 8) and r["fits"] == (tp == 8), (tp, r["backend"])
+        if tp < 8:
+            assert r["reason"].startswith("does not fit: needs ") and r["mem_gib"] > r["mem_capacity_gib"]
+
+
+def test_sweep_with_memory_columns(tmp_path):
+    # The memory columns: read on an unavailable row too (a point that does not fit says by how much).
+    head = _sweep_text().splitlines()[0].split(",tpot_ms")[0] + \
+        ",tpot_ms,accepted_per_cycle,engine_vllm,engine_sglang,nospec_tok_per_s,warnings,mem_gib,mem_capacity_gib,fits"
+    n_varied = head.split(",").index("backend")
+    ok = ",".join(["8"] * n_varied) + (",nccl,true,,200,measured table,31,24,5,0.4,0.7,1.8,0.6,0.8,33.8,2.2,65.1,"
+                                        "15.4,1.2,yes,yes,,,75.1,95.6,true")
+    no = ",".join(["1"] * n_varied) + (",nccl,false,does not fit: needs 559.4 GiB of 95.6,,,,,,,,,,,,2.2,,"
+                                        ",1.2,,,,,559.4,95.6,false")
+    sw = load_sweep(_csv(tmp_path, head + "\n" + ok + "\n" + no + "\n"))
+    a, b = sw["rows"]
+    assert a["fits"] is True and a["mem_gib"] == 75.1 and a["mem_capacity_gib"] == 95.6
+    assert b["fits"] is False and b["mem_gib"] == 559.4 and not b["available"]
+    bad = no.rsplit(",", 1)[0] + ",maybe"
+    rejects(load_sweep, _csv(tmp_path, head + "\n" + bad + "\n"), "line 2", "'fits' must be true, false or empty")
 
 
 def test_sweep_unknown_extra_column(tmp_path):

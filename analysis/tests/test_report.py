@@ -143,3 +143,30 @@ def test_condition_mismatch_names_each_difference():
     other = dict(run, context=8192, graph=False)
     assert ex.condition_mismatch(run, other) == ["context 32768 (run) vs 8192 (model)",
                                                  "graph True (run) vs False (model)"]
+
+
+def test_ranking_section(report):
+    # The compare sample: a bar per row in the sample's order (best first), the baseline's gain "base",
+    # and the rows that do not fit listed with their memory.
+    out, md, _ = report
+    doc = read_json(sample("compare-verify-faster.json"))
+    assert "## Ranking of the variants (modelled)" in md
+    assert os.path.exists(os.path.join(out, "figures", "ranking-compare-verify-faster.png"))
+    section = md.split("## Ranking of the variants (modelled)")[1].split("\n## ")[0]
+    order = [r["variant"] for r in doc["rows"]]
+    positions = [section.index(f"| {v} |") for v in order]
+    assert positions == sorted(positions)
+    base = next(r for r in doc["rows"] if r["baseline"])
+    assert f"| {base['variant']} | {base['backend']} | {base['cycle_ms']:.2f} | {base['tok_per_s']:.1f} | base |" in section
+    for r in doc["rows"]:
+        if r["fits"] is False:
+            assert f"no: needs {r['memory_gib']:.1f} of {r['memory_capacity_gib']:.1f} GiB" in section
+
+
+def test_ranking_rejects_a_bad_document(tmp_path):
+    from vpsim_inputs import InputError, load_ranking
+    p = tmp_path / "c.json"
+    p.write_text('{"schema": "vpsim.compare/1", "rows": [{"variant": "a", "backend": "nccl", "available": true, '
+                 '"baseline": true, "tok_per_s": null}]}')
+    with pytest.raises(InputError, match="tok_per_s"):
+        load_ranking(str(p))

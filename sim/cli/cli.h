@@ -97,6 +97,7 @@ int cmd_plan(int argc, char **argv);
 int cmd_config_reference(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_bench_allreduce(int argc, char **argv);

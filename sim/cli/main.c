@@ -22,6 +22,7 @@ static const command commands[] = {
     {"calibrate", cmd_calibrate, "turn a run's per-op times into a system file's measured op tables"},
     {"plan", cmd_plan, "print the schedule of one decode cycle (ops and collectives per rank)"},
     {"model", cmd_model, "model cycle time and tok/s per collective backend on a described system"},
+    {"compare", cmd_compare, "model named variants of a scenario and rank them by tok/s (fits, gain, engine)"},
     {"sweep", cmd_sweep, "model the cartesian product of --vary settings into a CSV"},
     {"bench-allreduce", cmd_bench_allreduce, "time and check allreduce backends over a size sweep (nccl-tests style)"},
     {"config-reference", cmd_config_reference, "print the configuration reference (Markdown)"},

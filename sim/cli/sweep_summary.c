@@ -315,8 +315,11 @@ static void print_skipped(const summary *s, FILE *out)
     long long total = 0;
     for (long long pt = 0; pt < s->n_points; pt++) {
         /* Refused combinations have rows with no tokens per cycle (the scenario never loaded); a
-         * backend that cannot run on a loaded scenario still has them. */
-        if (!s->sw->n_bes || avail(s, pt, 0) || num(s, pt, 0, s->c_tokens) > 0)
+         * backend that cannot run on a loaded scenario still has them. A point that does not fit the
+         * GPU's memory is skipped as a whole too (every backend holds the weights), though it loaded. */
+        if (!s->sw->n_bes || avail(s, pt, 0))
+            continue;
+        if (num(s, pt, 0, s->c_tokens) > 0 && strncmp(fld(s, pt, 0, s->c_reason), "does not fit", 12))
             continue;
         util_buf lab = {0};
         point_label(s, pt, &lab);

@@ -5,11 +5,14 @@
 #include "model_topo.h"
 
 #include "../config/cfg_accept.h"
+#include "../plan/plan_memory.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define MODEL_GIB 1073741824.0
 
 bool model_ctx_in_l2(const model_ctx *ctx) { return ctx->in_l2; }
 
@@ -346,8 +349,20 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
     r->tokens_per_cycle = ctx->tokens_per_cycle;
     r->accepted_per_cycle = ctx->tokens_per_cycle > 1 ? ctx->tokens_per_cycle - 1.0 : 0.0;
     serving_notes(ctx, be, r);
+    /* Memory first: a scenario that does not fit is not a cycle time anyone will see (issue #12 item 6),
+     * but how far it misses is worth reporting, so the figures stay with the unavailable result. */
+    plan_memory mem;
+    plan_memory_account(sc, ctx->p, be, &mem);
+    r->mem_known = true;
+    r->fits = mem.fits;
+    r->mem_gib = mem.total_bytes / MODEL_GIB;
+    r->mem_capacity_gib = mem.capacity_bytes / MODEL_GIB;
     if (!model_backend_available(s, be, ctx->p->ranks, r->reason, sizeof(r->reason)))
         return;
+    if (!mem.fits) {
+        snprintf(r->reason, sizeof(r->reason), "%s", mem.verdict);
+        return;
+    }
 
     double cost[MODEL_MAX_COLLS];
     for (int i = 0; i < ctx->n_colls; i++) {

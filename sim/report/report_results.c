@@ -84,6 +84,13 @@ static void json_backend(util_json *j, const results_cycle *r, const plan *p)
     knum6(j, "tpot_ms", r->tpot_ms, ok);
     knum6(j, "accepted_per_cycle", r->accepted_per_cycle, true);
     knum6(j, "nospec_tok_per_s", r->nospec_tok_per_s, ok && r->nospec_tok_per_s > 0);
+    knum6(j, "memory_gib", r->mem_gib, r->mem_known);
+    knum6(j, "memory_capacity_gib", r->mem_capacity_gib, r->mem_known);
+    util_json_key(j, "fits");
+    if (r->mem_known)
+        util_json_bool(j, r->fits);
+    else
+        util_json_null(j);
     util_json_key(j, "engine");
     util_json_obj_begin(j);
     kstr_or_null(j, "vllm", r->engine_vllm[0] ? r->engine_vllm : NULL);
@@ -192,6 +199,33 @@ static void table_warnings(util_buf *out, const results_cycle *rs, int n)
         }
 }
 
+/* One line when every backend needs the same (only a custom backend's workspace differs). */
+static void table_memory(util_buf *out, const results_cycle *rs, int n)
+{
+    int first = -1;
+    bool same = true;
+    for (int i = 0; i < n; i++) {
+        if (!rs[i].mem_known)
+            continue;
+        if (first < 0)
+            first = i;
+        else if (fabs(rs[i].mem_gib - rs[first].mem_gib) >= 0.05)
+            same = false;
+    }
+    if (first < 0)
+        return;
+    if (same) {
+        util_buf_printf(out, "\nmemory per rank: %.1f of %.1f GiB (%s; vpsim plan lists the items)\n",
+                        rs[first].mem_gib, rs[first].mem_capacity_gib, rs[first].fits ? "fits" : "does not fit");
+        return;
+    }
+    util_buf_printf(out, "\nmemory per rank (vpsim plan lists the items):\n");
+    for (int i = 0; i < n; i++)
+        if (rs[i].mem_known)
+            util_buf_printf(out, "  %-10s %.1f of %.1f GiB (%s)\n", rs[i].backend, rs[i].mem_gib,
+                            rs[i].mem_capacity_gib, rs[i].fits ? "fits" : "does not fit");
+}
+
 void report_results_table(util_buf *out, const report_results_meta *m, const results_cycle *rs, int n)
 {
     util_buf_printf(out, "%s: scenario %s on %s (%s), TP=%d, batch %d, context %d, %s\n",
@@ -228,6 +262,7 @@ void report_results_table(util_buf *out, const report_results_meta *m, const res
             util_buf_printf(out, "  %-10s %s\n", rs[i].backend, rs[i].allreduce_method);
         }
     }
+    table_memory(out, rs, n);
     table_engines(out, rs, n);
     bool any_missing = false;
     for (int i = 0; i < n; i++) {
@@ -261,7 +296,7 @@ static const char *const csv_cols[] = {"backend",         "available",      "rea
                                        "host_ms",          "cycle_ms",      "tokens_per_cycle", "tok_per_s",
                                        /* added later, at the end so that readers of the first columns work */
                                        "tpot_ms", "accepted_per_cycle", "engine_vllm", "engine_sglang",
-                                       "nospec_tok_per_s", "warnings"};
+                                       "nospec_tok_per_s", "warnings", "mem_gib", "mem_capacity_gib", "fits"};
 
 int report_results_csv_column(const char *name)
 {
@@ -302,7 +337,10 @@ static void csv_tail(util_buf *out, const results_cycle *r)
         util_buf_printf(&w, "%s%s: %s", i ? " | " : "", r->warnings[i].code, r->warnings[i].text);
     report_csv_field(out, w.s ? w.s : "");
     util_buf_free(&w);
-    util_buf_printf(out, "\n");
+    if (r->mem_known)
+        util_buf_printf(out, ",%.6g,%.6g,%s\n", r->mem_gib, r->mem_capacity_gib, r->fits ? "true" : "false");
+    else
+        util_buf_printf(out, ",,,\n");
 }
 
 void report_results_csv_row(util_buf *out, const char *const *extra_vals, int n_extra, const results_cycle *r)

@@ -65,6 +65,15 @@ typedef struct results_cycle {
      * 0 when not modelled (vpsim sweep fills it). */
     double nospec_tok_per_s;
 
+    /* Per-rank GPU memory (plan_memory_account for this backend) against the GPU's (gpu.memory_gib):
+     * filled by the model (mem_known), for every backend, whether it is available or not, so that a
+     * result that does not fit (available = false, reason "does not fit: needs X GiB of Y") still says
+     * by how much. A replay measures no memory account: mem_known false. */
+    bool mem_known;
+    bool fits;
+    double mem_gib;
+    double mem_capacity_gib;
+
     int n_warnings;
     results_warning warnings[RESULTS_MAX_WARNINGS];
 

@@ -214,10 +214,14 @@ Test(model_cycle, every_backend_on_every_shipped_system_gives_a_number_or_a_reas
                 } else {
                     cr_assert(strlen(r.reason) > 10, "%s on %s: no reason", r.backend, rel);
                 }
+                /* Kimi-K2.5 needs ~560 GiB over its ranks: on one or two GPUs it does not fit, which is
+                 * then the reason (the memory account is there on every result). */
+                cr_assert(r.mem_known, "%s on %s: no memory account", r.backend, rel);
+                const bool no_fit = !r.fits && strstr(r.reason, "does not fit: needs");
                 if (b == CFG_BACKEND_NONE)
-                    cr_assert(r.available, "none always runs (%s)", rel);
+                    cr_assert(r.available || no_fit, "none always runs when it fits (%s): %s", rel, r.reason);
                 if (pass == 1 && b == CFG_BACKEND_NCCL)
-                    cr_assert(r.available, "nccl at a TP the system hosts (%s): %s", rel, r.reason);
+                    cr_assert(r.available || no_fit, "nccl at a TP the system hosts (%s): %s", rel, r.reason);
             }
             unload(&l);
         }

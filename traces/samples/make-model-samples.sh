@@ -26,3 +26,7 @@ BACKENDS=nccl,oneshot,twoshot,push,mpi,none
 "$V" sweep configs/default.yaml --vary parallel.tp=1,2,4,8 --backend $BACKENDS --restart --out $S/sweep-tp.csv
 "$V" sweep configs/default.yaml --vary workload.context=1024,2048,4096,8192,16384,32768,65536,131072 \
     --backend $BACKENDS --restart --out $S/sweep-context.csv
+
+# The optimization plan ranked (vpsim compare; the report draws it).
+"$V" compare configs/default.yaml --variants configs/plans/verify-faster.yaml --format json \
+    --out $S/compare-verify-faster.json

@@ -1,0 +1,377 @@
+/* vpsim compare: model named variants of one scenario and rank them by tok/s against a baseline. */
+#include "cli.h"
+
+#include "cli_model.h"
+#include "compare.h"
+
+#include "../model/model.h"
+#include "../util/util.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void compare_help(void)
+{
+    printf("usage: vpsim compare [SCENARIO] --variants FILE [--backend LIST] [--set KEY=VALUE]...\n"
+           "                     [--system FILE] [--format table|json|md] [--out FILE]\n"
+           "\n"
+           "Model every variant of SCENARIO (default configs/default.yaml) listed in FILE and rank them best\n"
+           "first by tok/s: cycle, verify and verify-comm ms, tok/s, gain over the baseline variant, whether\n"
+           "it fits the GPU's memory, where the figures come from (measured tables or formulas) and what the\n"
+           "serving engine would need to run it. FILE is a YAML list of variants:\n"
+           "\n"
+           "  - name: baseline NCCL\n"
+           "    baseline: true             # gains are against this one (at most one; default: the first)\n"
+           "  - name: oneshot\n"
+           "    set: [run.backend=oneshot]  # --set overrides, applied after the command line's --set\n"
+           "    note: custom one-shot allreduce\n"
+           "\n"
+           "A typo in a field or in a key of `set` is an error at FILE:line:col (exit 2); a variant whose\n"
+           "values do not load (out of range, TP not dividing the heads, ...) or that does not fit the GPU's\n"
+           "memory is ranked last with the reason, and the command still exits 0. When the scenario\n"
+           "speculates and no variant sets speculative.algorithm=none, a \"speculation off\" row (the baseline\n"
+           "with speculative.algorithm=none) is added, and the output says so.\n"
+           "\n"
+           "options:\n"
+           "  --variants FILE   the variants (required)\n"
+           "  --backend LIST    model every variant with each of these backends (default: each variant's\n"
+           "                    run.backend): nccl, nccl-symm, oneshot, twoshot, push, mpi, none\n"
+           "  --set KEY=VALUE   override a field for every variant (repeatable)\n"
+           "  --system FILE     use this system file instead of the scenario's\n"
+           "  --format FMT      table (default), json (schema " COMPARE_SCHEMA ") or md (Markdown)\n"
+           "  --out FILE        write there (atomically) instead of stdout\n"
+           "  -h, --help        this text\n"
+           "\n"
+           "examples:\n"
+           "  vpsim compare configs/default.yaml --variants configs/plans/verify-faster.yaml\n"
+           "  vpsim compare configs/default.yaml --variants configs/plans/verify-faster.yaml --format md\n");
+}
+
+typedef enum { CMP_FMT_TABLE, CMP_FMT_JSON, CMP_FMT_MD } cmp_format;
+static const char *const cmp_format_names[] = {"table", "json", "md", NULL};
+
+/* Plans depend on the scenario and model settings, not on the system or run ones: variants that only
+ * change a backend, a P2P path or the launch mode share one (building Kimi's plan dominates a row). */
+typedef struct plan_slot {
+    char *key;
+    plan p;
+    bool ok;
+    char why[512];
+} plan_slot;
+
+typedef struct cmp_state {
+    const cli_common *c;
+    const cfg_backend *bes;
+    int n_bes;
+    plan_slot *plans;
+    int n_plans;
+    compare_row *rows;
+    int n_rows;
+} cmp_state;
+
+static const plan_slot *plan_for(cmp_state *st, const compare_variant *v, const cfg_scenario *sc)
+{
+    util_buf key = {0};
+    util_buf_printf(&key, "|");
+    for (int i = 0; i < v->set.n; i++)
+        if (strncmp(v->set.v[i], "system.", 7) && strncmp(v->set.v[i], "run.", 4))
+            util_buf_printf(&key, "%s|", v->set.v[i]);
+    for (int i = 0; i < st->n_plans; i++)
+        if (!strcmp(st->plans[i].key, key.s)) {
+            util_buf_free(&key);
+            return &st->plans[i];
+        }
+    plan_slot *s = &st->plans[st->n_plans++];
+    s->key = key.s;
+    s->ok = plan_build(sc, &s->p, s->why, sizeof(s->why)) == 0;
+    return s;
+}
+
+/* measured / formula / mixed, from the verify allreduce's method and the op tables the plan uses. */
+static void row_source(const cfg_scenario *sc, const plan *p, const results_cycle *r, char *buf, size_t len)
+{
+    const cfg_system *s = &sc->system;
+    bool kinds[PLAN_OP_KIND_COUNT] = {0};
+    int n_kinds = 0, n_measured = 0;
+    for (int ph = 0; ph < p->n_phases; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++) {
+            const plan_op_kind k = p->phases[ph].ops[i].kind;
+            if (!plan_op_is_compute(k) || kinds[k])
+                continue;
+            kinds[k] = true;
+            n_kinds++;
+            n_measured += s->measured.use && (int)k < (int)CFG_SYS_OPS_COUNT && s->measured.ops[k].n_us > 0;
+        }
+    const bool has_ar = r->allreduce_method[0] != '\0';
+    const bool ar_measured = !strncmp(r->allreduce_method, "measured", 8);
+    if ((!has_ar || ar_measured) && n_measured == n_kinds && (has_ar || n_kinds))
+        snprintf(buf, len, "measured");
+    else if (!ar_measured && n_measured == 0)
+        snprintf(buf, len, "formula");
+    else if (n_measured == 0 || n_measured == n_kinds)
+        snprintf(buf, len, "mixed: allreduce %s, ops %s", ar_measured ? "measured" : "formula",
+                 n_measured ? "measured" : "formula");
+    else
+        snprintf(buf, len, "mixed: allreduce %s, %d of %d op kinds measured", ar_measured ? "measured" : "formula",
+                 n_measured, n_kinds);
+}
+
+/* What the engines would need: "runs as is" for "yes", else their own "no: why". */
+static void row_engine(const results_cycle *r, char *buf, size_t len)
+{
+    const char *sg = r->engine_sglang, *vl = r->engine_vllm;
+    if (!sg[0] && !vl[0]) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    const char *sgt = !strcmp(sg, "yes") ? "runs as is" : sg, *vlt = !strcmp(vl, "yes") ? "runs as is" : vl;
+    if (!strcmp(sgt, vlt))
+        snprintf(buf, len, "sglang, vllm: %s", sgt);
+    else
+        snprintf(buf, len, "sglang: %s; vllm: %s", sgt, vlt);
+}
+
+static compare_row *new_row(cmp_state *st, const compare_variant *v, const char *backend)
+{
+    compare_row *row = &st->rows[st->n_rows++];
+    memset(row, 0, sizeof(*row));
+    row->variant = v;
+    snprintf(row->r.backend, sizeof(row->r.backend), "%s", backend);
+    snprintf(row->source, sizeof(row->source), "-");
+    snprintf(row->engine, sizeof(row->engine), "-");
+    return row;
+}
+
+/* Model one variant with every backend asked for (or its own run.backend); rows carry any failure.
+ * Returns whether the variant's scenario speculates (false when it did not load). */
+static bool eval_variant(cmp_state *st, const compare_variant *v)
+{
+    const cli_common *c = st->c;
+    const char *sets[CFG_MAX_SETS + COMPARE_MAX_SETS];
+    int n = 0;
+    for (int i = 0; i < c->n_sets; i++)
+        sets[n++] = c->sets[i];
+    for (int i = 0; i < v->set.n; i++)
+        sets[n++] = v->set.v[i];
+    cfg_scenario sc;
+    cfg_error err;
+    if (cfg_scenario_load(c->scenario_path, sets, n, c->system_path, &sc, &err)) {
+        for (int b = 0; b < (st->n_bes ? st->n_bes : 1); b++) {
+            compare_row *row = new_row(st, v, st->n_bes ? cfg_backend_names[st->bes[b]] : "-");
+            snprintf(row->r.reason, sizeof(row->r.reason), "%.255s", err.msg);
+        }
+        return false;
+    }
+    const cfg_backend own = (cfg_backend)sc.run.backend;
+    const cfg_backend *bes = st->n_bes ? st->bes : &own;
+    const int n_bes = st->n_bes ? st->n_bes : 1;
+    const plan_slot *ps = plan_for(st, v, &sc);
+    char why[512];
+    model_ctx *ctx = ps->ok ? model_prepare(&sc, &ps->p, why, sizeof(why)) : NULL;
+    for (int b = 0; b < n_bes; b++) {
+        compare_row *row = new_row(st, v, cfg_backend_names[bes[b]]);
+        if (!ctx) {
+            snprintf(row->r.reason, sizeof(row->r.reason), "%.255s", ps->ok ? why : ps->why);
+            continue;
+        }
+        row->loaded = true;
+        model_eval(ctx, bes[b], false, &row->r);
+        row_engine(&row->r, row->engine, sizeof(row->engine));
+        if (row->r.available)
+            row_source(&sc, &ps->p, &row->r, row->source, sizeof(row->source));
+    }
+    model_free(ctx);
+    const bool spec = sc.speculative.algorithm != CFG_SPEC_NONE;
+    cfg_scenario_free(&sc);
+    return spec;
+}
+
+static bool sets_nospec(const compare_variant *v)
+{
+    for (int i = 0; i < v->set.n; i++)
+        if (!strcmp(v->set.v[i], "speculative.algorithm=none"))
+            return true;
+    return false;
+}
+
+/* The baseline without speculation: its overrides but the speculative.* ones, plus algorithm=none. */
+static compare_variant *add_nospec(compare_file *f)
+{
+    const compare_variant *base = &f->v[f->baseline];
+    compare_variant *v = &f->v[f->n];
+    memset(v, 0, sizeof(*v));
+    bool taken = false;
+    for (int i = 0; i < f->n; i++)
+        taken |= !strcmp(f->v[i].name, "speculation off");
+    snprintf(v->name, sizeof(v->name), "%s", taken ? "speculation off (added)" : "speculation off");
+    for (int i = 0; i < base->set.n && v->set.n < COMPARE_MAX_SETS - 1; i++)
+        if (strncmp(base->set.v[i], "speculative.", 12))
+            v->set.v[v->set.n++] = util_xstrdup(base->set.v[i]);
+    v->set.v[v->set.n++] = util_xstrdup("speculative.algorithm=none");
+    v->note = util_xasprintf("added by vpsim compare: %s with speculative.algorithm=none (plain decode, one token "
+                             "per cycle): does speculation pay on this box?", base->name);
+    v->added = true;
+    f->n++;
+    return v;
+}
+
+static const compare_row *sort_rows;
+static int by_rank(const void *a, const void *b)
+{
+    const compare_row *x = &sort_rows[*(const int *)a], *y = &sort_rows[*(const int *)b];
+    if (x->r.available != y->r.available)
+        return x->r.available ? -1 : 1;
+    if (x->r.available && x->r.tok_per_s != y->r.tok_per_s)
+        return x->r.tok_per_s > y->r.tok_per_s ? -1 : 1;
+    return *(const int *)a - *(const int *)b; /* ties and unavailable rows: file order */
+}
+
+/* Gains against the baseline variant's first row; then the rows best first. */
+static void rank_rows(cmp_state *st, const compare_variant *base)
+{
+    const compare_row *b = NULL;
+    for (int i = 0; i < st->n_rows && !b; i++)
+        if (st->rows[i].variant == base)
+            b = &st->rows[i];
+    for (int i = 0; i < st->n_rows; i++) {
+        compare_row *row = &st->rows[i];
+        row->baseline = row == b;
+        row->have_gain = b && b->r.available && row->r.available && b->r.tok_per_s > 0;
+        if (row->have_gain)
+            row->gain_pct = 100.0 * (row->r.tok_per_s / b->r.tok_per_s - 1.0);
+    }
+    int *order = util_xmalloc((size_t)st->n_rows * sizeof(int) + 1);
+    for (int i = 0; i < st->n_rows; i++)
+        order[i] = i;
+    sort_rows = st->rows;
+    qsort(order, (size_t)st->n_rows, sizeof(int), by_rank);
+    compare_row *sorted = util_xmalloc((size_t)st->n_rows * sizeof(compare_row) + 1);
+    for (int i = 0; i < st->n_rows; i++)
+        sorted[i] = st->rows[order[i]];
+    memcpy(st->rows, sorted, (size_t)st->n_rows * sizeof(compare_row));
+    free(sorted);
+    free(order);
+}
+
+enum { OPT_BACKEND = CLI_OPT_FIRST_PRIVATE, OPT_VARIANTS };
+
+static int parse_args(int argc, char **argv, cli_common *c, const char **variants, const char **backends, int *fmt)
+{
+    static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
+                                             {"backend", required_argument, NULL, OPT_BACKEND},
+                                             {"variants", required_argument, NULL, OPT_VARIANTS},
+                                             {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int opt;
+    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (opt == 'h') {
+            compare_help();
+            return -1;
+        }
+        if (opt == OPT_BACKEND || opt == OPT_VARIANTS) {
+            *(opt == OPT_BACKEND ? backends : variants) = optarg;
+            continue;
+        }
+        if (opt == CLI_OPT_FORMAT) {
+            if (cli_parse_enum("compare", "--format", optarg, cmp_format_names, fmt))
+                return VP_EXIT_USAGE;
+            continue;
+        }
+        if (opt == CLI_OPT_PLAN)
+            return cli_usage_error("compare", "--plan: each variant builds its own plan; give a SCENARIO");
+        int rc = cli_take_common("compare", c, opt, optarg, argv);
+        if (rc)
+            return rc;
+    }
+    if (cli_positional(c, argc, argv, optind, "compare"))
+        return VP_EXIT_USAGE;
+    if (!*variants)
+        return cli_usage_error("compare", "--variants FILE is required (a YAML list of variants; see --help)");
+    return 0;
+}
+
+static void render(const compare_doc *d, int fmt, util_buf *out)
+{
+    if (fmt == CMP_FMT_JSON)
+        compare_json(out, d);
+    else if (fmt == CMP_FMT_MD)
+        compare_markdown(out, d);
+    else
+        compare_table(out, d);
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    cli_common c = {0};
+    const char *variants = NULL, *backend_list = NULL;
+    int fmt = CMP_FMT_TABLE;
+    int rc = parse_args(argc, argv, &c, &variants, &backend_list, &fmt);
+    if (rc)
+        return rc < 0 ? VP_EXIT_OK : rc;
+    cfg_backend bes[CFG_BACKEND_COUNT];
+    const int n_bes = backend_list ? cli_parse_backends(backend_list, bes, CFG_BACKEND_COUNT, "compare") : 0;
+    if (n_bes < 0)
+        return VP_EXIT_USAGE;
+    char *dflt = NULL;
+    if (!c.scenario_path) {
+        char *dir = cli_install_dir();
+        c.scenario_path = dflt = util_xasprintf("%s/configs/default.yaml", dir);
+        free(dir);
+    }
+    /* The scenario itself must load: a broken base is no ranking at all, unlike one broken variant. */
+    cfg_scenario base;
+    cfg_error err;
+    if (cfg_scenario_load(c.scenario_path, c.sets, c.n_sets, c.system_path, &base, &err)) {
+        fprintf(stderr, "vpsim compare: %s\n", err.msg);
+        free(dflt);
+        return VP_EXIT_USAGE;
+    }
+    compare_file f;
+    if (compare_load(variants, &f, &err)) {
+        fprintf(stderr, "vpsim compare: %s\n", err.msg);
+        cfg_scenario_free(&base);
+        free(dflt);
+        return VP_EXIT_USAGE;
+    }
+    const int per_variant = n_bes ? n_bes : 1;
+    cmp_state st = {.c = &c, .bes = bes, .n_bes = n_bes};
+    st.plans = util_xcalloc((size_t)f.n + 1, sizeof(plan_slot));
+    st.rows = util_xcalloc((size_t)(f.n + 1) * (size_t)per_variant, sizeof(compare_row));
+    bool base_spec = false, any_nospec = false;
+    const int n_file = f.n;
+    for (int i = 0; i < n_file; i++) {
+        const bool spec = eval_variant(&st, &f.v[i]);
+        if (i == f.baseline)
+            base_spec = spec;
+        any_nospec |= sets_nospec(&f.v[i]);
+    }
+    compare_doc d = {.scenario_path = c.scenario_path, .variants_path = variants, .scenario = base.name,
+                     .system = base.system.name, .model = base.target.name};
+    if (base_spec && !any_nospec) {
+        eval_variant(&st, add_nospec(&f));
+        d.auto_nospec = "the scenario speculates and no variant sets speculative.algorithm=none: a 'speculation off' "
+                        "row (the baseline with speculative.algorithm=none) was added";
+    }
+    rank_rows(&st, &f.v[f.baseline]);
+    d.rows = st.rows;
+    d.n_rows = st.n_rows;
+    util_buf out = {0};
+    render(&d, fmt, &out);
+    rc = cli_emit(&c, out.s ? out.s : "", out.len);
+    util_buf_free(&out);
+    for (int i = 0; i < st.n_rows; i++)
+        results_cycle_free(&st.rows[i].r);
+    for (int i = 0; i < st.n_plans; i++) {
+        free(st.plans[i].key);
+        if (st.plans[i].ok)
+            plan_free(&st.plans[i].p);
+    }
+    free(st.plans);
+    free(st.rows);
+    compare_file_free(&f);
+    cfg_scenario_free(&base);
+    free(dflt);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/* compare: `vpsim compare` — a list of named variants of one scenario (each a set of --set overrides),
+ * modelled per backend and ranked by tok/s against a baseline (issue #12 item 7). */
+#ifndef VPSIM_COMPARE_H
+#define VPSIM_COMPARE_H
+
+#include "../config/cfg.h"
+#include "../results/results.h"
+#include "../util/util.h"
+
+#include <stdbool.h>
+
+#define COMPARE_SCHEMA "vpsim.compare/1"
+#define COMPARE_MAX_VARIANTS 256
+#define COMPARE_MAX_SETS 64
+#define COMPARE_NAME_MAX 64
+
+typedef struct compare_sets {
+    int n;
+    char *v[COMPARE_MAX_SETS]; /* "dotted.key=value", each checked by cfg_check_set_key on load */
+} compare_sets;
+
+typedef struct compare_variant {
+    char name[COMPARE_NAME_MAX];
+    compare_sets set;
+    char *note;    /* may be NULL */
+    bool baseline;
+    bool added;    /* not from the file: the automatic speculation-off row */
+} compare_variant;
+
+typedef struct compare_file {
+    compare_variant *v;
+    int n;
+    int baseline; /* index of the baseline variant */
+} compare_file;
+
+/* Load a variants file: a YAML list of {name, set: [KEY=VALUE, ...], note, baseline}. Unknown fields,
+ * unknown keys in `set`, duplicate names and more than one baseline are errors at file:line:col. */
+int compare_load(const char *path, compare_file *out, cfg_error *err);
+void compare_file_free(compare_file *f);
+
+/* One ranked row: a variant with one backend. */
+typedef struct compare_row {
+    const compare_variant *variant;
+    results_cycle r;       /* r.available false: r.reason says why (load error, backend, memory) */
+    bool loaded;           /* the variant's scenario loaded (else r.reason is the load error) */
+    bool baseline;         /* the row gains are measured against */
+    double gain_pct;       /* tok/s over the baseline's, in percent; valid when have_gain */
+    bool have_gain;
+    char source[96];       /* "measured", "formula" or "mixed: ..." */
+    char engine[300];      /* what SGLang / vLLM would need */
+} compare_row;
+
+typedef struct compare_doc {
+    const char *scenario_path, *variants_path, *scenario, *system, *model;
+    compare_row *rows;
+    int n_rows;
+    const char *auto_nospec; /* why a speculation-off row was added, or NULL */
+} compare_doc;
+
+/* compare_format.c */
+void compare_table(util_buf *out, const compare_doc *d);
+void compare_markdown(util_buf *out, const compare_doc *d);
+void compare_json(util_buf *out, const compare_doc *d);
+
+#endif

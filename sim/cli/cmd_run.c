@@ -290,6 +290,7 @@ static exec_options run_options(const run_args *a, const dist_job *d, const cfg_
         .progress = d->rank == 0 && isatty(2),
         .max_host_bytes = (size_t)(a->max_host_gib * 1073741824.0),
         .fault = a->fault,
+        .nccl_tuning = sc ? &sc->nccl : NULL,
     };
 }
 

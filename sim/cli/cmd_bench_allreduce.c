@@ -79,8 +79,8 @@ static void bench_help(void)
            "  mpirun -np 4 --oversubscribe vpsim bench-allreduce --device cpu --backend mpi --check\n"
            "  mpirun -np 2 vpsim bench-allreduce --system configs/systems/h200-2x-nvlink.yaml --model --graph\n"
            "  vpsim bench-allreduce --from ar.json --system configs/systems/h200-2x-nvlink.yaml\n"
-           "  mpirun -np 2 vpsim bench-allreduce --backend nccl --set nccl.channels=1 --set nccl.protocol=LL --model\n"
-           "                    (the scenario's nccl: settings become NCCL_* variables; see nccl_tuning in --format json)\n");
+           "  mpirun -np 2 vpsim bench-allreduce --backend nccl --set nccl.channels=1 --model\n"
+           "                    (nccl.* settings become NCCL_* variables: nccl_tuning in --format json)\n");
 }
 
 enum {

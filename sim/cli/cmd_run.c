@@ -61,6 +61,7 @@ static void run_help(void)
            "\n"
            "examples:\n"
            "  mpirun -np 8 vpsim run configs/default.yaml --backend nccl --out results.json\n"
+           "  mpirun -np 8 vpsim run configs/default.yaml --backend nccl --set nccl.channels=1   # NCCL_* set\n"
            "  vpsim run configs/default.yaml --backend none --set parallel.tp=8        # one rank's compute\n"
            "  vpsim run configs/default.yaml --backend model \\\n"
            "        --target-system configs/systems/rtx-pro-6000-8x-pcie.yaml\n"

@@ -78,7 +78,9 @@ static void bench_help(void)
            "  mpirun -np 8 vpsim bench-allreduce configs/default.yaml -b 1K -e 1M --graph --check\n"
            "  mpirun -np 4 --oversubscribe vpsim bench-allreduce --device cpu --backend mpi --check\n"
            "  mpirun -np 2 vpsim bench-allreduce --system configs/systems/h200-2x-nvlink.yaml --model --graph\n"
-           "  vpsim bench-allreduce --from ar.json --system configs/systems/h200-2x-nvlink.yaml\n");
+           "  vpsim bench-allreduce --from ar.json --system configs/systems/h200-2x-nvlink.yaml\n"
+           "  mpirun -np 2 vpsim bench-allreduce --backend nccl --set nccl.channels=1 --model\n"
+           "                    (nccl.* settings become NCCL_* variables: nccl_tuning in --format json)\n");
 }
 
 enum {
@@ -525,11 +527,13 @@ int cmd_bench_allreduce(int argc, char **argv)
             verify_counts(&p, &a.o, exec_find_device(a.o.device, why, sizeof(why))->elem_bytes, d.rank == 0);
         else if (!a.model && d.rank == 0)
             fprintf(stderr, "vpsim bench-allreduce: note: without a SCENARIO, --set and --system reach only "
-                            "run.timeout here (and the model, with --model); name a scenario to add its verify-pass "
+                            "run.timeout and nccl.* here (and the model, with --model); name a scenario to add its verify-pass "
                             "payloads to the sweep\n");
         plan_free(&p);
         if (have_sc && a.timeout < 0)
             timeout = sc.run.timeout;
+        if (have_sc)
+            a.o.nccl_tuning = sc.nccl;
     }
     exec_watch_start(&d, "bench-allreduce", timeout);
     exec_bench_result res;

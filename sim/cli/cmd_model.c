@@ -43,6 +43,7 @@ static void model_help(void)
            "examples:\n"
            "  vpsim model configs/default.yaml --backend nccl --explain\n"
            "  vpsim model configs/default.yaml --set system.measured.use=false\n"
+           "  vpsim model configs/default.yaml --backend nccl --set nccl.channels=1 --set nccl.protocol=LL\n"
            "  vpsim model configs/default.yaml --system configs/systems/rtx-pro-6000-8x-pcie-switch.yaml\n"
            "  vpsim model configs/default.yaml --set system.topology.p2p=sysmem --format json --out model.json\n");
 }

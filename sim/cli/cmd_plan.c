@@ -32,6 +32,7 @@ static void plan_help(void)
            "examples:\n"
            "  vpsim plan configs/default.yaml\n"
            "  vpsim plan configs/default.yaml --set speculative.steps=3 --set speculative.num_draft_tokens=4\n"
+           "  vpsim plan configs/default.yaml --set nccl.channels=1 --set nccl.buffsize=1M   # NCCL buffers in memory\n"
            "  vpsim plan configs/default.yaml --format json --out traces/default.plan.json\n"
            "  vpsim plan --plan traces/default.plan.json --format csv\n");
 }

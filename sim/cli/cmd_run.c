@@ -61,6 +61,7 @@ static void run_help(void)
            "\n"
            "examples:\n"
            "  mpirun -np 8 vpsim run configs/default.yaml --backend nccl --out results.json\n"
+           "  mpirun -np 8 vpsim run configs/default.yaml --backend nccl --set nccl.channels=1   # NCCL_* set\n"
            "  vpsim run configs/default.yaml --backend none --set parallel.tp=8        # one rank's compute\n"
            "  vpsim run configs/default.yaml --backend model \\\n"
            "        --target-system configs/systems/rtx-pro-6000-8x-pcie.yaml\n"
@@ -290,6 +291,7 @@ static exec_options run_options(const run_args *a, const dist_job *d, const cfg_
         .progress = d->rank == 0 && isatty(2),
         .max_host_bytes = (size_t)(a->max_host_gib * 1073741824.0),
         .fault = a->fault,
+        .nccl_tuning = sc ? &sc->nccl : NULL,
     };
 }
 

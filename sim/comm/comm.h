@@ -40,6 +40,7 @@ struct comm_ctx {
     const double *collective_us;  /* backend model: modelled duration of every op in flat plan order */
     util_env_item *env;           /* environment facts (the caller's block) */
     int *n_env;
+    const cfg_nccl_tuning *nccl_tuning; /* the scenario's `nccl:` section; NULL = NCCL decides */
 };
 
 /* A comm backend. allreduce: sum of `count` elements of dev->elem_bytes, send -> recv.

@@ -6,6 +6,7 @@
 
 #include "comm_custom.h"
 
+#include "../config/cfg_nccl.h"
 #include "../util/util.h"
 
 #include <nccl.h>
@@ -14,6 +15,8 @@
 
 extern char **environ;
 
+/* What comm_nccl_tuning_apply set: process-wide, like the environment it describes. */
+static char tuning_note[512];
 
 typedef struct nccl_state {
     ncclComm_t comm;
@@ -28,14 +31,51 @@ static int nccl_supported(comm_ctx *x, char *why, size_t len)
     /* Virtual ranks: NCCL would abort with "invalid usage"; say why instead. Collective. */
     char local[256] = "";
     comm_ranks_share_gpu(x, local, sizeof(local));
+    if (!local[0])
+        comm_nccl_tuning_check(x, local, sizeof(local));
     snprintf(why, len, "%s", local);
     return dist_agree(&x->dist, local[0] != 0, why, len);
+}
+
+int comm_nccl_tuning_check(comm_ctx *x, char *why, size_t len)
+{
+    cfg_nccl_env_pair env[CFG_NCCL_ENV_MAX];
+    int v = 0;
+    ncclGetVersion(&v);
+    return cfg_nccl_env(x->nccl_tuning, v, env, why, len) < 0 ? -1 : 0;
+}
+
+void comm_nccl_tuning_apply(comm_ctx *x)
+{
+    cfg_nccl_env_pair env[CFG_NCCL_ENV_MAX];
+    char why[256], desc[128];
+    int v = 0;
+    ncclGetVersion(&v);
+    const int n = cfg_nccl_env(x->nccl_tuning, v, env, why, sizeof(why));
+    if (n <= 0)
+        return; /* nothing to set; an impossible tuning was refused by supported() */
+    util_buf set = {0}, over = {0};
+    for (int i = 0; i < n; i++) {
+        const char *old = getenv(env[i].name);
+        if (old && strcmp(old, env[i].value) != 0)
+            util_buf_printf(&over, "%s%s=%s", over.len ? " " : "", env[i].name, old);
+        setenv(env[i].name, env[i].value, 1);
+        util_buf_printf(&set, "%s%s=%s", set.len ? " " : "", env[i].name, env[i].value);
+    }
+    snprintf(tuning_note, sizeof(tuning_note), "scenario nccl: %s; set %s%s%s%s",
+             cfg_nccl_describe(x->nccl_tuning, desc, sizeof(desc)), set.s, over.len ? " (overriding the environment's " : "",
+             over.len ? over.s : "", over.len ? ")" : "");
+    if (over.len && x->dist.rank == 0)
+        fprintf(stderr, "vpsim: note: the scenario's nccl: settings override the environment's %s\n", over.s);
+    util_buf_free(&set);
+    util_buf_free(&over);
 }
 
 static void nccl_init(comm_ctx *x)
 {
     nccl_state *s = util_xcalloc(1, sizeof(*s));
     x->state = s;
+    comm_nccl_tuning_apply(x);
     ncclUniqueId id;
     if (x->dist.rank == 0)
         VP_NCCL(ncclGetUniqueId(&id));
@@ -80,6 +120,8 @@ void comm_nccl_describe_env(comm_ctx *x)
             util_buf_printf(&vars, "%s%s", vars.len ? " " : "", *e);
     comm_env_set(x, "nccl_env", "%s", vars.s ? vars.s : "(none set)");
     util_buf_free(&vars);
+    if (tuning_note[0])
+        comm_env_set(x, "nccl_tuning", "%s", tuning_note);
 }
 
 static void nccl_describe(comm_ctx *x) { comm_nccl_describe_env(x); }

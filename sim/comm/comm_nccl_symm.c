@@ -78,6 +78,8 @@ static int symm_supported(comm_ctx *x, char *why, size_t len)
                  v / 10000, (v / 100) % 100, v % 100);
     else
         comm_ranks_share_gpu(x, local, sizeof(local));
+    if (!local[0])
+        comm_nccl_tuning_check(x, local, sizeof(local));
     snprintf(why, len, "%s", local);
     return dist_agree(&x->dist, local[0] != 0, why, len);
 }
@@ -92,6 +94,7 @@ static void symm_init(comm_ctx *x)
     if (x->dist.rank == 0)
         VP_NCCL(ncclGetUniqueId(&id));
     dist_bcast(&id, sizeof(id), 0);
+    comm_nccl_tuning_apply(x);
     VP_NCCL(ncclCommInitRank(&s->comm, x->dist.size, id, x->dist.rank));
     /* Same size on every rank (symmetric windows require it), a multiple of the window alignment. */
     size_t need = (size_t)(x->max_comm_elems > 0 ? x->max_comm_elems : 1) * 2;

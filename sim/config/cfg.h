@@ -143,6 +143,7 @@ typedef struct cfg_scenario {
         int seed;
         int timeout; /* watchdog seconds; 0 = none */
     } run;
+    cfg_nccl_tuning nccl; /* also copied into system.nccl_tuning */
 
     /* Loaded from the paths above. */
     cfg_model target, draft;

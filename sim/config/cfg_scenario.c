@@ -388,6 +388,8 @@ int cfg_scenario_load(const char *path, const char *const *sets_text, int n_sets
         check_speculative(out, root, cfg_doc_root(ddoc), err) ||
         check_tp(out, root, cfg_doc_root(tdoc), cfg_doc_root(ddoc), err))
         goto done;
+    /* The models of a collective take only the system: the scenario's NCCL tuning travels with it. */
+    out->system.nccl_tuning = out->nccl;
     if (out->target.arch != CFG_ARCH_DEEPSEEK_V3) {
         cfg_errorf(err, node_or(cfg_doc_root(tdoc), "arch"), "model: the target must have arch deepseek_v3");
         goto done;

@@ -32,6 +32,20 @@ extern const char *const cfg_cpu_vendor_names[];
 
 #define CFG_SYS_TABLE_MAX 32
 
+/* NCCL tuning a scenario asks for (its `nccl:` section): 0 / auto everywhere = NCCL decides, as on a
+ * box where nobody set NCCL_* variables. Replay sets the matching NCCL_* variables (cfg_nccl.h); the
+ * model honours them. */
+typedef enum { CFG_NCCL_PROTO_AUTO, CFG_NCCL_PROTO_LL, CFG_NCCL_PROTO_LL128, CFG_NCCL_PROTO_SIMPLE } cfg_nccl_proto;
+typedef enum { CFG_NCCL_ALGO_AUTO, CFG_NCCL_ALGO_RING, CFG_NCCL_ALGO_TREE } cfg_nccl_algo;
+extern const char *const cfg_nccl_proto_names[];
+extern const char *const cfg_nccl_algo_names[];
+typedef struct cfg_nccl_tuning {
+    int channels;       /* 0 = NCCL's own choice (system.nccl.channels in the model) */
+    int protocol;       /* cfg_nccl_proto */
+    int algorithm;      /* cfg_nccl_algo */
+    long long buffsize; /* bytes; 0 = NCCL's default (system.nccl.buffsize in the model) */
+} cfg_nccl_tuning;
+
 /* A measured curve: duration `us[i]` at size `bytes[i]` (bytes strictly increasing). For collectives
  * `bytes` is the payload per rank and `ranks` the group size it was measured at (0 = any); for compute
  * ops `bytes` is what the op reads plus writes. Empty (no points) = not measured. */
@@ -126,6 +140,9 @@ typedef struct cfg_system {
         cfg_sys_table allgather_nccl;
         cfg_sys_table ops[CFG_SYS_OPS_COUNT];
     } measured;
+    /* Not a system-file key: the scenario's `nccl:` section, copied here by cfg_scenario_load so that
+     * every model of a collective on this system sees it. */
+    cfg_nccl_tuning nccl_tuning;
 } cfg_system;
 
 extern const cfg_field cfg_system_fields[];

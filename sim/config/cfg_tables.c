@@ -3,6 +3,7 @@
 #include "cfg.h"
 
 #include "cfg_accept.h"
+#include "cfg_nccl.h"
 #include "cfg_policy.h"
 
 #include <float.h>
@@ -228,6 +229,28 @@ static const cfg_field run_fields[] = {
     {0},
 };
 
+#define NC(f) IN(cfg_scenario, nccl, f)
+static const cfg_field nccl_fields[] = {
+    {.key = "channels", .type = CFG_T_INT, .offset = NC(channels), .def = "0", CFG_RANGE(0, 64), .unit = "channels",
+     .doc = "channels NCCL runs its collectives on; 0 = NCCL's own choice (the model uses system.nccl.channels). "
+            "Replay sets NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS to it (both, to pin the count); the model scales "
+            "NCCL's bus bandwidth with it and the memory account counts its buffers per channel"},
+    {.key = "protocol", .type = CFG_T_ENUM, .offset = NC(protocol), .def = "auto", .choices = cfg_nccl_proto_names,
+     .doc = "NCCL protocol for every collective (NCCL_PROTO): auto (NCCL picks per size), LL, LL128 or Simple; "
+            "the model picks only among the allowed ones. LL128 on PCIe is what NCCL never picks itself and its "
+            "documentation warns may be unsafe where unsupported"},
+    {.key = "algorithm", .type = CFG_T_ENUM, .offset = NC(algorithm), .def = "auto", .choices = cfg_nccl_algo_names,
+     .doc = "NCCL algorithm for allreduces: auto, ring or tree. Replay sets NCCL_ALGO=allreduce:<algorithm> (per "
+            "collective, NCCL 2.24+; tree needs it, ring falls back to NCCL_ALGO=Ring on older NCCL); all-gathers "
+            "stay rings, the only algorithm NCCL has for them"},
+    {.key = "buffsize", .type = CFG_T_CUSTOM, .offset = NC(buffsize), .def = "0", .bind = cfg_bind_nccl_buffsize,
+     .unit = "bytes",
+     .doc = "NCCL_BUFFSIZE, the Simple protocol's buffer per connection and channel (K/M/G = KiB/MiB/GiB, a power "
+            "of 2 from 4K to 1G); 0 = NCCL's default (system.nccl.buffsize). Memory only: NCCL's tuning model, and "
+            "so vpsim's, has no latency term for it"},
+    {0},
+};
+
 #define SC(f) offsetof(cfg_scenario, f)
 const cfg_field cfg_scenario_fields[] = {
     {.key = "name", .type = CFG_T_STRING, .offset = SC(name), .doc = "scenario name"},
@@ -243,5 +266,9 @@ const cfg_field cfg_scenario_fields[] = {
      .doc = "speculative decoding"},
     {.key = "workload", .type = CFG_T_MAP, .offset = SC(workload), .fields = workload_fields, .doc = "workload"},
     {.key = "run", .type = CFG_T_MAP, .offset = SC(run), .fields = run_fields, .doc = "replay settings"},
+    {.key = "nccl", .type = CFG_T_MAP, .offset = SC(nccl), .fields = nccl_fields,
+     .doc = "NCCL tuning (what-if): replayed as NCCL_* environment variables (an explicit value here overrides the "
+            "same variable in the environment, and the results say so), modelled by NCCL's tuning model; a measured "
+            "NCCL table (taken with NCCL's defaults) is not applied while any of these is set"},
     {0},
 };

@@ -46,6 +46,8 @@ typedef struct exec_options {
     /* Backend model: modelled duration of every op in flat plan order (only collectives are read). */
     const double *collective_us;
     exec_fault fault;
+    /* The scenario's NCCL tuning, set as NCCL_* variables by the NCCL backends; NULL = NCCL decides. */
+    const cfg_nccl_tuning *nccl_tuning;
 } exec_options;
 
 typedef struct exec_ctx exec_ctx;

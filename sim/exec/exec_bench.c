@@ -221,7 +221,7 @@ int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out
     memset(out, 0, sizeof(*out));
     exec_options eo = {.device = o->device, .backend = CFG_BACKEND_NONE, .graph = o->graph, .iters = o->iters,
                        .warmup = o->warmup, .check = o->check, .seed = o->seed, .debug_corrupt_rank = -1,
-                       .fault = o->fault};
+                       .fault = o->fault, .nccl_tuning = &o->nccl_tuning};
     plan p;
     memset(&p, 0, sizeof(p));
     p.ranks = d->size;

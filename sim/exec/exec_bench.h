@@ -30,6 +30,7 @@ typedef struct exec_bench_opts {
     bool graph, check;
     int seed;
     exec_fault fault; /* testing hook (--inject-fault), see exec.h */
+    cfg_nccl_tuning nccl_tuning; /* the scenario's nccl: section (all zero = NCCL decides) */
 } exec_bench_opts;
 
 typedef struct exec_bench_row {

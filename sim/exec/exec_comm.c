@@ -119,6 +119,7 @@ void exec_comm_bind(exec_ctx *x)
     x->cc.collective_us = x->opt ? x->opt->collective_us : NULL;
     x->cc.env = x->env;
     x->cc.n_env = &x->n_env;
+    x->cc.nccl_tuning = x->opt ? x->opt->nccl_tuning : NULL;
 }
 
 /* NCCL's ncclCommDestroy waits until every CUDA graph that captured one of the communicator's

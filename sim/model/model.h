@@ -71,7 +71,8 @@ double model_collective_launch_us(const cfg_system *sys, cfg_backend be);
  * calls, or N eager launches): the collective plus the launch terms of model_cycle's timeline. */
 void model_bench_call(const cfg_system *sys, cfg_backend be, double bytes, int ranks, bool graph, model_coll *out);
 
-/* NCCL's tuning-model time alone (no transport penalty, no table): for tests and explain. `algo_proto`
+/* NCCL's tuning-model time alone (no transport penalty, no table): for tests and explain. It honours the
+ * scenario's NCCL tuning carried in sys->nccl_tuning (channels, allowed protocols and algorithms). `algo_proto`
  * (may be NULL, >= 16 chars) receives e.g. "ring/LL". */
 double model_nccl_formula_us(const cfg_system *sys, plan_op_kind kind, double bytes, int ranks, model_terms *terms,
                              char *algo_proto);

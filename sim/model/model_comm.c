@@ -3,6 +3,8 @@
  * docs/model.md ("Collectives"); every term is recorded for --explain. */
 #include "model_topo.h"
 
+#include "../config/cfg_nccl.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,37 +51,85 @@ static int nccl_shm_pairs(const cfg_system *s, int ranks)
     return shm;
 }
 
+/* The scenario's nccl.protocol / nccl.algorithm as the sets NCCL chooses from (NCCL_PROTO, NCCL_ALGO). */
+static bool proto_allowed(const cfg_nccl_tuning *t, int p, bool nvlink)
+{
+    static const int as_cfg[P_COUNT] = {CFG_NCCL_PROTO_LL, CFG_NCCL_PROTO_LL128, CFG_NCCL_PROTO_SIMPLE};
+    if (t->protocol != CFG_NCCL_PROTO_AUTO)
+        return t->protocol == as_cfg[p]; /* NCCL enables LL128 off NVLink too when NCCL_PROTO names it */
+    return p != P_LL128 || nvlink;
+}
+
+static bool algo_allowed(const cfg_nccl_tuning *t, int a, bool allreduce)
+{
+    if (!allreduce)
+        return a == A_RING; /* NCCL runs all-gather as a ring only; nccl.algorithm applies to allreduces */
+    return t->algorithm == CFG_NCCL_ALGO_AUTO || (t->algorithm == CFG_NCCL_ALGO_RING) == (a == A_RING);
+}
+
+/* NCCL's busBw: channels x the slowest link's per-channel figure, up to the GPU's link. On NVLink the
+ * system gives the per-GPU figure at NCCL's own channel count; a tuned count takes its share of it. */
+static double nccl_bus_bw(const cfg_system *s, int n, model_terms *terms)
+{
+    const cfg_nccl_tuning *t = &s->nccl_tuning;
+    const int channels = t->channels > 0 ? t->channels : s->nccl.channels;
+    const char *ch_src = t->channels > 0 ? "scenario nccl.channels" : "system nccl.channels";
+    if (s->topology.interconnect == CFG_IC_NVLINK) {
+        if (t->channels <= 0 || s->nccl.channels <= 0) {
+            model_term_add(terms, "busBw", s->nccl.nvlink_bw_gbs, "GB/s", "nccl.nvlink_bw_gbs (per GPU)");
+            return s->nccl.nvlink_bw_gbs;
+        }
+        const double per_channel = s->nccl.nvlink_bw_gbs / s->nccl.channels;
+        const double bw = fmin(channels * per_channel, s->nccl.nvlink_bw_gbs);
+        model_term_add(terms, "busBw", bw, "GB/s", "min(%s %d x nvlink_bw_gbs %.1f / system channels %d, %.1f)",
+                       ch_src, channels, s->nccl.nvlink_bw_gbs, s->nccl.channels, s->nccl.nvlink_bw_gbs);
+        return bw;
+    }
+    /* The ring's per-channel bandwidth is its slowest link: the GPU's PCIe link, or the socket
+     * interconnect when the ring crosses it; channels add up to the GPU's link at most. */
+    const bool sys_path = worst_path(s, n) == MODEL_PATH_SYS;
+    const double path_bw = sys_path && s->nccl.sys_bw_gbs < s->nccl.pci_bw_gbs ? s->nccl.sys_bw_gbs : s->nccl.pci_bw_gbs;
+    const double bw = fmin(channels * path_bw, s->nccl.pci_bw_gbs);
+    model_term_add(terms, "busBw", bw, "GB/s", "min(%s %d x %s %.1f GB/s, pci_bw_gbs %.1f)", ch_src, channels,
+                   sys_path ? "sys_bw_gbs" : "pci_bw_gbs", path_bw, s->nccl.pci_bw_gbs);
+    return bw;
+}
+
+/* The scenario's tuning in NCCL's own terms: the variables the replay sets (min and max channels merged). */
+static void tuning_term(const cfg_nccl_tuning *t, model_terms *terms)
+{
+    cfg_nccl_env_pair env[CFG_NCCL_ENV_MAX];
+    char why[256], text[112] = "";
+    const int n = cfg_nccl_env(t, 0, env, why, sizeof(why));
+    size_t len = 0;
+    for (int i = 0; i < n && len < sizeof(text); i++) {
+        if (strcmp(env[i].name, "NCCL_MAX_NCHANNELS") == 0)
+            continue;
+        const char *name = strcmp(env[i].name, "NCCL_MIN_NCHANNELS") == 0 ? "NCCL_MIN/MAX_NCHANNELS" : env[i].name;
+        len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s=%s", len ? " " : "", name, env[i].value);
+    }
+    model_term_add(terms, "nccl_tuning", n, "vars", "%s", text);
+}
+
 double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double bytes, int n, model_terms *terms,
                              char *algo_proto)
 {
     const bool nvlink = s->topology.interconnect == CFG_IC_NVLINK;
     const bool allreduce = kind == PLAN_OP_ALLREDUCE;
-    double bus_bw;
-    if (nvlink) {
-        bus_bw = s->nccl.nvlink_bw_gbs;
-        model_term_add(terms, "busBw", bus_bw, "GB/s", "nccl.nvlink_bw_gbs (per GPU)");
-    } else {
-        /* The ring's per-channel bandwidth is its slowest link: the GPU's PCIe link, or the socket
-         * interconnect when the ring crosses it; channels add up to the GPU's link at most. */
-        const bool sys_path = worst_path(s, n) == MODEL_PATH_SYS;
-        const double path_bw = sys_path && s->nccl.sys_bw_gbs < s->nccl.pci_bw_gbs ? s->nccl.sys_bw_gbs
-                                                                                    : s->nccl.pci_bw_gbs;
-        bus_bw = s->nccl.channels * path_bw;
-        if (bus_bw > s->nccl.pci_bw_gbs)
-            bus_bw = s->nccl.pci_bw_gbs;
-        model_term_add(terms, "busBw", bus_bw, "GB/s", "min(channels %d x %s %.1f GB/s, pci_bw_gbs %.1f)",
-                       s->nccl.channels, sys_path ? "sys_bw_gbs" : "pci_bw_gbs", path_bw, s->nccl.pci_bw_gbs);
-    }
+    const cfg_nccl_tuning *tune = &s->nccl_tuning;
+    const double bus_bw = nccl_bus_bw(s, n, terms);
+    if (terms && cfg_nccl_tuned(tune))
+        tuning_term(tune, terms);
     const double(*hw)[P_COUNT] = nvlink ? nccl_hw_lat_nvlink : nccl_hw_lat_pci;
     /* NCCL's time uses the whole buffer: the payload for allreduce, n x the contribution for all-gather. */
     const double nbytes = allreduce ? bytes : bytes * n;
     double best = INFINITY;
     int best_a = A_RING, best_p = P_SIMPLE;
     for (int a = 0; a < A_COUNT; a++) {
-        if (a == A_TREE && !allreduce)
-            continue; /* NCCL runs all-gather as a ring only */
+        if (!algo_allowed(tune, a, allreduce))
+            continue;
         for (int p = 0; p < P_COUNT; p++) {
-            if (p == P_LL128 && !nvlink)
+            if (!proto_allowed(tune, p, nvlink))
                 continue;
             double bw, lat, algbw;
             if (a == A_RING) {
@@ -114,7 +164,11 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
     }
     if (algo_proto)
         snprintf(algo_proto, 16, "%s/%s", algo_names[best_a], proto_names[best_p]);
-    model_term_add(terms, "nccl_formula", best, "us", "fastest: %s/%s", algo_names[best_a], proto_names[best_p]);
+    model_term_add(terms, "nccl_formula", best, "us", "fastest%s: %s/%s",
+                   tune->protocol != CFG_NCCL_PROTO_AUTO || (allreduce && tune->algorithm != CFG_NCCL_ALGO_AUTO)
+                       ? " allowed by the scenario's nccl.protocol/nccl.algorithm"
+                       : "",
+                   algo_names[best_a], proto_names[best_p]);
     return best;
 }
 
@@ -311,9 +365,10 @@ static double formula_nccl(const cfg_system *s, cfg_backend be, plan_op_kind kin
                        "%d of %d ring links through host memory: %.1f steps x nccl.shm_step_us %.2f", shm, n,
                        shm_steps, s->nccl.shm_step_us);
     }
-    snprintf(method, mlen, "formula: NCCL tuning model, %s over %s", ap,
+    snprintf(method, mlen, "formula: NCCL tuning model, %s over %s%s", ap,
              shm == 0 ? (s->topology.interconnect == CFG_IC_NVLINK ? "NVLink" : "P2P")
-                      : (shm == n ? "SHM (host memory)" : "P2P + SHM"));
+                      : (shm == n ? "SHM (host memory)" : "P2P + SHM"),
+             cfg_nccl_tuned(&s->nccl_tuning) ? ", scenario nccl: tuning" : "");
     return t;
 }
 
@@ -389,6 +444,8 @@ static const cfg_sys_table *measured_table(const cfg_system *s, cfg_backend be, 
         skip = "measured at another group size";
     else if (t->p2p != 0 && t->p2p - 1 != s->topology.p2p)
         skip = "measured under another topology.p2p";
+    else if (be == CFG_BACKEND_NCCL && cfg_nccl_tuned(&s->nccl_tuning))
+        skip = "measured with NCCL's defaults; the scenario sets nccl.* tuning";
     if (skip) {
         model_term_add(terms, "measured_skip", t->n_bytes, "points", "a measured table exists but is not used: %s "
                        "(ranks %d, p2p %s)", skip, t->ranks, cfg_table_p2p_names[t->p2p]);

@@ -140,10 +140,15 @@ void plan_memory_account(const cfg_scenario *sc, const plan *p, int backend, pla
     kv_cache(out, sc, tp);
     add(out, "activations", activation_bytes(p), "derived: 2 x the largest op's activations (in + out)");
     if (tp > 1) {
-        const double per_conn = s->nccl.buffsize + NCCL_LL_BYTES + NCCL_LL128_BYTES;
-        add(out, "NCCL buffers", (double)s->nccl.channels * NCCL_CONNS_PER_CHANNEL * per_conn,
-            "nccl.channels %d x %d connections x (nccl.buffsize %.0f KiB + LL 512 KiB + LL128 4800 KiB)",
-            s->nccl.channels, NCCL_CONNS_PER_CHANNEL, s->nccl.buffsize / 1024.0);
+        /* The scenario's nccl.channels / nccl.buffsize replace NCCL's own figures from the system file. */
+        const cfg_nccl_tuning *t = &sc->nccl;
+        const int channels = t->channels > 0 ? t->channels : s->nccl.channels;
+        const double buffsize = t->buffsize > 0 ? (double)t->buffsize : s->nccl.buffsize;
+        const double per_conn = buffsize + NCCL_LL_BYTES + NCCL_LL128_BYTES;
+        add(out, "NCCL buffers", (double)channels * NCCL_CONNS_PER_CHANNEL * per_conn,
+            "%s %d x %d connections x (%s %.0f KiB + LL 512 KiB + LL128 4800 KiB)",
+            t->channels > 0 ? "scenario nccl.channels" : "nccl.channels", channels, NCCL_CONNS_PER_CHANNEL,
+            t->buffsize > 0 ? "scenario nccl.buffsize" : "nccl.buffsize", buffsize / 1024.0);
         if (backend >= 0 && cfg_backend_reduces(backend) && backend != CFG_BACKEND_NCCL &&
             backend != CFG_BACKEND_MPI)
             add(out, "custom allreduce", s->memory.custom_workspace_mib * MIB,

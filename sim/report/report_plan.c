@@ -1,6 +1,7 @@
 /* The plan as a human table (one row per phase) and as CSV (one row per op). */
 #include "report.h"
 
+#include "../config/cfg_nccl.h"
 #include "../util/util.h"
 
 #include <stdlib.h>
@@ -39,6 +40,16 @@ void report_plan_table(util_buf *out, const plan *p, const cfg_scenario *sc)
     util_buf_printf(out, "TP=%d ranks, batch %d, context %d tokens, %d distinct routed experts per MoE layer, "
                          "%.3f expected tokens per cycle\n",
                     p->ranks, p->batch, p->context, p->active_experts, p->expected_tokens);
+    if (sc && cfg_nccl_tuned(&sc->nccl)) {
+        /* The variables as the replay sets them on a current NCCL (version 0: per-collective NCCL_ALGO). */
+        char d[128], why[256];
+        cfg_nccl_env_pair env[CFG_NCCL_ENV_MAX];
+        const int n = cfg_nccl_env(&sc->nccl, 0, env, why, sizeof(why));
+        util_buf_printf(out, "NCCL tuning (scenario nccl:): %s; replay sets", cfg_nccl_describe(&sc->nccl, d, sizeof(d)));
+        for (int i = 0; i < n; i++)
+            util_buf_printf(out, " %s=%s", env[i].name, env[i].value);
+        util_buf_printf(out, "\n");
+    }
     util_buf_printf(out, "Each rank runs every op below on its own shard; flops and bytes are per rank.\n\n");
     util_buf_printf(out, "%-13s %-6s %4s %5s %5s %5s %5s %5s %5s %5s %9s %9s %10s  %s\n", "phase", "model", "tok",
                     "ops", "gemm", "group", "attn", "norm", "elem", "embed", "GFLOP", "weights", "allgather",

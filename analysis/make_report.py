@@ -299,11 +299,18 @@ def section_ranking(found, out, blocks, readme):
                 f"yes {r['memory_gib']:.1f} GiB" if r["fits"] else
                 f"no: needs {r['memory_gib']:.1f} of {r['memory_capacity_gib']:.1f} GiB")
             gain = "base" if r["baseline"] and ok else (f"{r['gain_pct']:+.1f}%" if r.get("gain_pct") is not None else "-")
-            rows.append((str(r["rank"]), r["variant"], r["backend"], f2(r["cycle_ms"]) if ok else "-",
+            rows.append((str(r["rank"]), ("~ " if r.get("ranked_apart") else "") + r["variant"], r["backend"], f2(r["cycle_ms"]) if ok else "-",
                          f"{r['tok_per_s']:.1f}" if ok else "-", gain, fits,
                          r.get("source") or r.get("reason") or "-", (r.get("engine") or {}).get("needs") or "-"))
         blocks.append(("table", ["#", "variant", "backend", "cycle ms", "tok/s", "gain", "fits", "source",
                                  "engine would need"], rows))
+        apart = [r for r in doc["rows"] if r.get("ranked_apart")]
+        if apart:
+            blocks.append(("p", "**Ranked apart** (after the others, however fast): "
+                                + ", ".join(f"{r['variant']} ({r['backend']})" for r in apart)
+                                + ". Their allreduce figure is the formula because the system file's measurement "
+                                  "for that backend does not apply under the variant's conditions, while the "
+                                  "baseline uses the measurement: measure them before trusting the gain."))
 
 
 def section_compare(found, out, blocks, readme):

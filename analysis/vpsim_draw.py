@@ -270,10 +270,13 @@ def draw_ranking(doc, out_prefix, footnote, title=None):
     best = max((r["tok_per_s"] for r in rows if r["available"]), default=1.0)
     for i, r in enumerate(rows):
         y = n - 1 - i
-        label = f"{r['variant']} ({r['backend']})"
+        apart = bool(r.get("ranked_apart"))
+        label = ("~ " if apart else "") + f"{r['variant']} ({r['backend']})"
         if r["available"]:
-            ax.barh(y, r["tok_per_s"], color="#1f77b4" if not r["baseline"] else "#ff7f0e",
-                    edgecolor="black" if r["baseline"] else "none", linewidth=1.2)
+            # Ranked apart: a formula standing in for a measurement that does not apply (vpsim compare).
+            ax.barh(y, r["tok_per_s"], color="#ff7f0e" if r["baseline"] else "#aec7e8" if apart else "#1f77b4",
+                    edgecolor="black" if r["baseline"] else "#1f77b4" if apart else "none", linewidth=1.2,
+                    hatch=".." if apart else None)
             gain = r.get("gain_pct")
             text = f"{r['tok_per_s']:.1f}" + (" (baseline)" if r["baseline"] else
                                               f" ({gain:+.0f}%)" if gain is not None else "")
@@ -288,6 +291,8 @@ def draw_ranking(doc, out_prefix, footnote, title=None):
     ax.set_xlabel("throughput (tok/s, one request)")
     ax.set_title(title or "Ranking of the variants (modelled)")
     ax.legend(handles=[Patch(color="#ff7f0e", label="baseline"), Patch(color="#1f77b4", label="variant"),
+                       Patch(facecolor="#aec7e8", hatch="..", edgecolor="#1f77b4",
+                             label="~ ranked apart: formula where the\nmeasurement does not apply"),
                        Patch(facecolor="#dddddd", hatch="///", edgecolor="#999999",
                              label="not ranked (does not fit / did not load)")], fontsize=7, loc="lower right")
     fig.subplots_adjust(left=0.35)

@@ -222,6 +222,8 @@ static int by_rank(const void *a, const void *b)
     const compare_row *x = &sort_rows[*(const int *)a], *y = &sort_rows[*(const int *)b];
     if (x->r.available != y->r.available)
         return x->r.available ? -1 : 1;
+    if (x->apart != y->apart)
+        return x->apart ? 1 : -1;
     if (x->r.available && x->r.tok_per_s != y->r.tok_per_s)
         return x->r.tok_per_s > y->r.tok_per_s ? -1 : 1;
     return *(const int *)a - *(const int *)b; /* ties and unavailable rows: file order */
@@ -237,6 +239,8 @@ static void rank_rows(cmp_state *st, const compare_variant *base)
     for (int i = 0; i < st->n_rows; i++) {
         compare_row *row = &st->rows[i];
         row->baseline = row == b;
+        for (int w = 0; w < row->r.n_warnings && row->r.available; w++)
+            row->apart |= strcmp(row->r.warnings[w].code, "table-not-applied") == 0;
         row->have_gain = b && b->r.available && row->r.available && b->r.tok_per_s > 0;
         if (row->have_gain)
             row->gain_pct = 100.0 * (row->r.tok_per_s / b->r.tok_per_s - 1.0);

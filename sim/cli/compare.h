@@ -46,6 +46,10 @@ typedef struct compare_row {
     bool baseline;         /* the row gains are measured against */
     double gain_pct;       /* tok/s over the baseline's, in percent; valid when have_gain */
     bool have_gain;
+    /* Ranked apart: its allreduce figure is the formula because the system file's measurement for that
+     * backend does not apply here (results warning `table-not-applied`): its gain over a baseline that
+     * uses the measurement compares a formula with a measurement. */
+    bool apart;
     char source[96];       /* "measured", "formula" or "mixed: ..." */
     char engine[300];      /* what SGLang / vLLM would need */
 } compare_row;

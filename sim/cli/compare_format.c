@@ -8,7 +8,9 @@
 static const char *const how_to_read =
     "ranked by tok/s, best first; gain = tok/s / the baseline's (*) - 1; fits = per-rank GPU memory against "
     "system.gpu.memory_gib; source = where the cost figures come from (measured tables of the system file, or "
-    "formulas); a row that does not fit gets no tok/s";
+    "formulas); a row that does not fit gets no tok/s; rows marked ~ are ranked apart, after the others: their "
+    "allreduce figure is the formula because the system file's measurement for that backend does not apply "
+    "under the variant's conditions (see below)";
 
 static void fits_cell(const compare_row *row, char *buf, size_t len)
 {
@@ -33,7 +35,7 @@ static void gain_cell(const compare_row *row, char *buf, size_t len)
 
 static void name_cell(const compare_row *row, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s%s", row->variant->name, row->baseline ? " *" : "");
+    snprintf(buf, len, "%s%s%s", row->apart ? "~ " : "", row->variant->name, row->baseline ? " *" : "");
 }
 
 static void rank_cell(const compare_doc *d, int i, char *buf, size_t len)
@@ -72,6 +74,19 @@ void compare_table(util_buf *out, const compare_doc *d)
         if (d->rows[i].loaded && strcmp(d->rows[i].engine, "-"))
             util_buf_printf(out, "  %2d %-32s %s\n", i + 1, d->rows[i].variant->name, d->rows[i].engine);
     bool any = false;
+    for (int i = 0; i < d->n_rows; i++)
+        if (d->rows[i].apart) {
+            if (!any)
+                util_buf_printf(out, "\nranked apart (~): the allreduce figure is the formula because the system "
+                                     "file's measurement for that backend does not apply under the variant's "
+                                     "conditions; where the measurement applies it may disagree with the formula "
+                                     "(compare them with `vpsim model --explain`), so measure the variant before "
+                                     "trusting its gain:\n");
+            any = true;
+            util_buf_printf(out, "  %2d %-32s %s: %s\n", i + 1, d->rows[i].variant->name, d->rows[i].r.backend,
+                            d->rows[i].r.allreduce_method);
+        }
+    any = false;
     for (int i = 0; i < d->n_rows; i++)
         if (!d->rows[i].r.available) {
             if (!any)
@@ -215,6 +230,7 @@ static void json_row(util_json *j, const compare_row *row, int rank)
     knum(j, "tokens_per_cycle", r->tokens_per_cycle, row->loaded);
     knum(j, "tok_per_s", r->tok_per_s, ok);
     knum(j, "gain_pct", row->gain_pct, row->have_gain);
+    util_json_kbool(j, "ranked_apart", row->apart);
     util_json_key(j, "fits");
     if (r->mem_known)
         util_json_bool(j, r->fits);

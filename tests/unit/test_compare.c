@@ -69,7 +69,7 @@ Test(compare, ranking_follows_tok_per_s_and_gains_the_baseline)
     const double base_tok = num(base, "tok_per_s");
     cr_assert_float_eq(num(base, "gain_pct"), 0.0, 1e-9);
     double prev = INFINITY;
-    bool seen_unavailable = false;
+    bool seen_unavailable = false, seen_apart = false;
     for (size_t i = 0; i < rows->n; i++) {
         const cfg_node *row = rows->items[i];
         cr_assert_eq((int)num(row, "rank"), (int)i + 1);
@@ -79,6 +79,13 @@ Test(compare, ranking_follows_tok_per_s_and_gains_the_baseline)
             continue;
         }
         cr_assert(!seen_unavailable, "an available row after an unavailable one at rank %zu", i + 1);
+        /* Rows whose figure is a formula standing in for an inapplicable measurement come after the
+         * others, ranked among themselves. */
+        const bool apart = !strcmp(str(row, "ranked_apart"), "true");
+        cr_assert(apart || !seen_apart, "rank %zu: a comparable row after a row ranked apart", i + 1);
+        if (apart && !seen_apart)
+            prev = INFINITY;
+        seen_apart |= apart;
         const double tok = num(row, "tok_per_s");
         cr_assert(tok <= prev, "rank %zu: %g tok/s after %g", i + 1, tok, prev);
         prev = tok;
@@ -96,6 +103,13 @@ Test(compare, ranking_follows_tok_per_s_and_gains_the_baseline)
     const cfg_node *one = row_named(rows, "custom oneshot");
     cr_assert(strstr(str(cfg_map_get(one, "engine"), "needs"), "needs a patch"));
     cr_assert_str_eq(str(one, "source"), "formula");
+    /* NCCL with an explicit channel count: the measured 200 us (NCCL's defaults) does not apply, the
+     * formula stands in, and the row is ranked apart however fast the formula makes it. */
+    const cfg_node *ch = row_named(rows, "NCCL 1 channel");
+    cr_assert_not_null(ch);
+    cr_assert_str_eq(str(ch, "ranked_apart"), "true");
+    cr_assert(num(ch, "tok_per_s") > base_tok, "the formula is faster than the measurement here");
+    cr_assert_str_eq(str(base, "ranked_apart"), "false");
     /* The file has its own speculation-off row: none added. */
     cr_assert_str_eq(str(root, "auto_nospec"), "null");
     cfg_doc_free(doc);

@@ -1,6 +1,8 @@
 /* `vpsim compare` output: a table for people, Markdown for reports, JSON ("vpsim.compare/1") for tools. */
 #include "compare.h"
 
+#include "../report/report_results.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -246,15 +248,7 @@ static void json_row(util_json *j, const compare_row *row, int rank)
     kstr(j, "vllm", r->engine_vllm[0] ? r->engine_vllm : NULL);
     kstr(j, "needs", row->loaded ? row->engine : NULL);
     util_json_obj_end(j);
-    util_json_key(j, "warnings");
-    util_json_arr_begin(j);
-    for (int i = 0; i < r->n_warnings; i++) {
-        util_json_obj_begin(j);
-        util_json_kstr(j, "code", r->warnings[i].code);
-        util_json_kstr(j, "text", r->warnings[i].text);
-        util_json_obj_end(j);
-    }
-    util_json_arr_end(j);
+    report_results_json_warnings(j, r);
     util_json_obj_end(j);
 }
 

@@ -61,6 +61,19 @@ static void json_ops(util_json *j, const results_cycle *r, const plan *p)
     util_json_arr_end(j);
 }
 
+void report_results_json_warnings(util_json *j, const results_cycle *r)
+{
+    util_json_key(j, "warnings");
+    util_json_arr_begin(j);
+    for (int i = 0; i < r->n_warnings; i++) {
+        util_json_obj_begin(j);
+        util_json_kstr(j, "code", r->warnings[i].code);
+        util_json_kstr(j, "text", r->warnings[i].text);
+        util_json_obj_end(j);
+    }
+    util_json_arr_end(j);
+}
+
 static void json_backend(util_json *j, const results_cycle *r, const plan *p)
 {
     const bool ok = r->available;
@@ -96,15 +109,7 @@ static void json_backend(util_json *j, const results_cycle *r, const plan *p)
     kstr_or_null(j, "vllm", r->engine_vllm[0] ? r->engine_vllm : NULL);
     kstr_or_null(j, "sglang", r->engine_sglang[0] ? r->engine_sglang : NULL);
     util_json_obj_end(j);
-    util_json_key(j, "warnings");
-    util_json_arr_begin(j);
-    for (int i = 0; i < r->n_warnings; i++) {
-        util_json_obj_begin(j);
-        util_json_kstr(j, "code", r->warnings[i].code);
-        util_json_kstr(j, "text", r->warnings[i].text);
-        util_json_obj_end(j);
-    }
-    util_json_arr_end(j);
+    report_results_json_warnings(j, r);
     util_json_key(j, "phases");
     util_json_arr_begin(j);
     for (int i = 0; ok && i < r->n_phases; i++) {

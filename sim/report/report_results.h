@@ -31,6 +31,8 @@ typedef struct report_results_meta {
  * a result carries op_us. */
 void report_results_json(util_json *j, const report_results_meta *m, const results_cycle *rs, int n,
                          const plan *p);
+/* "warnings": [{"code", "text"}, ...] of one result, as every vpsim JSON writes them. */
+void report_results_json_warnings(util_json *j, const results_cycle *r);
 /* One row per backend, plus a note for each unavailable backend. */
 void report_results_table(util_buf *out, const report_results_meta *m, const results_cycle *rs, int n);
 

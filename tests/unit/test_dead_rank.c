@@ -1,5 +1,11 @@
 /* A rank killed with SIGKILL says nothing; its survivors must each print one vpsim line naming it
- * (Open MPI's launcher then ends them with SIGTERM, and its banner alone is not a vpsim message). */
+ * (Open MPI's launcher then ends them with SIGTERM, and its banner alone is not a vpsim message).
+ *
+ * The launcher follows its SIGTERM with SIGKILL after odls_base_sigkill_timeout (1 s by default): on a
+ * loaded machine under ASan a survivor's line could miss that window (seen once in CI emulation while
+ * another build ran). The tests give it 10 s, which changes no vpsim behaviour, only the launcher's
+ * patience. */
+#define DEAD_MPIRUN "OMPI_MCA_odls_base_sigkill_timeout=10 " TH_MPIRUN
 #include "../../sim/util/util.h"
 #include "test_helpers.h"
 
@@ -25,7 +31,7 @@ static int count(const char *s, const char *what)
 static void kill_and_expect_named(int np, int victim)
 {
     th_need_mpirun();
-    th_result r = th_sh(TH_MPIRUN " -np %d '%s' run configs/tiny.yaml --set parallel.tp=%d --device cpu --backend mpi "
+    th_result r = th_sh(DEAD_MPIRUN " -np %d '%s' run configs/tiny.yaml --set parallel.tp=%d --device cpu --backend mpi "
                                "--iters 50 --inject-fault kill:%d:3",
                         np, bin(), np, victim);
     cr_assert_neq(r.status, 0, "a job that lost a rank cannot succeed; stderr:\n%s", r.err);
@@ -66,8 +72,8 @@ Test(dead_rank, a_rank_that_exits_is_named_without_calling_it_killed, .timeout =
     /* "exit" prints its own line before leaving; the survivor says which rank is gone, in words that
      * leave room for that line (only a rank without one was killed). */
     th_need_mpirun();
-    th_result r = th_sh(TH_MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu --backend mpi --iters 50 "
-                               "--inject-fault exit:1:3",
+    th_result r = th_sh(DEAD_MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu --backend mpi --iters 50 "
+                                 "--inject-fault exit:1:3",
                         bin());
     cr_assert_neq(r.status, 0, "%s", r.err);
     cr_assert_neq(r.status, 124, "hung; stderr:\n%s", r.err);

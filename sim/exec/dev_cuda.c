@@ -7,6 +7,7 @@
  * sizes (m <= a few dozen rows) these GEMMs are memory-bound, so time follows the bytes; what the
  * stand-in misses is the dequantisation arithmetic (small next to the DRAM traffic at m <= 32) and
  * any difference in the tuned kernels' efficiency. README "Replay fidelity" states the error. */
+#include "dev_nvml.h"
 #include "dev_sizes.h"
 #include "exec.h"
 #include "../dist/dist_cuda.h"
@@ -16,7 +17,6 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,54 +57,20 @@ typedef struct cuda_state {
     int n_timers;
     cudaGraph_t graph[EXEC_GRAPH_SLOTS];
     cudaGraphExec_t graph_exec[EXEC_GRAPH_SLOTS];
-    void *nvml;
-    void *nvml_dev;
+    dev_nvml nvml;
 } cuda_state;
 
 static cuda_state *st(exec_ctx *x) { return x->dev_state; }
 
-/* ---------------- NVML (optional, loaded at run time) ---------------- */
-
-typedef int (*nvml_init_fn)(void);
-typedef int (*nvml_by_bus_fn)(const char *, void **);
-typedef int (*nvml_clock_fn)(void *, int, unsigned *);
-typedef int (*nvml_temp_fn)(void *, int, unsigned *);
-typedef int (*nvml_power_fn)(void *, unsigned *);
-
-static void nvml_open(cuda_state *s)
-{
-    s->nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!s->nvml)
-        return;
-    nvml_init_fn init = (nvml_init_fn)(uintptr_t)dlsym(s->nvml, "nvmlInit_v2");
-    nvml_by_bus_fn by_bus = (nvml_by_bus_fn)(uintptr_t)dlsym(s->nvml, "nvmlDeviceGetHandleByPciBusId_v2");
-    char bus[32];
-    if (!init || !by_bus || init() != 0 || cudaDeviceGetPCIBusId(bus, sizeof(bus), s->device) != cudaSuccess ||
-        by_bus(bus, &s->nvml_dev) != 0)
-        s->nvml_dev = NULL;
-}
-
+/* The GPU's state (clocks, temperature, power) in the results' environment, before and after a run. */
 static void nvml_read(exec_ctx *x, const char *when)
 {
-    cuda_state *s = st(x);
-    if (!s->nvml_dev) {
-        exec_env_set(x, "gpu_clocks", "not read (NVML unavailable)");
-        return;
-    }
-    nvml_clock_fn clock = (nvml_clock_fn)(uintptr_t)dlsym(s->nvml, "nvmlDeviceGetClockInfo");
-    nvml_temp_fn temp = (nvml_temp_fn)(uintptr_t)dlsym(s->nvml, "nvmlDeviceGetTemperature");
-    nvml_power_fn power = (nvml_power_fn)(uintptr_t)dlsym(s->nvml, "nvmlDeviceGetPowerUsage");
-    unsigned sm = 0, mem = 0, t = 0, mw = 0;
-    /* NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2, NVML_TEMPERATURE_GPU = 0. */
-    if (clock)
-        clock(s->nvml_dev, 1, &sm), clock(s->nvml_dev, 2, &mem);
-    if (temp)
-        temp(s->nvml_dev, 0, &t);
-    if (power)
-        power(s->nvml_dev, &mw);
-    char key[48];
+    char key[48], state[96];
     snprintf(key, sizeof(key), "gpu_state_%s", when);
-    exec_env_set(x, key, "SM %u MHz, memory %u MHz, %u C, %.0f W", sm, mem, t, mw / 1000.0);
+    if (dev_nvml_state(&st(x)->nvml, state, sizeof(state)))
+        exec_env_set(x, "gpu_clocks", "not read (NVML unavailable)");
+    else
+        exec_env_set(x, key, "%s", state);
 }
 
 /* ---------------- setup ---------------- */
@@ -147,7 +113,8 @@ static void cuda_init(exec_ctx *x)
     }
     VP_CUDA(cudaEventCreateWithFlags(&s->fork_ev, cudaEventDisableTiming));
     VP_CUDA(cudaEventCreateWithFlags(&s->join_ev, cudaEventDisableTiming));
-    nvml_open(s);
+    char bus[32];
+    dev_nvml_open(&s->nvml, cudaDeviceGetPCIBusId(bus, sizeof(bus), s->device) == cudaSuccess ? bus : NULL);
     if (x->dist.local_size > count)
         exec_env_set(x, "virtual_ranks", "%d ranks share %d GPU(s) on %s: correct for protocol tests, meaningless for "
                                          "interconnect timing",
@@ -351,8 +318,7 @@ static void cuda_fini(exec_ctx *x)
     }
     cudaEventDestroy(s->fork_ev);
     cudaEventDestroy(s->join_ev);
-    if (s->nvml)
-        dlclose(s->nvml);
+    dev_nvml_close(&s->nvml);
     free(s->ops);
     free(s);
     x->dev_state = NULL;

@@ -149,10 +149,6 @@ int model_sensitivity(const cfg_scenario *sc, const plan *p, cfg_backend be, dou
  * draft is a tree (topk > 1). */
 double model_host_us(const cfg_scenario *sc);
 
-/* Acceptance rates past the end of speculative.acceptance reuse its last rate: "" when none are
- * extrapolated, else what was extended (into buf, returned). */
-const char *model_acceptance_extrapolated(const cfg_scenario *sc, char *buf, size_t len);
-
 /* Accessors used by explain and the CLI. */
 bool model_ctx_in_l2(const model_ctx *ctx);
 

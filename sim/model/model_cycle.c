@@ -109,9 +109,9 @@ model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_
     ctx->sc = sc;
     ctx->p = p;
     ctx->graph = sc->run.graph;
-    cfg_accept acc;
-    cfg_accept_eval(sc, &acc);
-    ctx->tokens_per_cycle = acc.tokens;
+    cfg_accept_eval(sc, &ctx->accept);
+    ctx->tokens_per_cycle = ctx->accept.tokens;
+    plan_memory_account(sc, p, -1, &ctx->memory);
     int n = 0;
     for (int ph = 0; ph < p->n_phases; ph++) {
         n += p->phases[ph].n_ops;
@@ -297,16 +297,6 @@ static void eval_phase(const model_ctx *ctx, int ph, const double *cost, const l
     out->collective_us_mean = ar_n ? ar_sum / ar_n : 0.0;
 }
 
-const char *model_acceptance_extrapolated(const cfg_scenario *sc, char *buf, size_t len)
-{
-    /* The acceptance model knows which rates it reused (chain or tree), and says nothing when a
-     * measured accept length decides the tokens. */
-    cfg_accept a;
-    cfg_accept_eval(sc, &a);
-    snprintf(buf, len, "%s", a.extrapolated && a.warning[0] ? a.warning : "");
-    return buf;
-}
-
 /* The like-for-like caveats of one collective's figure. */
 static void coll_notes(const model_ctx *ctx, cfg_backend be, const model_coll *c, results_cycle *r)
 {
@@ -328,9 +318,10 @@ static void coll_notes(const model_ctx *ctx, cfg_backend be, const model_coll *c
 static void serving_notes(const model_ctx *ctx, cfg_backend be, results_cycle *r)
 {
     const cfg_scenario *sc = ctx->sc;
-    char ext[200];
-    if (*model_acceptance_extrapolated(sc, ext, sizeof(ext)))
-        results_warn(r, "acceptance-extrapolated", "%s", ext);
+    /* The acceptance model knows which rates it reused (chain or tree), and says nothing when a
+     * measured accept length decides the tokens. */
+    if (ctx->accept.extrapolated && ctx->accept.warning[0])
+        results_warn(r, "acceptance-extrapolated", "%s", ctx->accept.warning);
     if (ctx->verify_ar_slot < 0)
         return;
     const model_coll_key *k = &ctx->colls[ctx->verify_ar_slot];
@@ -352,7 +343,7 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
     /* Memory first: a scenario that does not fit is not a cycle time anyone will see (issue #12 item 6),
      * but how far it misses is worth reporting, so the figures stay with the unavailable result. */
     plan_memory mem;
-    plan_memory_account(sc, ctx->p, be, &mem);
+    plan_memory_for_backend(sc, &ctx->memory, be, &mem);
     r->mem_known = true;
     r->fits = mem.fits;
     r->mem_gib = mem.total_bytes / MODEL_GIB;

@@ -4,6 +4,9 @@
 
 #include "model.h"
 
+#include "../config/cfg_accept.h"
+#include "../plan/plan_memory.h"
+
 #define MODEL_MAX_COLLS 64
 
 /* One op, reduced to what the timeline needs. */
@@ -45,6 +48,8 @@ struct model_ctx {
     bool graph;
     double working_set_bytes;
     double tokens_per_cycle;
+    cfg_accept accept;  /* the scenario's tokens per verify, with its source and extrapolation */
+    plan_memory memory; /* the plan's per-rank account without a backend's own workspace */
     int n_ops;
     model_op *ops;
     model_phase_span *phases;

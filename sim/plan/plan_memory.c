@@ -129,11 +129,28 @@ static double activation_bytes(const plan *p)
     return 2.0 * peak;
 }
 
+/* What depends on the backend: a custom allreduce's workspace, then the verdict. */
+void plan_memory_for_backend(const cfg_scenario *sc, const plan_memory *base, int backend, plan_memory *out)
+{
+    const cfg_system *s = &sc->system;
+    if (out != base)
+        *out = *base;
+    if (out->ranks > 1 && backend >= 0 && cfg_backend_reduces(backend) && backend != CFG_BACKEND_NCCL &&
+        backend != CFG_BACKEND_MPI)
+        add(out, "custom allreduce", s->memory.custom_workspace_mib * MIB,
+            "memory.custom_workspace_mib %.0f (IPC exchange buffers and flags)", s->memory.custom_workspace_mib);
+    out->capacity_bytes = s->gpu.memory_gib * GIB;
+    out->fits = out->total_bytes <= out->capacity_bytes;
+    snprintf(out->verdict, sizeof(out->verdict), out->fits ? "fits: %.1f of %.1f GiB" : "does not fit: needs %.1f GiB of %.1f",
+             out->total_bytes / GIB, s->gpu.memory_gib);
+}
+
 void plan_memory_account(const cfg_scenario *sc, const plan *p, int backend, plan_memory *out)
 {
     memset(out, 0, sizeof(*out));
     const cfg_system *s = &sc->system;
     const int tp = p->ranks;
+    out->ranks = tp;
     target_weights(out, &sc->target, tp);
     if (sc->speculative.algorithm != CFG_SPEC_NONE)
         draft_weights(out, &sc->draft, tp);
@@ -149,16 +166,9 @@ void plan_memory_account(const cfg_scenario *sc, const plan *p, int backend, pla
             "%s %d x %d connections x (%s %.0f KiB + LL 512 KiB + LL128 4800 KiB)",
             t->channels > 0 ? "scenario nccl.channels" : "nccl.channels", channels, NCCL_CONNS_PER_CHANNEL,
             t->buffsize > 0 ? "scenario nccl.buffsize" : "nccl.buffsize", buffsize / 1024.0);
-        if (backend >= 0 && cfg_backend_reduces(backend) && backend != CFG_BACKEND_NCCL &&
-            backend != CFG_BACKEND_MPI)
-            add(out, "custom allreduce", s->memory.custom_workspace_mib * MIB,
-                "memory.custom_workspace_mib %.0f (IPC exchange buffers and flags)", s->memory.custom_workspace_mib);
     }
     add(out, "CUDA graphs", s->memory.graph_pool_mib * MIB, "memory.graph_pool_mib %.0f", s->memory.graph_pool_mib);
     add(out, "runtime", s->memory.runtime_mib * MIB, "memory.runtime_mib %.0f (CUDA context, cuBLAS, allocator)",
         s->memory.runtime_mib);
-    out->capacity_bytes = s->gpu.memory_gib * GIB;
-    out->fits = out->total_bytes <= out->capacity_bytes;
-    snprintf(out->verdict, sizeof(out->verdict), out->fits ? "fits: %.1f of %.1f GiB" : "does not fit: needs %.1f GiB of %.1f",
-             out->total_bytes / GIB, s->gpu.memory_gib);
+    plan_memory_for_backend(sc, out, backend, out);
 }

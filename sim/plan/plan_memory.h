@@ -21,6 +21,7 @@ typedef struct plan_mem_item {
 typedef struct plan_memory {
     plan_mem_item items[PLAN_MEM_MAX_ITEMS];
     int n;
+    int ranks;
     double total_bytes;
     double capacity_bytes; /* system.gpu.memory_gib */
     bool fits;
@@ -30,5 +31,8 @@ typedef struct plan_memory {
 /* Account one rank of `p` (built from `sc`); `backend` (cfg_backend) adds its own workspace (the custom
  * IPC kernels' buffers; NCCL's buffers are always there: SGLang creates the communicator regardless). */
 void plan_memory_account(const cfg_scenario *sc, const plan *p, int backend, plan_memory *out);
+/* The account of `base` (made with backend -1) for `backend`: its own workspace added, the verdict
+ * redone. Lets the model account a plan once and each backend in a few instructions. */
+void plan_memory_for_backend(const cfg_scenario *sc, const plan_memory *base, int backend, plan_memory *out);
 
 #endif

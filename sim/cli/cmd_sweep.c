@@ -125,22 +125,15 @@ static void error_rows(const sweep *sw, const char **vals, const char *msg, util
     }
 }
 
-/* The break-even of speculation: the same point with speculative.algorithm=none (every other
- * speculative.* setting dropped), per backend, into rs[i].nospec_tok_per_s. Left 0 when it cannot be
- * modelled: the row then simply has no baseline. */
-static void add_nospec(const sweep *sw, const char *const *sets, int n, const char **vals, plan_cache_entry *cache,
+/* The break-even of speculation: the same point with speculative.algorithm=none, per backend, into
+ * rs[i].nospec_tok_per_s. The loaded scenario is modelled again with speculation switched off in its
+ * struct (no second YAML load: with algorithm none no other speculative.* setting is read). Left 0
+ * when it cannot be modelled: the row then simply has no baseline. */
+static void add_nospec(const sweep *sw, const cfg_scenario *sc, const char **vals, plan_cache_entry *cache,
                        long long *tick, results_cycle *rs)
 {
-    const char *bsets[CFG_MAX_SETS + SWEEP_MAX_VARY + 2];
-    int m = 0;
-    for (int i = 0; i < n; i++)
-        if (strncmp(sets[i], "speculative.", 12))
-            bsets[m++] = sets[i];
-    bsets[m++] = "speculative.algorithm=none";
-    cfg_scenario sc;
-    cfg_error err;
-    if (cfg_scenario_load(sw->c.scenario_path, bsets, m, sw->c.system_path, &sc, &err))
-        return;
+    cfg_scenario base = *sc; /* shallow: only the algorithm differs, and this copy is never freed */
+    base.speculative.algorithm = CFG_SPEC_NONE;
     util_buf key = {0};
     util_buf_printf(&key, "|nospec|");
     for (int k = 0; k < sw->n_vary; k++)
@@ -148,9 +141,9 @@ static void add_nospec(const sweep *sw, const char *const *sets, int n, const ch
             strncmp(sw->v[k].key, "speculative.", 12))
             util_buf_printf(&key, "%s=%s|", sw->v[k].key, vals[k]);
     char why[512];
-    const plan *p = cached_plan(cache, tick, key.s, &sc, why, sizeof(why));
+    const plan *p = cached_plan(cache, tick, key.s, &base, why, sizeof(why));
     util_buf_free(&key);
-    model_ctx *ctx = p ? model_prepare(&sc, p, why, sizeof(why)) : NULL;
+    model_ctx *ctx = p ? model_prepare(&base, p, why, sizeof(why)) : NULL;
     for (int i = 0; ctx && i < sw->n_bes; i++) {
         results_cycle r;
         model_eval(ctx, sw->bes[i], false, &r);
@@ -158,7 +151,6 @@ static void add_nospec(const sweep *sw, const char *const *sets, int n, const ch
             rs[i].nospec_tok_per_s = r.tok_per_s;
     }
     model_free(ctx);
-    cfg_scenario_free(&sc);
 }
 
 /* Returns false when the combination could not be modelled at all (its rows carry the reason). */
@@ -195,7 +187,7 @@ static bool run_one(const sweep *sw, long long idx, plan_cache_entry *cache, lon
                 model_eval(ctx, sw->bes[i], false, &rs[i]);
             model_free(ctx);
             if (sc.speculative.algorithm != CFG_SPEC_NONE)
-                add_nospec(sw, sets, n, vals, cache, tick, rs);
+                add_nospec(sw, &sc, vals, cache, tick, rs);
             for (int i = 0; i < sw->n_bes; i++)
                 report_results_csv_row(out, vals, sw->n_cols, &rs[i]);
         }

@@ -43,8 +43,16 @@ struct comm_ctx {
     const cfg_nccl_tuning *nccl_tuning; /* the scenario's `nccl:` section; NULL = NCCL decides */
 };
 
-/* A comm backend. allreduce: sum of `count` elements of dev->elem_bytes, send -> recv.
- * allgather: `count` elements per rank, send -> recv (count * ranks). */
+/* A comm backend. Every collective moves elements of dev->elem_bytes from send to recv; `count` is what
+ * each rank sends (plan_op.count, plan.h, gives every kind's layout):
+ *   allreduce       sum of `count` elements;
+ *   allgather       `count` per rank, recv holds count x ranks;
+ *   reduce_scatter  `count` in, rank r receives block r (count / ranks elements) of the sum;
+ *   alltoall        `count` in as ranks blocks; block j goes to rank j, recv block j comes from rank j;
+ *   allreduce_norm  sum of `count` = op->m x op->n elements, added into `residual` (in place), then
+ *                   recv = RMSNorm(residual) x weight over rows of op->n (eps 1e-6).
+ * The last three are optional: NULL means the backend has none, and a plan holding such an op is
+ * refused before anything starts (comm_backend_has says which). */
 typedef struct comm_backend {
     const char *name;
     bool graph_safe;    /* can be captured in a CUDA graph */
@@ -55,9 +63,16 @@ typedef struct comm_backend {
     void (*fini)(comm_ctx *c);
     void (*allreduce)(comm_ctx *c, const plan_op *op, int flat, const void *send, void *recv, long long count);
     void (*allgather)(comm_ctx *c, const plan_op *op, int flat, const void *send, void *recv, long long count);
+    void (*reduce_scatter)(comm_ctx *c, const plan_op *op, int flat, const void *send, void *recv, long long count);
+    void (*alltoall)(comm_ctx *c, const plan_op *op, int flat, const void *send, void *recv, long long count);
+    void (*allreduce_norm)(comm_ctx *c, const plan_op *op, int flat, const void *send, void *recv, void *residual,
+                           const void *weight, long long count);
     /* Versions and settings for the results' environment block. */
     void (*describe)(comm_ctx *c);
 } comm_backend;
+
+/* Whether backend `b` can replay an op of kind `k` (every compute kind: yes). */
+bool comm_backend_has(const comm_backend *b, plan_op_kind k);
 
 /* Record an environment fact in the caller's block. */
 void comm_env_set(comm_ctx *c, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -26,6 +26,14 @@ static void skip_collective(comm_ctx *x, const plan_op *op, int flat, const void
     (void)count;
 }
 
+static void skip_norm(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, void *residual,
+                      const void *weight, long long count)
+{
+    (void)residual;
+    (void)weight;
+    skip_collective(x, op, flat, send, recv, count);
+}
+
 static void none_describe(comm_ctx *x) { comm_env_set(x, "comm", "none: collectives skipped (compute only)"); }
 
 const comm_backend comm_backend_none = {
@@ -37,6 +45,9 @@ const comm_backend comm_backend_none = {
     .fini = nothing,
     .allreduce = skip_collective,
     .allgather = skip_collective,
+    .reduce_scatter = skip_collective,
+    .alltoall = skip_collective,
+    .allreduce_norm = skip_norm,
     .describe = none_describe,
 };
 
@@ -59,6 +70,14 @@ static void model_collective(comm_ctx *x, const plan_op *op, int flat, const voi
     x->dev->delay(x, 1e3 * x->collective_us[flat]);
 }
 
+static void model_norm(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, void *residual,
+                       const void *weight, long long count)
+{
+    (void)residual;
+    (void)weight;
+    model_collective(x, op, flat, send, recv, count);
+}
+
 static void model_describe(comm_ctx *x)
 {
     comm_env_set(x, "comm", "model: each collective is a GPU delay of its modelled duration on the target system");
@@ -73,5 +92,8 @@ const comm_backend comm_backend_model = {
     .fini = nothing,
     .allreduce = model_collective,
     .allgather = model_collective,
+    .reduce_scatter = model_collective,
+    .alltoall = model_collective,
+    .allreduce_norm = model_norm,
     .describe = model_describe,
 };

@@ -39,3 +39,15 @@ void comm_env_set(comm_ctx *c, const char *key, const char *fmt, ...)
     util_env_vset(c->env, c->n_env, key, fmt, ap);
     va_end(ap);
 }
+
+bool comm_backend_has(const comm_backend *b, plan_op_kind k)
+{
+    switch (k) {
+    case PLAN_OP_ALLREDUCE: return b->allreduce != NULL;
+    case PLAN_OP_ALLGATHER: return b->allgather != NULL;
+    case PLAN_OP_REDUCE_SCATTER: return b->reduce_scatter != NULL;
+    case PLAN_OP_ALLTOALL: return b->alltoall != NULL;
+    case PLAN_OP_ALLREDUCE_NORM: return b->allreduce_norm != NULL;
+    default: return plan_op_is_compute(k);
+    }
+}

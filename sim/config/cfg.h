@@ -118,7 +118,18 @@ typedef struct cfg_scenario {
     char *model_path, *draft_path, *system_path;
     struct {
         int tp;
+        int ep;            /* expert-parallel ranks: 1 = experts sharded by TP; else experts whole per rank */
+        bool dp_attention; /* attention data-parallel over the EP ranks (each rank its own requests) */
     } parallel;
+    struct {
+        bool allreduce_residual_norm; /* allreduce + residual add + next RMSNorm as one op */
+    } fusion;
+    struct {
+        bool allreduce_split; /* allreduce -> reduce-scatter, norm on the shard, all-gather */
+    } collectives;
+    struct {
+        bool two_batch; /* two micro-batches: one's communication behind the other's compute */
+    } overlap;
     struct {
         int algorithm; /* cfg_spec_algo */
         int steps, topk, num_draft_tokens; /* num_draft_tokens 0 in a file: steps + 1 (topk = 1) */

@@ -43,7 +43,10 @@
     X(ELEMENTWISE, "elementwise", OTHER, 1, "elementwise kernels")                                                    \
     X(EMBEDDING, "embedding", OTHER, 1, "embedding lookups")                                                          \
     X(ALLREDUCE, "allreduce", COMM, 0, "allreduce across the TP group")                                               \
-    X(ALLGATHER, "allgather", COMM, 0, "all-gather across the TP group")
+    X(ALLGATHER, "allgather", COMM, 0, "all-gather across the TP group")                                              \
+    X(REDUCE_SCATTER, "reduce_scatter", COMM, 0, "reduce-scatter across the TP group (collectives.allreduce_split)")  \
+    X(ALLTOALL, "alltoall", COMM, 0, "all-to-all across the EP group (MoE dispatch and combine, parallel.ep)")        \
+    X(ALLREDUCE_NORM, "allreduce_norm", COMM, 0, "allreduce + residual add + RMSNorm as one op (fusion.*)")
 
 /* Devices that replay a plan.
  *   X(ID, name, key, where, help): table exec_device_<key> (sim/exec), HOST or CUDA as for backends. */

@@ -155,6 +155,36 @@ const cfg_field cfg_model_fields[] = {
 static const cfg_field parallel_fields[] = {
     {.key = "tp", .type = CFG_T_INT, .offset = IN(cfg_scenario, parallel, tp), .def = "8", CFG_RANGE(1, 16),
      .unit = "ranks", .doc = "tensor-parallel ranks (1, 2, 4, 8 or 16), one GPU each"},
+    {.key = "ep", .type = CFG_T_INT, .offset = IN(cfg_scenario, parallel, ep), .def = "1", CFG_RANGE(1, 16),
+     .unit = "ranks",
+     .doc = "expert-parallel ranks: 1 = routed experts sharded by tensor parallelism; N = each of the N ranks holds "
+            "experts / N whole experts and tokens reach them by all-to-all (dispatch and combine) per MoE layer"},
+    {.key = "dp_attention", .type = CFG_T_BOOL, .offset = IN(cfg_scenario, parallel, dp_attention), .def = "false",
+     .doc = "with ep > 1: attention data-parallel, each rank attends for its own batch / ep requests with whole "
+            "attention weights (SGLang --enable-dp-attention); false = attention stays tensor-parallel"},
+    {0},
+};
+
+static const cfg_field fusion_fields[] = {
+    {.key = "allreduce_residual_norm", .type = CFG_T_BOOL,
+     .offset = IN(cfg_scenario, fusion, allreduce_residual_norm), .def = "false",
+     .doc = "each allreduce, the residual add and the RMSNorm after it become one op (FlashInfer's "
+            "allreduce fusion)"},
+    {0},
+};
+
+static const cfg_field collectives_fields[] = {
+    {.key = "allreduce_split", .type = CFG_T_BOOL, .offset = IN(cfg_scenario, collectives, allreduce_split),
+     .def = "false",
+     .doc = "each layer allreduce becomes reduce-scatter, the norm on this rank's shard of the rows, all-gather "
+            "(sequence parallelism)"},
+    {0},
+};
+
+static const cfg_field overlap_fields[] = {
+    {.key = "two_batch", .type = CFG_T_BOOL, .offset = IN(cfg_scenario, overlap, two_batch), .def = "false",
+     .doc = "batch >= 2: two micro-batches per pass, one's communication behind the other's compute (two-batch "
+            "overlap)"},
     {0},
 };
 
@@ -264,6 +294,12 @@ const cfg_field cfg_scenario_fields[] = {
     {.key = "parallel", .type = CFG_T_MAP, .offset = SC(parallel), .fields = parallel_fields, .doc = "parallelism"},
     {.key = "speculative", .type = CFG_T_MAP, .offset = SC(speculative), .fields = speculative_fields,
      .doc = "speculative decoding"},
+    {.key = "fusion", .type = CFG_T_MAP, .offset = SC(fusion), .fields = fusion_fields,
+     .doc = "kernel fusion (what-if)"},
+    {.key = "collectives", .type = CFG_T_MAP, .offset = SC(collectives), .fields = collectives_fields,
+     .doc = "how the layer collectives are decomposed (what-if)"},
+    {.key = "overlap", .type = CFG_T_MAP, .offset = SC(overlap), .fields = overlap_fields,
+     .doc = "communication/computation overlap (what-if)"},
     {.key = "workload", .type = CFG_T_MAP, .offset = SC(workload), .fields = workload_fields, .doc = "workload"},
     {.key = "run", .type = CFG_T_MAP, .offset = SC(run), .fields = run_fields, .doc = "replay settings"},
     {.key = "nccl", .type = CFG_T_MAP, .offset = SC(nccl), .fields = nccl_fields,

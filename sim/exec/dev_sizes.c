@@ -129,6 +129,16 @@ int dev_op_check(const plan_op *op, const char *phase, char *why, size_t len)
         if (op->count < 0)
             return bad_field(why, len, op, phase, "count", op->count, "must be >= 0");
         break;
+    case PLAN_OP_REDUCE_SCATTER:
+    case PLAN_OP_ALLTOALL:
+        if (op->count < 0 || (op->ranks > 0 && op->count % op->ranks != 0))
+            return bad_field(why, len, op, phase, "count", op->count,
+                             "must be >= 0 and split evenly over the ranks (count % ranks == 0)");
+        break;
+    case PLAN_OP_ALLREDUCE_NORM:
+        if (op->m < 0 || op->n < 1 || op->count != op->m * op->n)
+            return bad_field(why, len, op, phase, "count", op->count, "must equal m x n, with n >= 1");
+        break;
     default: break;
     }
     return 0;

@@ -53,6 +53,7 @@ typedef struct exec_options {
 typedef struct exec_ctx exec_ctx;
 
 enum { EXEC_GRAPH_TIMED, EXEC_GRAPH_INSTRUMENTED, EXEC_GRAPH_SLOTS };
+enum { EXEC_AUX_RESIDUAL, EXEC_AUX_NORM_WEIGHT, EXEC_AUX_COUNT };
 
 /* A device: owns memory, streams, timers. Every function aborts the job through dist_fail on
  * an API error, so callers need no error paths for device faults. */
@@ -87,6 +88,9 @@ typedef struct exec_device {
     /* Collective buffers: send (op output) and receive, sized for the largest collective. */
     void *(*comm_send)(exec_ctx *x);
     void *(*comm_recv)(exec_ctx *x);
+    /* The fused allreduce_norm's other operands (EXEC_AUX_*), sized like comm_recv (the weight: the
+     * widest norm); NULL from a device that has none, whose plans then hold no allreduce_norm. */
+    void *(*comm_aux)(exec_ctx *x, int which);
     void *(*stream)(exec_ctx *x, int which);
     /* Host staging for host-based backends: copy device<->host (synchronous on the main stream). */
     void (*to_host_float)(exec_ctx *x, float *dst, const void *src, long long n);
@@ -124,6 +128,10 @@ void exec_env_set(exec_ctx *x, const char *key, const char *fmt, ...) __attribut
 /* Every collective of a run or a benchmark goes through here: counts the call, injects the requested
  * fault, tells the watchdog, then calls the backend (allreduce or all-gather by op->kind). */
 void exec_collective(exec_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count);
+/* --check (exec_check.c): every collective of the plan on poisoned output and pattern input, compared
+ * with its reference. Returns the ranks x ops that failed (the same on every rank); the first failure's
+ * description in msg. Collective. */
+long long exec_check_collectives(exec_ctx *x, char *msg, size_t msg_len);
 /* Point x->cc at this context's dist, device services, options and environment block (before the
  * backend's supported()). */
 void exec_comm_bind(exec_ctx *x);

@@ -63,10 +63,18 @@ void exec_collective(exec_ctx *x, const plan_op *op, int flat, const void *send,
     const exec_fault *f = &x->opt->fault;
     if (f->mode != EXEC_FAULT_NONE && x->dist.rank == f->rank && x->calls == f->call)
         inject(x, f);
-    if (op->kind == PLAN_OP_ALLGATHER)
-        x->comm->allgather(&x->cc, op, flat, send, recv, count);
-    else
-        x->comm->allreduce(&x->cc, op, flat, send, recv, count);
+    /* open_run refused plans with kinds the backend lacks (comm_backend_has), so every member called
+     * here exists. */
+    switch (op->kind) {
+    case PLAN_OP_ALLGATHER: x->comm->allgather(&x->cc, op, flat, send, recv, count); break;
+    case PLAN_OP_REDUCE_SCATTER: x->comm->reduce_scatter(&x->cc, op, flat, send, recv, count); break;
+    case PLAN_OP_ALLTOALL: x->comm->alltoall(&x->cc, op, flat, send, recv, count); break;
+    case PLAN_OP_ALLREDUCE_NORM:
+        x->comm->allreduce_norm(&x->cc, op, flat, send, recv, x->dev->comm_aux(x, EXEC_AUX_RESIDUAL),
+                                x->dev->comm_aux(x, EXEC_AUX_NORM_WEIGHT), count);
+        break;
+    default: x->comm->allreduce(&x->cc, op, flat, send, recv, count); break;
+    }
 }
 
 /* The device's services as the backend calls them: back from the embedded comm_ctx to its exec_ctx. */

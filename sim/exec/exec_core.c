@@ -108,38 +108,6 @@ static void progress(const exec_ctx *x, const char *what, int i, int n)
     fflush(stderr);
 }
 
-/* --check: every collective of the plan, poisoned output, pattern input, compared with the
- * reference. Returns the number of ranks x ops that failed (same on every rank). */
-static long long check_collectives(exec_ctx *x, char *msg, size_t msg_len)
-{
-    const plan *p = x->plan;
-    long long failures = 0;
-    for (int ph = 0; ph < p->n_phases; ph++) {
-        for (int i = 0; i < p->phases[ph].n_ops; i++) {
-            const plan_op *op = &p->phases[ph].ops[i];
-            if (!plan_op_is_collective(op->kind))
-                continue;
-            bool gather = op->kind == PLAN_OP_ALLGATHER;
-            long long out_n = gather ? op->count * x->dist.size : op->count;
-            int salt = exec_flat_index(p, ph, i);
-            void *send = x->dev->comm_send(x), *recv = x->dev->comm_recv(x);
-            x->dev->fill_pattern(x, send, op->count, salt);
-            x->dev->poison(x, recv, out_n);
-            exec_collective(x, op, salt, send, recv, op->count);
-            if (x->opt->debug_corrupt_rank == x->dist.rank)
-                x->dev->poison(x, recv, 1); /* proves --check can fail (tests) */
-            long long bad = x->dev->check(x, recv, out_n, salt, gather);
-            double flag = bad >= 0 ? 1.0 : 0.0;
-            dist_sum_doubles(&flag, 1);
-            if (bad >= 0 && failures == 0 && msg[0] == '\0')
-                snprintf(msg, msg_len, "%s '%s' (phase %s, op %d) wrong on rank %d: first bad index %lld of %lld",
-                         plan_op_kind_names[op->kind], op->name, p->phases[ph].name, i, x->dist.rank, bad, out_n);
-            failures += (long long)flag;
-        }
-    }
-    return failures;
-}
-
 /* Why this job cannot replay with x->dev and x->comm ("" when it can). The backend's own verdict is
  * collective: every rank reaches it or none does. */
 static void why_not(exec_ctx *x, char *why, size_t len)
@@ -160,6 +128,18 @@ static void why_not(exec_ctx *x, char *why, size_t len)
                  x->comm->name, strcmp(x->comm->name, "model") == 0 ? "delays" : "skipped");
         return;
     }
+    for (int ph = 0; ph < p->n_phases; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++) {
+            const plan_op *op = &p->phases[ph].ops[i];
+            const bool aux = op->kind != PLAN_OP_ALLREDUCE_NORM || x->dev->comm_aux;
+            if (comm_backend_has(x->comm, op->kind) && aux)
+                continue;
+            snprintf(why, len, "%s '%s' (phase %s): %s %s has no %s%s", plan_op_kind_names[op->kind], op->name,
+                     p->phases[ph].name, aux ? "backend" : "device", aux ? x->comm->name : x->dev->name,
+                     plan_op_kind_names[op->kind],
+                     op->kind == PLAN_OP_ALLTOALL ? "; use nccl or mpi" : "");
+            return;
+        }
     exec_comm_bind(x);
     char bwhy[400] = "";
     if (x->comm->supported(&x->cc, bwhy, sizeof(bwhy)))
@@ -188,8 +168,12 @@ static int open_run(exec_ctx *x)
     for (int ph = 0; ph < p->n_phases; ph++)
         for (int i = 0; i < p->phases[ph].n_ops; i++) {
             const plan_op *op = &p->phases[ph].ops[i];
-            long long n = op->kind == PLAN_OP_ALLGATHER ? op->count * p->ranks : op->count;
-            if (plan_op_is_collective(op->kind) && n > x->cc.max_comm_elems)
+            if (!plan_op_is_collective(op->kind))
+                continue;
+            long long in, out;
+            plan_collective_elems(op, &in, &out);
+            long long n = in > out ? in : out;
+            if (n > x->cc.max_comm_elems)
                 x->cc.max_comm_elems = n;
         }
     exec_watch_backend(x->comm->name);
@@ -368,7 +352,7 @@ int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *o
     /* At one rank an allreduce is the identity and an all-gather a copy: checked all the same. */
     if (opt->check) {
         exec_watch_step("--check of every collective");
-        out->check_failures = check_collectives(&x, out->check_message, sizeof(out->check_message));
+        out->check_failures = exec_check_collectives(&x, out->check_message, sizeof(out->check_message));
         if (out->check_failures && out->check_message[0])
             fprintf(stderr, "vpsim[rank %d@%s]: check failed: %s\n", d->rank, d->host, out->check_message);
     }

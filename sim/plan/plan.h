@@ -62,7 +62,14 @@ typedef struct plan_op {
     int heads, kv_heads, qk_dim, v_dim;
     bool kv_shared; /* MLA: one latent per token shared by all heads */
 
-    /* Collectives. */
+    /* Collectives. `count` is what each rank sends (plan_collective_elems gives what it receives):
+     *   allreduce       count in, count out (the sum);
+     *   allgather       count in, count x ranks out (rank j's block at j x count);
+     *   reduce_scatter  count in (ranks blocks of count / ranks), block r of the sum out on rank r;
+     *   alltoall        count in (ranks blocks of count / ranks: block j goes to rank j), count out
+     *                   (block j came from rank j);
+     *   allreduce_norm  count = m x n in; out: the residual (m x n, updated in place: residual + sum) and
+     *                   RMSNorm(residual) x weight (m x n). */
     long long count;  /* elements per rank contributed */
     long long payload_bytes;
     int ranks;        /* participants: ranks 0..ranks-1 of the TP group */
@@ -113,6 +120,8 @@ void plan_free(plan *p);
 /* Append an op (used by the builder and by the JSON loader), and recompute its derived terms. */
 plan_op *plan_phase_add_op(plan_phase *ph);
 void plan_op_finalize(plan_op *op);
+/* Elements one rank sends (`in`) and receives (`out`) in a collective op (see plan_op.count). */
+void plan_collective_elems(const plan_op *op, long long *in, long long *out);
 /* Recompute every phase's summary from its ops. */
 void plan_summarize(plan *p);
 

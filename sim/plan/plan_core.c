@@ -24,6 +24,17 @@ plan_class plan_op_class(plan_op_kind kind) { return op_class[kind]; }
 bool plan_op_is_compute(plan_op_kind kind) { return kind >= 0 && kind < PLAN_OP_KIND_COUNT && op_compute[kind]; }
 bool plan_op_is_collective(plan_op_kind kind) { return kind >= 0 && kind < PLAN_OP_KIND_COUNT && !op_compute[kind]; }
 
+void plan_collective_elems(const plan_op *op, long long *in, long long *out)
+{
+    const int r = op->ranks > 0 ? op->ranks : 1;
+    *in = op->count;
+    switch (op->kind) {
+    case PLAN_OP_ALLGATHER: *out = op->count * r; break;
+    case PLAN_OP_REDUCE_SCATTER: *out = op->count / r; break;
+    default: *out = op->count; break;
+    }
+}
+
 plan_op *plan_phase_add_op(plan_phase *ph)
 {
     if (ph->n_ops == ph->cap_ops) {
@@ -91,6 +102,23 @@ void plan_op_finalize(plan_op *op)
     case PLAN_OP_ALLGATHER:
         op->bytes_read = (double)op->payload_bytes;
         op->bytes_written = (double)op->payload_bytes * op->ranks;
+        break;
+    case PLAN_OP_REDUCE_SCATTER:
+        op->flops = op->ranks > 0 ? (double)op->count * (op->ranks - 1) / op->ranks : 0.0;
+        op->bytes_read = (double)op->payload_bytes;
+        op->bytes_written = op->ranks > 0 ? (double)op->payload_bytes / op->ranks : 0.0;
+        break;
+    case PLAN_OP_ALLTOALL:
+        op->bytes_read = (double)op->payload_bytes;
+        op->bytes_written = (double)op->payload_bytes;
+        break;
+    case PLAN_OP_ALLREDUCE_NORM:
+        /* The allreduce, then the residual add and the norm over its m x n result: the residual is read
+         * and written back, the normalised rows written, the norm weight read. */
+        op->flops = (double)op->count * (op->ranks - 1) + 5.0 * m * n;
+        op->weight_bytes = n * ab;
+        op->bytes_read = (double)op->payload_bytes + m * n * ab + op->weight_bytes;
+        op->bytes_written = (double)op->payload_bytes + 2.0 * m * n * ab;
         break;
     default:
         break;

@@ -47,8 +47,14 @@ static void write_op(util_json *j, const plan_op *op)
         util_json_kint(j, "v_dim", op->v_dim);
         util_json_kbool(j, "kv_shared", op->kv_shared);
         break;
+    case PLAN_OP_ALLREDUCE_NORM:
+        util_json_kint(j, "m", op->m);
+        util_json_kint(j, "n", op->n);
+        /* fall through */
     case PLAN_OP_ALLREDUCE:
     case PLAN_OP_ALLGATHER:
+    case PLAN_OP_REDUCE_SCATTER:
+    case PLAN_OP_ALLTOALL:
         util_json_kint(j, "count", op->count);
         util_json_kint(j, "payload_bytes", op->payload_bytes);
         util_json_key(j, "ranks");

@@ -388,6 +388,13 @@ int cfg_scenario_load(const char *path, const char *const *sets_text, int n_sets
         check_speculative(out, root, cfg_doc_root(ddoc), err) ||
         check_tp(out, root, cfg_doc_root(tdoc), cfg_doc_root(ddoc), err))
         goto done;
+    /* Both rewrite the same layer allreduce (plan_split.c and the fusion's allreduce_norm). */
+    if (out->collectives.allreduce_split && out->fusion.allreduce_residual_norm) {
+        cfg_errorf(err, node_or(root, "collectives.allreduce_split"),
+                   "collectives.allreduce_split and fusion.allreduce_residual_norm both replace the layer allreduce "
+                   "and its norm: set at most one of them to true");
+        goto done;
+    }
     /* The models of a collective take only the system: the scenario's NCCL tuning travels with it. */
     out->system.nccl_tuning = out->nccl;
     if (out->target.arch != CFG_ARCH_DEEPSEEK_V3) {

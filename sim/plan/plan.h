@@ -122,6 +122,10 @@ plan_op *plan_phase_add_op(plan_phase *ph);
 void plan_op_finalize(plan_op *op);
 /* Elements one rank sends (`in`) and receives (`out`) in a collective op (see plan_op.count). */
 void plan_collective_elems(const plan_op *op, long long *in, long long *out);
+/* collectives.allreduce_split (plan_split.c): each layer allreduce that feeds an RMSNorm becomes
+ * reduce-scatter (rows padded to a multiple of the ranks) -> the norm on rows_padded / ranks rows ->
+ * all-gather. Called by plan_build before the summaries; nothing changes at one rank. */
+void plan_split_allreduce(plan *p);
 /* Recompute every phase's summary from its ops. */
 void plan_summarize(plan *p);
 

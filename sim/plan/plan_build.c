@@ -288,6 +288,8 @@ int plan_build(const cfg_scenario *sc, plan *out, char *why, size_t why_len)
         b.ph = new_phase(out, "decode", PLAN_PHASE_DECODE, "target", 1, B);
         b.rows = B;
         target_pass(&b, sc, out->active_experts);
+        if (sc->collectives.allreduce_split)
+            plan_split_allreduce(out);
         plan_summarize(out);
         return 0;
     }
@@ -313,6 +315,8 @@ int plan_build(const cfg_scenario *sc, plan *out, char *why, size_t why_len)
     b.ph = new_phase(out, "draft_extend", PLAN_PHASE_DRAFT_EXTEND, "draft", steps + 1, B);
     b.rows = (long long)B * (steps + 1);
     draft_pass(&b, sc, true, B);
+    if (sc->collectives.allreduce_split)
+        plan_split_allreduce(out);
     plan_summarize(out);
     return 0;
 }

@@ -30,6 +30,28 @@ static void payload_groups(const long long *bytes, int n, util_buf *out)
         util_buf_printf(out, "-");
 }
 
+/* collectives.allreduce_split: the table's allgather column counts the split's all-gathers too; this
+ * line says how many reduce-scatters the split made and their payloads. */
+static void split_note(util_buf *out, const plan *p)
+{
+    bool any = false;
+    for (int i = 0; i < p->n_phases; i++) {
+        const plan_phase *ph = &p->phases[i];
+        long long first = -1;
+        for (int k = 0; k < ph->n_ops && first < 0; k++)
+            if (ph->ops[k].kind == PLAN_OP_REDUCE_SCATTER)
+                first = ph->ops[k].payload_bytes;
+        if (first < 0)
+            continue;
+        util_buf_printf(out, "%s%s %d x %lld B", any ? ", " : "reduce-scatters (collectives.allreduce_split, rows "
+                        "padded to a multiple of the ranks): ", ph->name, ph->summary.op_count[PLAN_OP_REDUCE_SCATTER],
+                        first);
+        any = true;
+    }
+    if (any)
+        util_buf_printf(out, "\n");
+}
+
 void report_plan_table(util_buf *out, const plan *p, const cfg_scenario *sc)
 {
     if (sc)
@@ -83,6 +105,7 @@ void report_plan_table(util_buf *out, const plan *p, const cfg_scenario *sc)
     util_buf_printf(out, "%-13s %-6s %4s %5d %5s %5s %5s %5s %5s %5s %9.2f %9s %10d  %d allreduces\n", "cycle", "", "",
                     tot_ops, "", "", "", "", "", "", tot_flops / 1e9, util_fmt_bytes(tot_w, wb, sizeof(wb)), tot_ag,
                     tot_ar);
+    split_note(out, p);
 }
 
 void report_plan_csv(util_buf *out, const plan *p)

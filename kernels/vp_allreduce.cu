@@ -590,6 +590,20 @@ extern "C" int vp_allgather_oneshot(const vp_ar_args *a, void *stream)
                   allgather_kernel<false>);
 }
 
+// The grid depends only on the block's size, the same on every rank; the vector path may differ per
+// rank (the shifted inputs' alignment), which one-shot allows: it has no slices to agree on.
+extern "C" int vp_reduce_scatter_oneshot(const vp_ar_args *a, void *stream)
+{
+    if (!valid(a) || a->count % a->world != 0)
+        return (int)cudaErrorInvalidValue;
+    vp_ar_args b = *a;
+    b.count = a->count / a->world;
+    for (int r = 0; r < a->world; r++)
+        b.in[r] = (const bf16 *)a->in[r] + a->rank * b.count;
+    return launch(&b, stream, vp_ar_blocks_oneshot, all_aligned(&b, false, 15u), oneshot_kernel<true>,
+                  oneshot_kernel<false>);
+}
+
 extern "C" int vp_ar_probe(const vp_ar_args *a, void *stream)
 {
     if (!valid(a))

@@ -87,6 +87,11 @@ int vp_allreduce_push(const vp_ar_args *a, void *stream);
 /* All-gather of `count` elements per rank into out[world * count] (rank-major), one-shot style over
  * the same inputs and barriers: the custom backends use it for the plan's all-gathers. */
 int vp_allgather_oneshot(const vp_ar_args *a, void *stream);
+/* Reduce-scatter: `count` elements per rank in (world blocks of count / world; count % world == 0), block
+ * `rank` of the sum out (count / world elements). The one-shot kernel over every input shifted to this
+ * rank's block: each rank loads only its block from every peer (two-shot's first half), start and end
+ * barriers. */
+int vp_reduce_scatter_oneshot(const vp_ar_args *a, void *stream);
 
 /* Registration check: write probe_in[rank] = vp_ar_probe_value(rank, peer) in every peer's signal and
  * read every peer's probe_src into the local probe_seen[peer], through the mappings. */

@@ -488,6 +488,27 @@ static void custom_allgather(comm_ctx *x, const plan_op *op, int flat, const voi
     VP_KERNEL(vp_allgather_oneshot(&a, x->dev->stream(x, 0)));
 }
 
+/* All three backends reduce-scatter alike: each rank loads its block from every peer and sums it (the
+ * one-shot kernel on shifted inputs); the input is read by peers while outputs are written, so an
+ * in-place call stages. */
+static void custom_reduce_scatter(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
+                                  long long count)
+{
+    (void)op;
+    (void)flat;
+    custom_state *s = x->state;
+    check_error(s);
+    if (count <= 0)
+        return;
+    check_count(s, count);
+    vp_ar_args a = base_args(s);
+    a.count = count;
+    a.out = recv;
+    s->calls++;
+    map_input(x, s, &a, send, true, recv, count / s->world);
+    VP_KERNEL(vp_reduce_scatter_oneshot(&a, x->dev->stream(x, 0)));
+}
+
 static void custom_fini(comm_ctx *x)
 {
     custom_state *s = x->state;
@@ -546,6 +567,7 @@ static void custom_describe(comm_ctx *x)
         .fini = custom_fini,                                                                                            \
         .allreduce = custom_allreduce,                                                                                  \
         .allgather = custom_allgather,                                                                                  \
+        .reduce_scatter = custom_reduce_scatter,                                                                        \
         .describe = custom_describe,                                                                                    \
     }
 

@@ -1,4 +1,4 @@
-/* Backend `mpi`: MPI_Allreduce / MPI_Allgather. On the CPU device the buffers are host fp32 and go to
+/* Backend `mpi`: MPI_Allreduce / MPI_Allgather / MPI_Reduce_scatter_block. On the CPU device the buffers are host fp32 and go to
  * MPI directly. On CUDA the data is staged through the host: device-to-host copy, MPI on fp32, copy
  * back — MPI has no bf16 sum, so even a CUDA-aware MPI would need a conversion; whether the MPI is
  * CUDA-aware is detected and reported, not assumed. */
@@ -77,6 +77,22 @@ static void mpi_allgather(comm_ctx *x, const plan_op *op, int flat, const void *
     x->dev->from_host_float(x, recv, s->host_recv, count * x->dist.size);
 }
 
+/* MPI_Reduce_scatter_block: `count` in, this rank's count / ranks block of the sum out. */
+static void mpi_reduce_scatter(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+{
+    (void)op;
+    (void)flat;
+    mpi_state *s = x->state;
+    const long long block = count / x->dist.size;
+    if (!s->staged) {
+        VP_MPI(MPI_Reduce_scatter_block(send, recv, (int)block, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+        return;
+    }
+    x->dev->to_host_float(x, s->host_send, send, count);
+    VP_MPI(MPI_Reduce_scatter_block(s->host_send, s->host_recv, (int)block, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+    x->dev->from_host_float(x, recv, s->host_recv, block);
+}
+
 static void mpi_describe(comm_ctx *x)
 {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -110,5 +126,6 @@ const comm_backend comm_backend_mpi = {
     .fini = mpi_fini,
     .allreduce = mpi_allreduce,
     .allgather = mpi_allgather,
+    .reduce_scatter = mpi_reduce_scatter,
     .describe = mpi_describe,
 };

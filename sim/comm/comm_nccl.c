@@ -1,4 +1,4 @@
-/* Backend `nccl`: ncclAllReduce (bf16 sum) and ncclAllGather on the main stream. The communicator
+/* Backend `nccl`: ncclAllReduce (bf16 sum), ncclAllGather and ncclReduceScatter on the main stream. The communicator
  * comes from ncclGetUniqueId on rank 0, broadcast over MPI. NCCL calls are graph-capturable. */
 #include "comm.h"
 #include "../dist/dist_cuda.h"
@@ -109,6 +109,16 @@ static void nccl_allgather(comm_ctx *x, const plan_op *op, int flat, const void 
     VP_NCCL(ncclAllGather(send, recv, (size_t)count, ncclBfloat16, s->comm, x->dev->stream(x, 0)));
 }
 
+/* `count` in; ncclReduceScatter takes the per-rank receive count. */
+static void nccl_reduce_scatter(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+{
+    (void)op;
+    (void)flat;
+    nccl_state *s = x->state;
+    VP_NCCL(ncclReduceScatter(send, recv, (size_t)(count / x->dist.size), ncclBfloat16, ncclSum, s->comm,
+                              x->dev->stream(x, 0)));
+}
+
 void comm_nccl_describe_env(comm_ctx *x)
 {
     int v = 0;
@@ -134,5 +144,6 @@ const comm_backend comm_backend_nccl = {
     .fini = nccl_fini,
     .allreduce = nccl_allreduce,
     .allgather = nccl_allgather,
+    .reduce_scatter = nccl_reduce_scatter,
     .describe = nccl_describe,
 };

@@ -111,6 +111,31 @@ static void select_allgather(comm_ctx *x, const plan_op *op, int flat, const voi
     x->state = s;
 }
 
+/* Reduce-scatters go by payload size like allreduces (the same rule for the same bytes); a rule whose
+ * backend has none (nccl-symm) hands them to the all-gather backend, and if that has none either the
+ * job stops naming both. Not counted in policy_calls, which counts allreduces. */
+static void select_reduce_scatter(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
+                                  long long count)
+{
+    select_state *s = x->state;
+    const int rule = cfg_policy_rule_for(&g_policy, count * (long long)x->dev->elem_bytes);
+    select_member *m = member(s, g_policy.rule[rule].backend);
+    if (!m->table->reduce_scatter) {
+        select_member *ag = member(s, g_allgather);
+        if (!ag->table->reduce_scatter) {
+            char msg[160];
+            snprintf(msg, sizeof(msg), "policy: neither %s (the rule for this size) nor the all-gather backend %s "
+                     "has a reduce-scatter", cfg_backend_names[m->backend], cfg_backend_names[ag->backend]);
+            dist_fail(__FILE__, __LINE__, "comm_select", msg);
+        }
+        m = ag;
+    }
+    x->state = m->state;
+    m->table->reduce_scatter(x, op, flat, send, recv, count);
+    m->state = x->state;
+    x->state = s;
+}
+
 static void select_fini(comm_ctx *x)
 {
     select_state *s = x->state;
@@ -170,6 +195,7 @@ static void select_describe(comm_ctx *x)
         .fini = select_fini,                                                                                            \
         .allreduce = select_allreduce,                                                                                  \
         .allgather = select_allgather,                                                                                  \
+        .reduce_scatter = select_reduce_scatter,                                                                        \
         .describe = select_describe,                                                                                    \
     }
 

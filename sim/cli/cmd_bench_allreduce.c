@@ -1,9 +1,10 @@
-/* vpsim bench-allreduce: every allreduce backend over a size sweep, as an nccl-tests-style table or
+/* vpsim bench-allreduce: every allreduce backend (or another collective's, --collective) over a size sweep, as an nccl-tests-style table or
  * JSON (sim/exec/comm_bench.c runs it). Works on the CPU device with the MPI backend, so CI tests the
  * harness under mpirun. */
 #include "cli.h"
 
 #include "../config/cfg_schema.h"
+#include "../comm/comm.h"
 #include "../exec/exec_bench.h"
 #include "../config/cfg_policy.h"
 #include "../exec/exec.h"
@@ -19,7 +20,8 @@
 static void bench_help(void)
 {
     printf("usage: mpirun -np N vpsim bench-allreduce [SCENARIO] [--backend LIST] [-b MIN] [-e MAX] [-f FACTOR]\n"
-           "                 [--sizes LIST] [-n|--iters N] [-w|--warmup N] [--graph|-G N] [--check|-c 0|1]\n"
+           "                 [--collective KIND] [--sizes LIST] [-n|--iters N] [-w|--warmup N] [--graph|-G N]\n"
+           "                 [--check|-c 0|1]\n"
            "                 [-d TYPE] [--device cuda|cpu] [--format table|json|csv] [--out FILE] [--set K=V]...\n"
            "\n"
            "Time allreduce (bf16 sum on cuda, float on cpu) for each backend over a size sweep, like\n"
@@ -35,6 +37,11 @@ static void bench_help(void)
            "                    every backend the device can run (on cpu: mpi; the others named in a\n"
            "                    note). A backend that cannot run here gets an 'unsupported' row with the\n"
            "                    reason; one named explicitly makes the exit status 1.\n"
+           "  --collective K    what to time: allreduce (default), allgather, reduce_scatter or alltoall;\n"
+           "                    a size is what each rank sends (reduce_scatter, alltoall: rounded down to\n"
+           "                    a multiple of the ranks); busbw, the checks and --model follow the kind.\n"
+           "                    A backend named in --backend that lacks it: error, exit 2; the default\n"
+           "                    list and 'all' leave such backends out with a note\n"
            "  -b, --minbytes S  smallest size (default 16)\n"
            "  -e, --maxbytes S  largest size (default 8M)\n"
            "  -f, --stepfactor F  multiply the size by F each step (default 2)\n"
@@ -50,7 +57,9 @@ static void bench_help(void)
            "                    graph of -n calls once per size; N is not a launch count here)\n"
            "  --check, -c 1     also check random data (within bf16/fp32 tolerance of an fp64 reference\n"
            "                    and bit-identical on every rank) and an in-place call, per size;\n"
-           "                    --check 0 / -c 0: only the pattern check of every size\n"
+           "                    reduce_scatter: random data on each rank's block, no in-place call;\n"
+           "                    allgather, alltoall: a second pattern check; --check 0 / -c 0: only the\n"
+           "                    pattern check of every size\n"
            "  -d, --datatype T  the type the device reduces, checked (each device has one): bfloat16\n"
            "                    (bf16) on cuda, float (float32) on cpu\n"
            "  --device D        cuda or cpu (default cuda in CUDA builds)\n");
@@ -77,6 +86,7 @@ static void bench_help(void)
            "examples:\n"
            "  mpirun -np 8 vpsim bench-allreduce configs/default.yaml -b 1K -e 1M --graph --check\n"
            "  mpirun -np 4 --oversubscribe vpsim bench-allreduce --device cpu --backend mpi --check\n"
+           "  mpirun -np 2 vpsim bench-allreduce --collective reduce_scatter --backend nccl,oneshot --check\n"
            "  mpirun -np 2 vpsim bench-allreduce --system configs/systems/h200-2x-nvlink.yaml --model --graph\n"
            "  vpsim bench-allreduce --from ar.json --system configs/systems/h200-2x-nvlink.yaml\n"
            "  mpirun -np 2 vpsim bench-allreduce --backend nccl --set nccl.channels=1 --model\n"
@@ -93,6 +103,7 @@ enum {
     OPT_TIMEOUT,
     OPT_MODEL,
     OPT_FROM,
+    OPT_COLLECTIVE,
 };
 
 typedef struct bench_args {
@@ -107,6 +118,7 @@ typedef struct bench_args {
     const char *backends; /* --backend as given (NULL: the device's default list) */
     const char *datatype; /* -d/--datatype as given */
     char skipped[160];    /* backends "all" left out on this device, for one note */
+    char lacking[160];    /* backends of the default list or "all" without the --collective */
 } bench_args;
 
 static int parse_size_arg(const char *opt, const char *arg, long long *out)
@@ -256,6 +268,18 @@ static int check_datatype(const bench_args *a)
                            a->datatype, cfg_device_names[a->o.device], ok[0], ok[0], ok[1]);
 }
 
+static int take_collective(const char *arg, bench_args *a)
+{
+    static const char *const kinds[] = {"allreduce", "allgather", "reduce_scatter", "alltoall", NULL};
+    if (cfg_enum_index(kinds, arg) >= 0) {
+        a->o.collective = cfg_enum_index(plan_op_kind_names, arg);
+        return 0;
+    }
+    char list[80];
+    return cli_usage_error("bench-allreduce", "--collective '%s': valid choices: %s", arg,
+                           cfg_enum_list(kinds, list, sizeof(list)));
+}
+
 /* One option of the getopt loop: 0, -1 after --help, or VP_EXIT_USAGE. */
 static int take_option(int opt, int argc, char **argv, bench_args *a)
 {
@@ -294,6 +318,7 @@ static int take_option(int opt, int argc, char **argv, bench_args *a)
     }
     case OPT_FAULT: return cli_parse_fault("bench-allreduce", optarg, &a->o.fault);
     case OPT_MODEL: a->model = true; return 0;
+    case OPT_COLLECTIVE: return take_collective(optarg, a);
     case OPT_FROM:
         a->from = optarg;
         a->model = true;
@@ -301,6 +326,32 @@ static int take_option(int opt, int argc, char **argv, bench_args *a)
     case OPT_TIMEOUT: return cli_parse_int("bench-allreduce", "--timeout", optarg, 0, 86400, &a->timeout);
     default: return cli_take_common("bench-allreduce", &a->c, opt, optarg, argv);
     }
+}
+
+/* Backends without the collective: an error for one the user named, else left out (with a note). */
+static int drop_lacking(bench_args *a, bool named)
+{
+    int kept = 0;
+    for (int k = 0; k < a->o.n_backends; k++) {
+        char why[320];
+        const int b = a->o.backends[k];
+        const comm_backend *c = comm_find_backend(b, why, sizeof(why));
+        if (!c || comm_backend_has(c, (plan_op_kind)a->o.collective)) {
+            a->o.backends[kept++] = b; /* not in this build: its 'unsupported' row says so */
+            continue;
+        }
+        if (named)
+            return cli_usage_error("bench-allreduce", "--collective %s: backend %s has no %s (choose another "
+                                   "--backend)", plan_op_kind_names[a->o.collective], cfg_backend_names[b],
+                                   plan_op_kind_names[a->o.collective]);
+        const size_t n = strlen(a->lacking);
+        snprintf(a->lacking + n, sizeof(a->lacking) - n, "%s%s", n ? ", " : "", cfg_backend_names[b]);
+    }
+    a->o.n_backends = kept;
+    if (kept == 0 && !a->o.with_policy)
+        return cli_usage_error("bench-allreduce", "--collective %s: none of the backends (%s) has one",
+                               plan_op_kind_names[a->o.collective], a->lacking);
+    return 0;
 }
 
 /* After the options: the backends and sizes, which depend on the device. */
@@ -321,6 +372,8 @@ static int finish_args(bench_args *a)
             return VP_EXIT_USAGE;
     }
     a->explicit_backends = (a->backends && named) || a->o.with_policy;
+    if (drop_lacking(a, a->backends && named))
+        return VP_EXIT_USAGE;
     if (a->sizes)
         return parse_sizes(a->sizes, dev->elem_bytes, &a->o);
     int n = exec_bench_sizes(a->min, a->max, a->factor, dev->elem_bytes, a->o.sizes, BENCH_MAX_USER_SIZES, why,
@@ -354,6 +407,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"model", no_argument, NULL, OPT_MODEL},
         {"from", required_argument, NULL, OPT_FROM},
+        {"collective", required_argument, NULL, OPT_COLLECTIVE},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof(*a));
@@ -361,6 +415,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
     a->o.iters = 20;
     a->o.warmup = 5;
     a->o.seed = 1234;
+    a->o.collective = PLAN_OP_ALLREDUCE;
     a->timeout = -1;
     a->min = 16;
     a->max = 8LL << 20;
@@ -378,7 +433,8 @@ static int parse_args(int argc, char **argv, bench_args *a)
     return finish_args(a);
 }
 
-/* The verify pass's allreduce payloads (element counts; the decode phase without speculation). */
+/* The verify pass's payloads of the timed collective (element counts each rank sends; the decode phase
+ * without speculation). */
 static void verify_counts(const plan *p, exec_bench_opts *o, size_t elem, bool say)
 {
     const int cap = (int)(sizeof(o->verify_counts) / sizeof(o->verify_counts[0]));
@@ -388,7 +444,7 @@ static void verify_counts(const plan *p, exec_bench_opts *o, size_t elem, bool s
             continue;
         for (int i = 0; i < p->phases[ph].n_ops; i++) {
             const plan_op *op = &p->phases[ph].ops[i];
-            if (op->kind != PLAN_OP_ALLREDUCE)
+            if ((int)op->kind != o->collective)
                 continue;
             bool dup = false;
             for (int v = 0; v < o->n_verify; v++)
@@ -427,7 +483,8 @@ static void attach_model(exec_bench_result *r, const cfg_scenario *sc)
         }
         for (int i = 0; i < b->n_rows; i++) {
             model_coll c;
-            model_bench_call(sys, (cfg_backend)b->backend, (double)b->rows[i].bytes, r->ranks, b->graph, &c);
+            model_bench_call(sys, (cfg_backend)b->backend, (plan_op_kind)exec_bench_kind(r), (double)b->rows[i].bytes,
+                             r->ranks, b->graph, &c);
             b->rows[i].model_us = c.available ? c.us : NAN;
             if (!b->model_method[0] || b->rows[i].verify_size)
                 snprintf(b->model_method, sizeof(b->model_method), "%s", c.available ? c.method : c.reason);
@@ -505,6 +562,9 @@ int cmd_bench_allreduce(int argc, char **argv)
         fprintf(stderr, "vpsim bench-allreduce: note: --backend all on the %s device: skipping %s (they need the cuda "
                         "device)\n",
                 cfg_device_names[a.o.device], a.skipped);
+    if (a.lacking[0] && d.rank == 0)
+        fprintf(stderr, "vpsim bench-allreduce: note: --collective %s: leaving out %s (no %s)\n",
+                plan_op_kind_names[a.o.collective], a.lacking, plan_op_kind_names[a.o.collective]);
     if ((rc = cli_device_ready("bench-allreduce", &d, a.o.device)) != 0 ||
         (rc = cli_check_fault_rank("bench-allreduce", &a.o.fault, &d)) != 0) {
         dist_finalize(&d);

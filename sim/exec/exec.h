@@ -132,6 +132,9 @@ void exec_collective(exec_ctx *x, const plan_op *op, int flat, const void *send,
  * with its reference. Returns the ranks x ops that failed (the same on every rank); the first failure's
  * description in msg. Collective. */
 long long exec_check_collectives(exec_ctx *x, char *msg, size_t msg_len);
+/* One collective's output `recv` against its reference, the inputs having been fill_pattern(salt) on
+ * every rank (op->ranks = the job's ranks): the first bad index, or -1. Local (not collective). */
+long long exec_check_result(exec_ctx *x, const plan_op *op, const void *recv, int salt);
 /* Point x->cc at this context's dist, device services, options and environment block (before the
  * backend's supported()). */
 void exec_comm_bind(exec_ctx *x);

@@ -1,5 +1,6 @@
-/* The allreduce benchmark run (see comm_bench.h): one device, every requested backend in turn
- * (init, sweep, describe, fini), every size timed like nccl-tests and checked.
+/* The collective benchmark run (see comm_bench.h): one device, every requested backend in turn
+ * (init, sweep, describe, fini), every size timed like nccl-tests and checked. The collective is
+ * o->collective (allreduce by default); every size is what each rank sends.
  *
  * Per size: fill the send buffer with the exact test pattern, warm up, then time `iters` back-to-back
  * calls (eager, or captured once as a CUDA graph and launched), and check the last result against
@@ -8,6 +9,10 @@
  *     sensitive: every element must be within bf16 (fp32 on cpu) tolerance of an fp64 reference AND
  *     bit-identical to rank 0's result;
  *   - the same pattern in place (send == recv), except for mpi, where MPI forbids aliased buffers.
+ * A reduce-scatter gets the random-data check on its block (no bit-identity across ranks: each holds
+ * its own block) and no in-place call (NCCL's in-place reduce-scatter is recv = send + rank x block, not
+ * send == recv); an all-gather or all-to-all gets the pattern checks only (they sum nothing). The
+ * pattern checks compare with exec_check_result's references (exec_check.c), as `vpsim run --check`.
  * #wrong counts the elements that failed the random-data check plus 1 per failed pattern check,
  * summed over ranks. */
 #include "exec_bench.h"
@@ -57,33 +62,46 @@ static float random_value(int rank, long long i, int salt)
     return (h >> 40) & 1 ? -v : v;
 }
 
+/* Elements a call of `count` sends and receives on this rank. */
+static long long out_elems(const bench *b, long long count)
+{
+    plan_op op = b->op;
+    op.count = count;
+    long long in, out;
+    plan_collective_elems(&op, &in, &out);
+    return out;
+}
+
+/* Allreduce or reduce-scatter of random data (see the top of the file). */
 static long long check_random(bench *b, void *send, void *recv, long long count, int salt)
 {
     exec_ctx *x = &b->x;
     const int ranks = x->dist.size;
+    const bool scatter = b->op.kind == PLAN_OP_REDUCE_SCATTER;
+    const long long out = out_elems(b, count), first = scatter ? x->dist.rank * out : 0;
     for (long long i = 0; i < count; i++)
         b->in[i] = random_value(x->dist.rank, i, salt);
     x->dev->from_host_float(x, send, b->in, count);
-    x->dev->poison(x, recv, count);
+    x->dev->poison(x, recv, out);
     call(b, send, recv, count);
     x->dev->sync(x);
-    x->dev->to_host_float(x, b->out, recv, count);
+    x->dev->to_host_float(x, b->out, recv, out);
     /* Unit roundoff of the result type; partial sums may each be rounded (NCCL reduces in bf16). */
     const double u = x->dev->elem_bytes == 2 ? 1.0 / 256 : 1.0 / 16777216;
     if (x->dist.rank == 0)
-        memcpy(b->ref0, b->out, (size_t)count * sizeof(float));
-    VP_MPI(MPI_Bcast(b->ref0, (int)count, MPI_FLOAT, 0, MPI_COMM_WORLD));
+        memcpy(b->ref0, b->out, (size_t)out * sizeof(float));
+    VP_MPI(MPI_Bcast(b->ref0, (int)out, MPI_FLOAT, 0, MPI_COMM_WORLD));
     long long wrong = 0;
-    for (long long i = 0; i < count; i++) {
+    for (long long i = 0; i < out; i++) {
         double ref = 0, mag = 0;
         for (int r = 0; r < ranks; r++) {
-            double v = random_value(r, i, salt);
+            double v = random_value(r, first + i, salt);
             ref += v;
             mag += fabs(v);
         }
         const double tol = u * (fabs(ref) + (ranks - 1) * mag);
         const bool near = fabs((double)b->out[i] - ref) <= tol; /* NaN (poison) fails */
-        const bool same = memcmp(&b->out[i], &b->ref0[i], sizeof(float)) == 0;
+        const bool same = scatter || memcmp(&b->out[i], &b->ref0[i], sizeof(float)) == 0;
         wrong += !near || !same;
     }
     return wrong;
@@ -95,10 +113,12 @@ static long long check_pattern(bench *b, const void *send, void *recv, long long
     if (fill) {
         x->dev->fill_pattern(x, (void *)send, count, salt);
         if (send != recv)
-            x->dev->poison(x, recv, count);
+            x->dev->poison(x, recv, out_elems(b, count));
         call(b, send, recv, count);
     }
-    return x->dev->check(x, recv, count, salt, false) >= 0 ? 1 : 0;
+    plan_op op = b->op;
+    op.count = count;
+    return exec_check_result(x, &op, recv, salt) >= 0 ? 1 : 0;
 }
 
 static void time_size(bench *b, exec_bench_row *w, bool graph, int salt)
@@ -108,7 +128,7 @@ static void time_size(bench *b, exec_bench_row *w, bool graph, int salt)
     void *send = x->dev->comm_send(x), *recv = x->dev->comm_recv(x);
     const long long count = w->count;
     x->dev->fill_pattern(x, send, count, salt);
-    x->dev->poison(x, recv, count);
+    x->dev->poison(x, recv, out_elems(b, count));
     exec_watch_step("size %lld B: warm-up", w->bytes);
     for (int i = 0; i < o->warmup; i++)
         call(b, send, recv, count);
@@ -124,7 +144,7 @@ static void time_size(bench *b, exec_bench_row *w, bool graph, int salt)
     /* Poisoned again, so that the check below sees what the timed calls wrote. */
     exec_watch_step("size %lld B: waiting for the %s to finish", w->bytes,
                     graph ? "first (untimed) graph launch" : "warm-up calls");
-    x->dev->poison(x, recv, count);
+    x->dev->poison(x, recv, out_elems(b, count));
     x->dev->sync(x);
     exec_watch_step("size %lld B: barrier before the timed calls", w->bytes);
     dist_barrier();
@@ -141,17 +161,28 @@ static void time_size(bench *b, exec_bench_row *w, bool graph, int salt)
     dist_max_doubles(&us, 1);
     w->time_us = us;
     w->algbw = comm_algbw(w->bytes, us);
-    w->busbw = comm_busbw(w->algbw, x->dist.size);
+    w->busbw = exec_bench_busbw(b->op.kind, w->algbw, x->dist.size);
     exec_watch_step("size %lld B: checking the results", w->bytes);
     /* The last of the back-to-back calls (or graph replays) must still be right. */
     double wrong = (double)check_pattern(b, send, recv, count, salt, false);
-    if (o->check) {
+    if (o->check && (b->op.kind == PLAN_OP_ALLREDUCE || b->op.kind == PLAN_OP_REDUCE_SCATTER))
         wrong += (double)check_random(b, send, recv, count, salt + 1000);
+    if (o->check) {
         if (b->in_place)
             wrong += (double)check_pattern(b, send, send, count, salt + 2000, true);
     }
     dist_sum_doubles(&wrong, 1);
     w->wrong = (long long)wrong;
+}
+
+/* Elements each rank sends for a size: reduce-scatter and all-to-all split them evenly over the ranks,
+ * so the size is rounded down to a multiple of the ranks (one element per rank at least). */
+static long long row_count(const bench *b, long long bytes)
+{
+    const long long n = bytes / (long long)b->x.dev->elem_bytes, r = b->x.dist.size;
+    if (b->op.kind != PLAN_OP_REDUCE_SCATTER && b->op.kind != PLAN_OP_ALLTOALL)
+        return n;
+    return n / r > 0 ? n / r * r : r;
 }
 
 /* backend: a cfg_backend, or -1 for the per-size policy (o->policy through comm_select). */
@@ -176,8 +207,13 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, exec_bench_ba
             uses_mpi = uses_mpi || o->policy.rule[i].backend == CFG_BACKEND_MPI;
         }
     }
-    b->in_place = !uses_mpi;
+    b->in_place = !uses_mpi && b->op.kind == PLAN_OP_ALLREDUCE;
     int rc = c ? 0 : -1;
+    if (c && !comm_backend_has(c, b->op.kind)) {
+        snprintf(why, sizeof(why), "backend %s has no %s", out->name, plan_op_kind_names[b->op.kind]);
+        c = NULL;
+        rc = -1;
+    }
     exec_watch_step("asking whether backend %s can run here", out->name);
     if (c) {
         x->comm = c;
@@ -203,7 +239,8 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, exec_bench_ba
         exec_bench_row *w = &out->rows[out->n_rows++];
         w->bytes = o->sizes[i];
         w->model_us = NAN;
-        w->count = o->sizes[i] / (long long)x->dev->elem_bytes;
+        w->count = row_count(b, o->sizes[i]);
+        w->bytes = w->count * (long long)x->dev->elem_bytes;
         for (int v = 0; v < o->n_verify; v++)
             w->verify_size = w->verify_size || o->verify_counts[v] == w->count;
         time_size(b, w, out->graph, i + 1);
@@ -232,7 +269,7 @@ int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out
     b.x.opt = &eo;
     b.x.plan = &p;
     b.x.dist = *d;
-    b.op.kind = PLAN_OP_ALLREDUCE;
+    b.op.kind = plan_op_is_collective((plan_op_kind)o->collective) ? (plan_op_kind)o->collective : PLAN_OP_ALLREDUCE;
     b.op.ranks = d->size;
     snprintf(b.op.name, sizeof(b.op.name), "bench");
     exec_ctx *x = &b.x;
@@ -243,10 +280,12 @@ int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out
             fprintf(stderr, "vpsim bench-allreduce: %s\n", why);
         return 2;
     }
-    long long max_count = 1;
-    for (int i = 0; i < o->n_sizes; i++)
-        if (o->sizes[i] / (long long)x->dev->elem_bytes > max_count)
-            max_count = o->sizes[i] / (long long)x->dev->elem_bytes;
+    long long max_count = 1; /* the largest buffer a call sends or receives */
+    for (int i = 0; i < o->n_sizes; i++) {
+        const long long n = row_count(&b, o->sizes[i]), got = out_elems(&b, n);
+        max_count = n > max_count ? n : max_count;
+        max_count = got > max_count ? got : max_count;
+    }
     x->cc.max_comm_elems = max_count;
     exec_watch_step("initialising the %s device", x->dev->name);
     x->dev->init(x);
@@ -264,6 +303,7 @@ int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out
     out->n_env = x->n_env;
 
     out->ranks = d->size;
+    out->collective = b.op.kind;
     snprintf(out->device, sizeof(out->device), "%s", x->dev->name);
     snprintf(out->type, sizeof(out->type), "%s", x->dev->elem_bytes == 2 ? "bf16" : "float");
     out->elem_bytes = x->dev->elem_bytes;

@@ -18,6 +18,7 @@
 
 typedef struct exec_bench_opts {
     int device;                          /* cfg_device */
+    int collective;                      /* plan_op_kind timed (--collective): allreduce, allgather, ... */
     int backends[CFG_BACKEND_COUNT];     /* cfg_backend, in run order */
     int n_backends;
     long long sizes[EXEC_BENCH_MAX_SIZES]; /* payload bytes per rank, ascending */
@@ -33,6 +34,8 @@ typedef struct exec_bench_opts {
     cfg_nccl_tuning nccl_tuning; /* the scenario's nccl: section (all zero = NCCL decides) */
 } exec_bench_opts;
 
+/* A row's bytes and count are what each rank sends (plan_op.count's convention): for reduce_scatter and
+ * alltoall a multiple of the ranks; an all-gather's result is ranks x that. */
 typedef struct exec_bench_row {
     long long bytes, count;
     double time_us; /* per call, max over ranks */
@@ -58,6 +61,7 @@ typedef struct exec_bench_backend {
 typedef struct exec_bench_result {
     int ranks;
     char device[16];
+    int collective; /* plan_op_kind timed; a value that is not a collective reads as allreduce */
     char type[8]; /* "bf16" on cuda, "float" on cpu */
     size_t elem_bytes;
     int iters, warmup;
@@ -82,6 +86,13 @@ void exec_bench_result_free(exec_bench_result *r);
 
 /* nccl-tests' bus bandwidth of an allreduce: algbw x 2 (n - 1) / n. */
 double comm_busbw(double algbw_gbps, int ranks);
+/* The collective a result timed (allreduce when r->collective is not a collective kind). */
+int exec_bench_kind(const exec_bench_result *r);
+/* Bus bandwidth of collective `kind` from the algbw of the bytes each rank sends, as nccl-tests defines
+ * it on its own sizes: allreduce x 2(n-1)/n; reduce_scatter and alltoall x (n-1)/n (their send buffer
+ * is nccl-tests' size); allgather x (n-1) (nccl-tests' size is the gathered n x the contribution). */
+double exec_bench_busbw(int kind, double algbw_gbps, int ranks);
+const char *exec_bench_busbw_definition(int kind);
 /* Algorithm bandwidth in GB/s (1e9 bytes per second) of `bytes` in `us` microseconds. */
 double comm_algbw(long long bytes, double us);
 /* Geometric sweep min, min*factor, ... <= max (nccl-tests -b -e -f); each size rounded down to a

@@ -13,6 +13,39 @@ double comm_busbw(double algbw_gbps, int ranks)
     return ranks > 0 ? algbw_gbps * 2.0 * (ranks - 1) / ranks : 0.0;
 }
 
+int exec_bench_kind(const exec_bench_result *r)
+{
+    return plan_op_is_collective((plan_op_kind)r->collective) ? r->collective : PLAN_OP_ALLREDUCE;
+}
+
+double exec_bench_busbw(int kind, double algbw_gbps, int ranks)
+{
+    if (ranks < 1)
+        return 0.0;
+    switch (kind) {
+    case PLAN_OP_ALLGATHER: return algbw_gbps * (ranks - 1);
+    case PLAN_OP_REDUCE_SCATTER:
+    case PLAN_OP_ALLTOALL: return algbw_gbps * (ranks - 1) / ranks;
+    default: return comm_busbw(algbw_gbps, ranks);
+    }
+}
+
+const char *exec_bench_busbw_definition(int kind)
+{
+    switch (kind) {
+    case PLAN_OP_ALLGATHER: return "algbw x (n-1) (nccl-tests: n x size gathered, x (n-1)/n)";
+    case PLAN_OP_REDUCE_SCATTER:
+    case PLAN_OP_ALLTOALL: return "algbw x (n-1)/n (nccl-tests)";
+    default: return "algbw x 2(n-1)/n (nccl-tests)";
+    }
+}
+
+/* Whether the collective sums (the redop column) or only moves data. */
+static const char *redop(int kind)
+{
+    return kind == PLAN_OP_ALLGATHER || kind == PLAN_OP_ALLTOALL ? "none" : "sum";
+}
+
 double comm_algbw(long long bytes, double us) { return us > 0 ? (double)bytes / (us * 1e3) : 0.0; }
 
 int exec_bench_add_size(long long *sizes, int n, int cap, long long bytes)
@@ -79,11 +112,15 @@ static void fmt_time(char *buf, size_t len, double us)
 
 void exec_bench_table(util_buf *o, const exec_bench_result *r)
 {
-    util_buf_printf(o, "# vpsim bench-allreduce: %d rank%s, device %s, type %s, op sum, %d iters, %d warm-up%s%s\n",
-                    r->ranks, r->ranks == 1 ? "" : "s", r->device, r->type, r->iters, r->warmup,
+    const int kind = exec_bench_kind(r);
+    util_buf_printf(o, "# vpsim bench-allreduce: collective %s, %d rank%s, device %s, type %s, op %s, %d iters, %d "
+                       "warm-up%s%s\n",
+                    plan_op_kind_names[kind], r->ranks, r->ranks == 1 ? "" : "s", r->device, r->type, redop(kind),
+                    r->iters, r->warmup,
                     r->graph_requested ? ", CUDA graphs requested (each backend says how it was timed)" : ", eager",
                     r->check ? ", --check" : "");
-    util_buf_printf(o, "# time: per call, max over ranks; algbw = size / time; busbw = algbw x 2(n-1)/n\n");
+    util_buf_printf(o, "# time: per call, max over ranks; size: sent per rank; algbw = size / time; busbw = %s\n",
+                    exec_bench_busbw_definition(kind));
     if (r->model_system[0])
         util_buf_printf(o, "# model: per call on system %s (%s); error = (model - time) / time\n", r->model_system,
                         r->model_note);
@@ -121,7 +158,7 @@ void exec_bench_table(util_buf *o, const exec_bench_result *r)
             else if (model)
                 snprintf(m, sizeof(m), " %9s %9s", "-", "-");
             util_buf_printf(o, "  %12lld %13lld %6s %6s %9s %8.2f %8.2f %7s%s %6s\n", w->bytes, w->count, r->type,
-                            "sum", t, w->algbw, w->busbw, wrong, m, w->verify_size ? "yes" : "-");
+                            redop(kind), t, w->algbw, w->busbw, wrong, m, w->verify_size ? "yes" : "-");
         }
         util_buf_printf(o, "# avg bus bandwidth (%s): %.3f GB/s\n", b->name, avg_busbw(b));
     }
@@ -131,8 +168,9 @@ void exec_bench_table(util_buf *o, const exec_bench_result *r)
 void exec_bench_csv(util_buf *o, const exec_bench_result *r)
 {
     const bool model = r->model_system[0] != '\0';
+    const int kind = exec_bench_kind(r);
     util_buf_printf(o, "backend,ranks,device,type,redop,bytes,count,time_us,algbw_gbps,busbw_gbps,wrong,verify_pass,"
-                       "graph%s\n",
+                       "graph,collective%s\n",
                     model ? ",model_us,model_error_pct" : "");
     for (int k = 0; k < r->n_backends; k++) {
         const exec_bench_backend *b = &r->backends[k];
@@ -146,10 +184,10 @@ void exec_bench_csv(util_buf *o, const exec_bench_result *r)
             else if (model)
                 snprintf(m, sizeof(m), ",,");
             /* A backend name may hold commas (a policy's rules): quoted as RFC 4180 says. */
-            util_buf_printf(o, "%s%s%s,%d,%s,%s,sum,%lld,%lld,%.6g,%.6g,%.6g,%s,%s,%s%s\n", strchr(b->name, ',') ? "\"" : "",
-                            b->name, strchr(b->name, ',') ? "\"" : "", r->ranks, r->device, r->type, w->bytes, w->count,
-                            w->time_us, w->algbw, w->busbw, wrong, w->verify_size ? "true" : "false",
-                            b->graph ? "true" : "false", m);
+            util_buf_printf(o, "%s%s%s,%d,%s,%s,%s,%lld,%lld,%.6g,%.6g,%.6g,%s,%s,%s,%s%s\n",
+                            strchr(b->name, ',') ? "\"" : "", b->name, strchr(b->name, ',') ? "\"" : "", r->ranks,
+                            r->device, r->type, redop(kind), w->bytes, w->count, w->time_us, w->algbw, w->busbw, wrong,
+                            w->verify_size ? "true" : "false", b->graph ? "true" : "false", plan_op_kind_names[kind], m);
         }
     }
 }
@@ -180,7 +218,8 @@ void exec_bench_json(util_json *j, const exec_bench_result *r, int argc, char **
     util_json_kstr(j, "device", r->device);
     util_json_kstr(j, "type", r->type);
     util_json_kint(j, "elem_bytes", (long long)r->elem_bytes);
-    util_json_kstr(j, "op", "sum");
+    util_json_kstr(j, "collective", plan_op_kind_names[exec_bench_kind(r)]);
+    util_json_kstr(j, "op", redop(exec_bench_kind(r)));
     util_json_kint(j, "iters", r->iters);
     util_json_kint(j, "warmup", r->warmup);
     util_json_kbool(j, "graph_requested", r->graph_requested);
@@ -189,7 +228,7 @@ void exec_bench_json(util_json *j, const exec_bench_result *r, int argc, char **
     if (r->virtual_ranks)
         util_json_kstr(j, "note", COMM_VIRTUAL_NOTE);
     util_json_kstr(j, "time_definition", "microseconds per call, max over ranks");
-    util_json_kstr(j, "busbw_definition", "algbw x 2(n-1)/n (nccl-tests)");
+    util_json_kstr(j, "busbw_definition", exec_bench_busbw_definition(exec_bench_kind(r)));
     util_json_key(j, "environment");
     env_object(j, r->env, r->n_env);
     util_json_key(j, "model");

@@ -69,6 +69,20 @@ static void str(loader *l, const cfg_node *map, const char *key, char *dst, size
         snprintf(dst, len, "%s", n->scalar);
 }
 
+/* "collective" (optional: results written before --collective timed allreduces). */
+static int load_collective(loader *l, const cfg_node *map)
+{
+    const cfg_node *n = cfg_map_get(map, "collective");
+    if (!n)
+        return PLAN_OP_ALLREDUCE;
+    int k = n->kind == CFG_NODE_SCALAR ? cfg_enum_index(plan_op_kind_names, n->scalar) : -1;
+    if (k < 0 || !plan_op_is_collective((plan_op_kind)k)) {
+        fail(l, n, "'collective' must name a collective (allreduce, allgather, reduce_scatter, alltoall, ...)");
+        return PLAN_OP_ALLREDUCE;
+    }
+    return k;
+}
+
 static int env(loader *l, const cfg_node *map, util_env_item *items)
 {
     const cfg_node *e = need(l, map, "environment", CFG_NODE_MAP);
@@ -134,6 +148,7 @@ int exec_bench_load(const char *path, exec_bench_result *r, char *err, size_t le
         r->ranks = (int)num(&l, root, "ranks", false);
         str(&l, root, "device", r->device, sizeof(r->device));
         str(&l, root, "type", r->type, sizeof(r->type));
+        r->collective = load_collective(&l, root);
         r->elem_bytes = (size_t)num(&l, root, "elem_bytes", false);
         r->iters = (int)num(&l, root, "iters", false);
         r->warmup = (int)num(&l, root, "warmup", false);

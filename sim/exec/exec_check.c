@@ -61,6 +61,13 @@ static long long check_one(exec_ctx *x, const plan_op *orig, int salt)
     exec_collective(x, op, salt, send, recv, op->count);
     if (x->opt->debug_corrupt_rank == x->dist.rank)
         x->dev->poison(x, recv, 1); /* proves --check can fail (tests) */
+    return exec_check_result(x, op, recv, salt);
+}
+
+long long exec_check_result(exec_ctx *x, const plan_op *op, const void *recv, int salt)
+{
+    long long in, out;
+    plan_collective_elems(op, &in, &out);
     if (op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLGATHER)
         return x->dev->check(x, recv, out, salt, op->kind == PLAN_OP_ALLGATHER);
     float *host = util_xcalloc((size_t)out + 1, sizeof(float));

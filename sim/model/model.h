@@ -67,9 +67,10 @@ bool model_backend_host_staged(cfg_backend be);
 /* Host time to launch one collective of backend `be` eagerly (launch.eager_collective_us for NCCL's
  * host-planned calls, launch.eager_us for a single custom kernel). */
 double model_collective_launch_us(const cfg_system *sys, cfg_backend be);
-/* Per-call time of back-to-back allreduces as `vpsim bench-allreduce` times them (a CUDA graph of N
+/* Per-call time of back-to-back collectives of `kind` as `vpsim bench-allreduce` times them (a CUDA graph of N
  * calls, or N eager launches): the collective plus the launch terms of model_cycle's timeline. */
-void model_bench_call(const cfg_system *sys, cfg_backend be, double bytes, int ranks, bool graph, model_coll *out);
+void model_bench_call(const cfg_system *sys, cfg_backend be, plan_op_kind kind, double bytes, int ranks, bool graph,
+                      model_coll *out);
 
 /* NCCL's tuning-model time alone (no transport penalty, no table): for tests and explain. It honours the
  * scenario's NCCL tuning carried in sys->nccl_tuning (channels, allowed protocols and algorithms). `algo_proto`

@@ -116,13 +116,17 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
 {
     const bool nvlink = s->topology.interconnect == CFG_IC_NVLINK;
     const bool allreduce = kind == PLAN_OP_ALLREDUCE;
+    /* NCCL's reduce-scatter is a ring of n-1 steps like its all-gather (tree is allreduce-only), and
+     * its tuning model times the whole send buffer, which is the payload here. */
+    const bool whole = allreduce || kind == PLAN_OP_REDUCE_SCATTER;
     const cfg_nccl_tuning *tune = &s->nccl_tuning;
     const double bus_bw = nccl_bus_bw(s, n, terms);
     if (terms && cfg_nccl_tuned(tune))
         tuning_term(tune, terms);
     const double(*hw)[P_COUNT] = nvlink ? nccl_hw_lat_nvlink : nccl_hw_lat_pci;
-    /* NCCL's time uses the whole buffer: the payload for allreduce, n x the contribution for all-gather. */
-    const double nbytes = allreduce ? bytes : bytes * n;
+    /* NCCL's time uses the whole buffer: the payload for allreduce and reduce-scatter, n x the
+     * contribution for all-gather. */
+    const double nbytes = whole ? bytes : bytes * n;
     double best = INFINITY;
     int best_a = A_RING, best_p = P_SIMPLE;
     for (int a = 0; a < A_COUNT; a++) {
@@ -234,6 +238,23 @@ static double stage_us(const cfg_system *s, int n, stage_kind k, double chunk, c
     return t;
 }
 
+/* Reduce-scatter, every custom backend alike (vp_reduce_scatter_oneshot): barrier, each rank loads its
+ * S/n block from every peer (two-shot's first half), barrier (the inputs are reused). Through host
+ * memory every rank first stages its whole input there. */
+static double ipc_reduce_scatter_us(const cfg_system *s, double S, int n, double barrier, model_terms *terms)
+{
+    const bool sysmem = s->topology.p2p == CFG_P2P_SYSMEM;
+    model_term_add(terms, "barrier", barrier, "us", "fence_us %.2f + slowest flag write%s", s->links.fence_us,
+                   sysmem ? " to host + polling round trip" : "");
+    double t = 2.0 * barrier;
+    if (sysmem)
+        t += stage_us(s, n, ST_WRITE_HOST, S, "stage_to_host", terms);
+    t += stage_us(s, n, sysmem ? ST_READ_HOST : ST_READ_PEERS, S / n, sysmem ? "block_loads_from_host" : "block_loads",
+                  terms);
+    model_term_add(terms, "barriers", 2.0, "", "one before the block loads, one after (buffer reuse)");
+    return t;
+}
+
 /* One-shot (vLLM/SGLang cross_device_reduce_1stage): barrier, every rank loads the whole payload from
  * every peer and reduces, barrier. Two-shot (2stage): barrier, reduce-scatter (load 1/n from each peer),
  * barrier, all-gather (load the reduced 1/n from each peer), barrier. Push: every rank stores its payload
@@ -244,6 +265,8 @@ static double ipc_us(const cfg_system *s, cfg_backend be, plan_op_kind kind, dou
     const bool gather = kind == PLAN_OP_ALLGATHER;
     const double barrier = barrier_us(s, n, sysmem, NULL);
     double t = 0.0;
+    if (kind == PLAN_OP_REDUCE_SCATTER)
+        return ipc_reduce_scatter_us(s, S, n, barrier, terms);
     if (be == CFG_BACKEND_PUSH) {
         const double wire = S * s->custom.push_expansion;
         model_term_add(terms, "wire_bytes", wire, "B", "payload %.0f x push_expansion %.2f per peer", S,
@@ -282,11 +305,12 @@ static double mpi_us(const cfg_system *s, plan_op_kind kind, double S, int n, mo
 {
     const double pcie = s->links.pcie_gbs * s->links.pcie_efficiency * 1e3;
     const int steps = (int)ceil(log2((double)n));
-    const bool gather = kind == PLAN_OP_ALLGATHER;
+    const bool gather = kind == PLAN_OP_ALLGATHER, scatter = kind == PLAN_OP_REDUCE_SCATTER;
     const double d2h = s->host.memcpy_lat_us + S / pcie;
-    const double h2d = s->host.memcpy_lat_us + (gather ? S * n : S) / pcie;
-    /* All-gather moves (n-1) contributions in total; allreduce moves the payload each step. */
-    const double step_bytes = gather ? S * (n - 1) / steps : S;
+    const double h2d = s->host.memcpy_lat_us + (gather ? S * n : scatter ? S / n : S) / pcie;
+    /* All-gather moves (n-1) contributions in total, reduce-scatter (recursive halving) (n-1)/n of the
+     * payload; allreduce moves the payload each step. */
+    const double step_bytes = gather ? S * (n - 1) / steps : scatter ? S * (n - 1) / n / steps : S;
     const double host = steps * (s->host.mpi_lat_us + step_bytes / (s->host.mpi_bw_gbs * 1e3));
     model_term_add(terms, "d2h_copy", d2h, "us", "memcpy_lat_us %.1f + bytes / PCIe", s->host.memcpy_lat_us);
     model_term_add(terms, "host_mpi", host, "us", "%d steps x (mpi_lat_us %.2f + %.0f B / mpi_bw %.1f GB/s)", steps,
@@ -357,7 +381,7 @@ static double formula_nccl(const cfg_system *s, cfg_backend be, plan_op_kind kin
     const int shm = nccl_shm_pairs(s, n);
     char ap[16];
     double t = model_nccl_formula_us(s, kind, S, n, terms, ap);
-    const int nsteps = kind == PLAN_OP_ALLREDUCE ? 2 * (n - 1) : n - 1;
+    const int nsteps = kind == PLAN_OP_ALLREDUCE ? 2 * (n - 1) : n - 1; /* reduce-scatter: a ring of n-1 */
     const double shm_steps = (double)nsteps * shm / n;
     if (shm > 0) {
         t += shm_steps * s->nccl.shm_step_us;
@@ -431,6 +455,8 @@ static const cfg_sys_table *measured_table(const cfg_system *s, cfg_backend be, 
                                            model_terms *terms, const char **skipped)
 {
     const cfg_sys_table *t = NULL;
+    if (kind == PLAN_OP_REDUCE_SCATTER)
+        return NULL; /* no measured reduce-scatter tables: the formula */
     if (kind == PLAN_OP_ALLGATHER)
         t = be == CFG_BACKEND_NCCL ? &s->measured.allgather_nccl : NULL;
     else if (cfg_backend_has_table(be))
@@ -491,9 +517,10 @@ double model_collective_launch_us(const cfg_system *s, cfg_backend be)
     return be == CFG_BACKEND_NCCL || be == CFG_BACKEND_NCCL_SYMM ? s->launch.eager_collective_us : s->launch.eager_us;
 }
 
-void model_bench_call(const cfg_system *s, cfg_backend be, double bytes, int ranks, bool graph, model_coll *out)
+void model_bench_call(const cfg_system *s, cfg_backend be, plan_op_kind kind, double bytes, int ranks, bool graph,
+                      model_coll *out)
 {
-    model_collective(s, be, PLAN_OP_ALLREDUCE, bytes, ranks, NULL, out);
+    model_collective(s, be, kind, bytes, ranks, NULL, out);
     if (!out->available)
         return;
     const double t = out->us;

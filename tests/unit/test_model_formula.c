@@ -355,16 +355,16 @@ Test(model_bench, graph_adds_a_node_gap_eager_runs_ahead_or_waits_for_the_host)
     s.launch.eager_collective_us = 12.0;
     model_coll c;
     const double push = coll(&s, CFG_BACKEND_PUSH, PLAN_OP_ALLREDUCE, S42K, 4, NULL); /* 12.82192 */
-    model_bench_call(&s, CFG_BACKEND_PUSH, S42K, 4, true, &c);
+    model_bench_call(&s, CFG_BACKEND_PUSH, PLAN_OP_ALLREDUCE, S42K, 4, true, &c);
     cr_assert_float_eq(c.us, push + 0.5, EPS, "graph: collective + graph_node_us, got %f", c.us);
     /* Eager: a custom kernel is launched like any kernel (eager_us 6 < 12.82 + 1): GPU-bound. */
-    model_bench_call(&s, CFG_BACKEND_PUSH, S42K, 4, false, &c);
+    model_bench_call(&s, CFG_BACKEND_PUSH, PLAN_OP_ALLREDUCE, S42K, 4, false, &c);
     cr_assert_float_eq(c.us, push + 1.0, EPS, "eager, GPU-bound: + eager_gap_us, got %f", c.us);
     cr_assert(strstr(c.method, "eager_gap") != NULL, "%s", c.method);
     /* A tiny payload: the host's launch is the longer: NCCL pays eager_collective_us, a custom kernel
      * eager_us. */
     const double nccl16 = coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 16, 4, NULL);
-    model_bench_call(&s, CFG_BACKEND_NCCL, 16, 4, false, &c);
+    model_bench_call(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 16, 4, false, &c);
     cr_assert_float_eq(c.us, fmax(nccl16 + 1.0, 12.0), EPS, "got %f for NCCL's %f", c.us, nccl16);
     cr_assert_float_eq(model_collective_launch_us(&s, CFG_BACKEND_NCCL), 12.0, EPS);
     cr_assert_float_eq(model_collective_launch_us(&s, CFG_BACKEND_ONESHOT), 6.0, EPS);
@@ -372,13 +372,62 @@ Test(model_bench, graph_adds_a_node_gap_eager_runs_ahead_or_waits_for_the_host)
     s.links.root_complex_lat_us = 0.01;
     s.links.fence_us = 0.01;
     s.gpu.kernel_floor_us = 0.1;
-    model_bench_call(&s, CFG_BACKEND_PUSH, 16, 4, false, &c);
+    model_bench_call(&s, CFG_BACKEND_PUSH, PLAN_OP_ALLREDUCE, 16, 4, false, &c);
     cr_assert_float_eq(c.us, 6.0, EPS, "host-bound custom kernel: eager_us, got %f", c.us);
     cr_assert(strstr(c.method, "host-bound") != NULL, "%s", c.method);
     /* Host-staged MPI cannot be captured: its own time, graph or not. */
     model_coll g, e;
-    model_bench_call(&s, CFG_BACKEND_MPI, S42K, 4, true, &g);
-    model_bench_call(&s, CFG_BACKEND_MPI, S42K, 4, false, &e);
+    model_bench_call(&s, CFG_BACKEND_MPI, PLAN_OP_ALLREDUCE, S42K, 4, true, &g);
+    model_bench_call(&s, CFG_BACKEND_MPI, PLAN_OP_ALLREDUCE, S42K, 4, false, &e);
     cr_assert_float_eq(g.us, e.us, EPS);
     cr_assert_float_eq(g.us, coll(&s, CFG_BACKEND_MPI, PLAN_OP_ALLREDUCE, S42K, 4, NULL), EPS);
+}
+
+/* ---------------- reduce-scatter (collectives.allreduce_split) ---------------- */
+
+Test(model_reduce_scatter, nccl_is_a_ring_of_n_minus_1_steps_over_the_payload)
+{
+    cfg_system s = pcie_system(8, 1, 0);
+    model_terms t = {.n = 0};
+    /* Whole buffer 43008 B (the payload each rank sends); ring only, nsteps 7; busBw min(2 x 48, 48) = 48.
+     * LL: bw 24, algbw 24 x 8 / 7 = 27.428571; 6.6 + 7 x 1.0 + 43008 / 27428.571 = 13.6 + 1.568 = 15.168.
+     * Simple: 8.4 + 7 x 5.7 = 48.3 + 43008 / 54857.14 = 49.084. */
+    const double us = coll(&s, CFG_BACKEND_NCCL, PLAN_OP_REDUCE_SCATTER, S42K, 8, &t);
+    cr_assert_float_eq(us, 15.168, EPS, "got %f", us);
+    cr_assert_float_eq(model_term_get(&t, "ring/Simple"), 49.084, EPS);
+    cr_assert(isnan(model_term_get(&t, "tree/LL")), "NCCL's reduce-scatter has no tree");
+    /* NCCL times a reduce-scatter of S like an all-gather of S / n per rank: the same ring over the
+     * same buffer. */
+    cr_assert_float_eq(us, coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLGATHER, S42K / 8, 8, NULL), EPS);
+}
+
+Test(model_reduce_scatter, ipc_is_two_barriers_and_block_loads_for_every_custom_backend)
+{
+    cfg_system s = pcie_system(4, 1, 0);
+    /* Block 43008 / 4 = 10752; loads: 12 flows x 10752 = 129024 B / root complex 100 GB/s = 1.29024 +
+     * round trip 2.9 = 4.19024; t = kernel floor 1.2 + 2 barriers x 2.3 + 4.19024 = 9.99024. */
+    model_terms t = {.n = 0};
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_REDUCE_SCATTER, S42K, 4, &t), 9.99024, EPS);
+    cr_assert_float_eq(model_term_get(&t, "block_loads"), 4.19024, EPS);
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_TWOSHOT, PLAN_OP_REDUCE_SCATTER, S42K, 4, NULL), 9.99024, EPS);
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_PUSH, PLAN_OP_REDUCE_SCATTER, S42K, 4, NULL), 9.99024, EPS);
+}
+
+Test(model_reduce_scatter, mpi_stages_the_payload_down_and_the_block_up)
+{
+    cfg_system s = pcie_system(4, 1, 0);
+    /* PCIe 53.55 GB/s: down 10 + 43008 / 53550 = 10.803137, up 10 + 10752 / 53550 = 10.200784; MPI: 2 steps
+     * moving 43008 x 3/4 / 2 = 16128 B each: 2 x (1.5 + 16128 / 8000) = 7.032 -> 28.035921 */
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_MPI, PLAN_OP_REDUCE_SCATTER, S42K, 4, NULL), 28.035921, EPS);
+}
+
+Test(model_reduce_scatter, an_allreduce_table_does_not_apply)
+{
+    cfg_system s = pcie_system(8, 1, 0);
+    cfg_sys_table *t = &s.measured.allreduce[CFG_BACKEND_NCCL];
+    t->n_bytes = t->n_us = 1;
+    t->bytes[0] = S42K;
+    t->us[0] = 500.0;
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL), 500.0, EPS);
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_REDUCE_SCATTER, S42K, 8, NULL), 15.168, EPS);
 }

@@ -41,7 +41,7 @@ int cli_model_collective_us(const cli_common *c, const cfg_scenario *sc, const p
     for (int ph = 0; ph < p->n_phases && rc == VP_EXIT_OK; ph++)
         for (int i = 0; i < p->phases[ph].n_ops; i++, flat++) {
             const plan_op *op = &p->phases[ph].ops[i];
-            if (op->kind != PLAN_OP_ALLREDUCE && op->kind != PLAN_OP_ALLGATHER)
+            if (!plan_op_is_collective(op->kind))
                 continue;
             model_coll mc;
             model_collective(&tsc.system, (cfg_backend)model_backend, op->kind, (double)op->payload_bytes, op->ranks,

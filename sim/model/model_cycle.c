@@ -365,6 +365,15 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
         }
         cost[i] = c.us;
         coll_notes(ctx, be, &c, r);
+        /* collectives.allreduce_split: no measured reduce-scatter tables exist, so the split is all
+         * formula while the unsplit allreduce may be a measurement. */
+        if (ctx->colls[i].kind == PLAN_OP_REDUCE_SCATTER && s->measured.use && cfg_backend_has_table(be) &&
+            s->measured.allreduce[be].n_bytes > 0)
+            results_warn(r, "split-formula",
+                         "%s: the split's reduce-scatters are the formula (there are no measured reduce-scatter "
+                         "tables) while an unsplit allreduce uses measured.allreduce.%s: compare the two with --set "
+                         "system.measured.use=false",
+                         cfg_backend_names[be], cfg_backend_keys[be]);
         if (i == ctx->verify_ar_slot)
             snprintf(r->allreduce_method, sizeof(r->allreduce_method), "%s", c.method);
     }

@@ -89,20 +89,22 @@ static const plan_op *find_collective(const plan *p, plan_op_kind kind)
     return NULL;
 }
 
-static void explain_collective(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, int n_bes)
+/* One collective of `kind` (a decoder layer's where there is one) on every backend, with its terms. */
+static void explain_collective(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, int n_bes,
+                               plan_op_kind kind)
 {
-    const plan_op *ar = find_collective(ctx->p, PLAN_OP_ALLREDUCE);
+    const plan_op *ar = find_collective(ctx->p, kind);
     if (!ar) {
-        util_buf_printf(out, "no allreduce in this plan (TP=%d)\n\n", ctx->p->ranks);
+        util_buf_printf(out, "no %s in this plan (TP=%d)\n\n", plan_op_kind_names[kind], ctx->p->ranks);
         return;
     }
-    util_buf_printf(out, "one allreduce: %s, layer %d, %lld B per rank over %d ranks\n", ar->name, ar->layer,
-                    ar->payload_bytes, ar->ranks);
+    util_buf_printf(out, "one %s: %s, layer %d, %lld B per rank over %d ranks\n", plan_op_kind_names[kind], ar->name,
+                    ar->layer, ar->payload_bytes, ar->ranks);
     for (int b = 0; b < n_bes; b++) {
         model_terms t;
         t.n = 0;
         model_coll c;
-        model_collective(&ctx->sc->system, bes[b], PLAN_OP_ALLREDUCE, (double)ar->payload_bytes, ar->ranks, &t, &c);
+        model_collective(&ctx->sc->system, bes[b], kind, (double)ar->payload_bytes, ar->ranks, &t, &c);
         if (!c.available) {
             util_buf_printf(out, "  %s: unavailable: %s\n", cfg_backend_names[bes[b]], c.reason);
             continue;
@@ -262,7 +264,12 @@ static void explain_sensitivity(util_buf *out, const model_ctx *ctx, const cfg_b
 void model_explain(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, int n_bes)
 {
     explain_system(out, ctx);
-    explain_collective(out, ctx, bes, n_bes);
+    explain_collective(out, ctx, bes, n_bes, PLAN_OP_ALLREDUCE);
+    if (ctx->sc->collectives.allreduce_split && ctx->p->ranks > 1) {
+        /* The split's halves, as a decoder layer runs them (plan_split.c). */
+        explain_collective(out, ctx, bes, n_bes, PLAN_OP_REDUCE_SCATTER);
+        explain_collective(out, ctx, bes, n_bes, PLAN_OP_ALLGATHER);
+    }
     explain_layer(out, ctx);
     for (int b = 0; b < n_bes; b++)
         explain_cycle(out, ctx, bes[b]);

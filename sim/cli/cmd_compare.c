@@ -240,7 +240,8 @@ static void rank_rows(cmp_state *st, const compare_variant *base)
         compare_row *row = &st->rows[i];
         row->baseline = row == b;
         for (int w = 0; w < row->r.n_warnings && row->r.available; w++)
-            row->apart |= strcmp(row->r.warnings[w].code, "table-not-applied") == 0;
+            row->apart |= strcmp(row->r.warnings[w].code, "table-not-applied") == 0 ||
+                          strcmp(row->r.warnings[w].code, "split-formula") == 0; /* collectives.allreduce_split */
         row->have_gain = b && b->r.available && row->r.available && b->r.tok_per_s > 0;
         if (row->have_gain)
             row->gain_pct = 100.0 * (row->r.tok_per_s / b->r.tok_per_s - 1.0);

@@ -85,8 +85,12 @@ void compare_table(util_buf *out, const compare_doc *d)
                                      "(compare them with `vpsim model --explain`), so measure the variant before "
                                      "trusting its gain:\n");
             any = true;
-            util_buf_printf(out, "  %2d %-32s %s: %s\n", i + 1, d->rows[i].variant->name, d->rows[i].r.backend,
-                            d->rows[i].r.allreduce_method);
+            /* collectives.allreduce_split: the formula is the reduce-scatter's, not the allreduce's. */
+            const char *why = d->rows[i].r.allreduce_method;
+            for (int w = 0; w < d->rows[i].r.n_warnings; w++)
+                if (!strcmp(d->rows[i].r.warnings[w].code, "split-formula"))
+                    why = "the split's reduce-scatters: formula (no measured reduce-scatter table)";
+            util_buf_printf(out, "  %2d %-32s %s: %s\n", i + 1, d->rows[i].variant->name, d->rows[i].r.backend, why);
         }
     any = false;
     for (int i = 0; i < d->n_rows; i++)

@@ -176,8 +176,9 @@ static const cfg_field fusion_fields[] = {
 static const cfg_field collectives_fields[] = {
     {.key = "allreduce_split", .type = CFG_T_BOOL, .offset = IN(cfg_scenario, collectives, allreduce_split),
      .def = "false",
-     .doc = "each layer allreduce becomes reduce-scatter, the norm on this rank's shard of the rows, all-gather "
-            "(sequence parallelism)"},
+     .doc = "each decoder-layer allreduce that feeds an RMSNorm becomes reduce-scatter (rows padded to a multiple "
+            "of parallel.tp), the norm on this rank's rows, all-gather (sequence parallelism); the embedding's "
+            "allreduce stays; not together with fusion.allreduce_residual_norm"},
     {0},
 };
 

@@ -14,12 +14,14 @@
 #      `timeout`);
 #   5. compute-sanitizer memcheck, racecheck and synccheck at 2 ranks, where the tool exists;
 #   6. nccl and nccl-symm: refused with a clear reason on virtual ranks; run with --check when the
-#      machine has a GPU per rank.
+#      machine has a GPU per rank;
+#   7. collectives.allreduce_split: `vpsim run --check` with the split for oneshot, twoshot, push, mpi
+#      (virtual ranks) and nccl (a GPU per rank), and bench-allreduce --collective reduce_scatter --check.
 #
 # Knobs: VPSIM (binary, default build/vpsim), COMM_TEST_RANKS ("2 4 8"), COMM_TEST_GPU (the GPU the
 # virtual ranks share, default 0), COMM_TEST_LOGS (default build/comm-test-logs), COMM_TEST_QUICK=1
 # (fewer sizes, no 1,000-call runs at 8 ranks), COMM_TEST_STEP_TIMEOUT (seconds per step, 240),
-# COMM_TEST_SECTIONS (default "check b2b run policy json nccl faults sanitizer gpus": run a subset, e.g.
+# COMM_TEST_SECTIONS (default "check b2b run policy json nccl faults sanitizer gpus split": run a subset, e.g.
 # to stay within a per-command time limit).
 # Each step's output is in $COMM_TEST_LOGS/<step>.log. Last line: "N passed, M failed"; exit status
 # 0 iff M = 0 (counting: tests/gpu/harness.sh). `make test-gpu` runs this script as a section of
@@ -33,7 +35,7 @@ RANKS=${COMM_TEST_RANKS:-"2 4 8"}
 GPU=${COMM_TEST_GPU:-0}
 QUICK=${COMM_TEST_QUICK:-0}
 STEP_TIMEOUT=${COMM_TEST_STEP_TIMEOUT:-240}
-SECTIONS=" ${COMM_TEST_SECTIONS:-check b2b run policy json nccl faults sanitizer gpus} "
+SECTIONS=" ${COMM_TEST_SECTIONS:-check b2b run policy json nccl faults sanitizer gpus split} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 CUSTOM=oneshot,twoshot,push
 mkdir -p "$LOGS"
@@ -156,5 +158,27 @@ for np in 2 4 8; do
             --sizes "$SIZES" -n 5 -w 2 --graph
     fi
 done
+
+# ---------------------------------------------------------------- collectives.allreduce_split (issue #12 item 2)
+# The split's reduce-scatters and all-gathers replayed with --check, and the reduce-scatter alone over
+# the sweep (eager and as graphs): virtual ranks for the custom kernels and mpi, a GPU per rank for nccl.
+if want split; then
+    if [ "$mode" != Exclusive_Process ]; then
+        for b in oneshot twoshot push mpi; do
+            CUDA_VISIBLE_DEVICES=$GPU ok_step "split-run-$b-np2" "${MPIRUN[@]}" -np 2 "$VPSIM" run configs/tiny.yaml \
+                --device cuda --backend "$b" --set collectives.allreduce_split=true --check --iters 3 --warmup 1
+        done
+        CUDA_VISIBLE_DEVICES=$GPU ok_step split-bench-rs-eager-np2 "${MPIRUN[@]}" -np 2 "$VPSIM" bench-allreduce \
+            --collective reduce_scatter --backend "$CUSTOM",mpi --check --sizes "$SIZES" -n 5 -w 2
+        CUDA_VISIBLE_DEVICES=$GPU ok_step split-bench-rs-graph-np2 "${MPIRUN[@]}" -np 2 "$VPSIM" bench-allreduce \
+            --collective reduce_scatter --backend "$CUSTOM" --check --sizes "$SIZES" -n 5 -w 2 --graph
+    fi
+    if [ "$ngpus" -ge 2 ]; then
+        ok_step split-run-nccl-np2 "${MPIRUN[@]}" -np 2 "$VPSIM" run configs/tiny.yaml --device cuda --backend nccl \
+            --set collectives.allreduce_split=true --check --iters 3 --warmup 1
+        ok_step split-bench-rs-gpus-np2 "${MPIRUN[@]}" -np 2 "$VPSIM" bench-allreduce --collective reduce_scatter \
+            --backend nccl,"$CUSTOM" --check --sizes "$SIZES" -n 5 -w 2 --graph
+    fi
+fi
 
 harness_summary

@@ -214,3 +214,16 @@ Test(split_model, explain_costs_the_reduce_scatter_and_the_gather)
               r.out);
     th_free(&r);
 }
+
+/* The target box's system has a measured NCCL allreduce (200 us) and no reduce-scatter table: the NCCL
+ * split is formula against a measurement, so it is warned about and ranked apart; the oneshot split
+ * (formula against formula, no table for oneshot) is not. */
+Test(split_model, compare_ranks_the_formula_only_nccl_split_apart)
+{
+    th_result r = th_run("compare configs/default.yaml --variants configs/plans/verify-faster.yaml");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "~ split (nccl)") != NULL, "%s", r.out);
+    cr_assert(strstr(r.out, "~ split + oneshot") == NULL && strstr(r.out, "split + oneshot") != NULL, "%s", r.out);
+    cr_assert(strstr(r.out, "the split's reduce-scatters are the formula") != NULL, "%s", r.out);
+    th_free(&r);
+}

@@ -4,8 +4,8 @@
 #include "cli.h"
 
 #include "../config/cfg_schema.h"
-#include "../comm/comm.h"
 #include "../exec/exec_bench.h"
+#include "bench_collective.h"
 #include "../config/cfg_policy.h"
 #include "../exec/exec.h"
 #include "../exec/exec_watch.h"
@@ -268,18 +268,6 @@ static int check_datatype(const bench_args *a)
                            a->datatype, cfg_device_names[a->o.device], ok[0], ok[0], ok[1]);
 }
 
-static int take_collective(const char *arg, bench_args *a)
-{
-    static const char *const kinds[] = {"allreduce", "allgather", "reduce_scatter", "alltoall", NULL};
-    if (cfg_enum_index(kinds, arg) >= 0) {
-        a->o.collective = cfg_enum_index(plan_op_kind_names, arg);
-        return 0;
-    }
-    char list[80];
-    return cli_usage_error("bench-allreduce", "--collective '%s': valid choices: %s", arg,
-                           cfg_enum_list(kinds, list, sizeof(list)));
-}
-
 /* One option of the getopt loop: 0, -1 after --help, or VP_EXIT_USAGE. */
 static int take_option(int opt, int argc, char **argv, bench_args *a)
 {
@@ -318,7 +306,7 @@ static int take_option(int opt, int argc, char **argv, bench_args *a)
     }
     case OPT_FAULT: return cli_parse_fault("bench-allreduce", optarg, &a->o.fault);
     case OPT_MODEL: a->model = true; return 0;
-    case OPT_COLLECTIVE: return take_collective(optarg, a);
+    case OPT_COLLECTIVE: return bench_collective_parse(optarg, &a->o);
     case OPT_FROM:
         a->from = optarg;
         a->model = true;
@@ -326,32 +314,6 @@ static int take_option(int opt, int argc, char **argv, bench_args *a)
     case OPT_TIMEOUT: return cli_parse_int("bench-allreduce", "--timeout", optarg, 0, 86400, &a->timeout);
     default: return cli_take_common("bench-allreduce", &a->c, opt, optarg, argv);
     }
-}
-
-/* Backends without the collective: an error for one the user named, else left out (with a note). */
-static int drop_lacking(bench_args *a, bool named)
-{
-    int kept = 0;
-    for (int k = 0; k < a->o.n_backends; k++) {
-        char why[320];
-        const int b = a->o.backends[k];
-        const comm_backend *c = comm_find_backend(b, why, sizeof(why));
-        if (!c || comm_backend_has(c, (plan_op_kind)a->o.collective)) {
-            a->o.backends[kept++] = b; /* not in this build: its 'unsupported' row says so */
-            continue;
-        }
-        if (named)
-            return cli_usage_error("bench-allreduce", "--collective %s: backend %s has no %s (choose another "
-                                   "--backend)", plan_op_kind_names[a->o.collective], cfg_backend_names[b],
-                                   plan_op_kind_names[a->o.collective]);
-        const size_t n = strlen(a->lacking);
-        snprintf(a->lacking + n, sizeof(a->lacking) - n, "%s%s", n ? ", " : "", cfg_backend_names[b]);
-    }
-    a->o.n_backends = kept;
-    if (kept == 0 && !a->o.with_policy)
-        return cli_usage_error("bench-allreduce", "--collective %s: none of the backends (%s) has one",
-                               plan_op_kind_names[a->o.collective], a->lacking);
-    return 0;
 }
 
 /* After the options: the backends and sizes, which depend on the device. */
@@ -372,7 +334,7 @@ static int finish_args(bench_args *a)
             return VP_EXIT_USAGE;
     }
     a->explicit_backends = (a->backends && named) || a->o.with_policy;
-    if (drop_lacking(a, a->backends && named))
+    if (bench_collective_backends(&a->o, a->backends && named, a->lacking, sizeof(a->lacking)))
         return VP_EXIT_USAGE;
     if (a->sizes)
         return parse_sizes(a->sizes, dev->elem_bytes, &a->o);

@@ -4,11 +4,15 @@
  * configs/tiny.yaml: hidden 256, 4 target layers (1 dense), one draft layer, batch 1, steps 2,
  * num_draft_tokens 3: draft_1 has 1 row, verify 3 rows, draft_extend 3 rows (steps + 1). */
 #include "../../sim/config/cfg.h"
+#include "../../sim/config/cfg_tree.h"
+#include "../../sim/exec/exec_bench.h"
+#include "../../sim/model/model.h"
 #include "../../sim/plan/plan.h"
 #include "test_helpers.h"
 #include "th_plan.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,5 +229,56 @@ Test(split_model, compare_ranks_the_formula_only_nccl_split_apart)
     cr_assert(strstr(r.out, "~ split (nccl)") != NULL, "%s", r.out);
     cr_assert(strstr(r.out, "~ split + oneshot") == NULL && strstr(r.out, "split + oneshot") != NULL, "%s", r.out);
     cr_assert(strstr(r.out, "the split's reduce-scatters are the formula") != NULL, "%s", r.out);
+    th_free(&r);
+}
+
+Test(split_bench, busbw_follows_nccl_tests_per_kind)
+{
+    /* algbw 10 GB/s at 4 ranks: allreduce x 2 x 3/4 = 15; reduce_scatter, alltoall x 3/4 = 7.5; allgather
+     * x 3 = 30 (nccl-tests' size is the gathered 4 x the contribution, times 3/4). */
+    cr_assert_float_eq(exec_bench_busbw(PLAN_OP_ALLREDUCE, 10, 4), 15.0, 1e-12);
+    cr_assert_float_eq(exec_bench_busbw(PLAN_OP_REDUCE_SCATTER, 10, 4), 7.5, 1e-12);
+    cr_assert_float_eq(exec_bench_busbw(PLAN_OP_ALLTOALL, 10, 4), 7.5, 1e-12);
+    cr_assert_float_eq(exec_bench_busbw(PLAN_OP_ALLGATHER, 10, 4), 30.0, 1e-12);
+}
+
+/* --model prices the kind that was timed, and a saved result keeps it (--from). */
+Test(split_bench, model_and_saved_results_use_the_collective, .timeout = 120)
+{
+    th_need_mpirun();
+    char dir[] = "/tmp/vpsim-split-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[600];
+    snprintf(path, sizeof(path), "%s/rs.json", dir);
+    const char *bin = getenv("VPSIM_BIN");
+    th_result r = th_sh(TH_MPIRUN " -np 2 '%s' bench-allreduce --device cpu --backend mpi --collective reduce_scatter --sizes 4K "
+                        "-n 2 -w 0 --model --format json --out %s",
+              bin ? bin : "build/vpsim", path);
+    cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
+    th_free(&r);
+    cfg_error err;
+    cfg_doc *d = cfg_doc_load_file(path, &err);
+    cr_assert_not_null(d, "%s", err.msg);
+    cfg_node *root = cfg_doc_root(d);
+    cr_assert_str_eq(cfg_map_get(root, "collective")->scalar, "reduce_scatter");
+    cfg_node *row = cfg_map_get(cfg_map_get(root, "backends")->items[0], "rows")->items[0];
+    const double model_us = strtod(cfg_map_get(row, "model_us")->scalar, NULL);
+    cfg_doc_free(d);
+    /* The default scenario's system (the model's when no scenario is named), host-staged MPI: the
+     * reduce-scatter formula, not the allreduce's. */
+    cfg_scenario sc;
+    plan p;
+    th_plan_build("configs/default.yaml", NULL, 0, &sc, &p);
+    model_coll rs, ar;
+    model_bench_call(&sc.system, CFG_BACKEND_MPI, PLAN_OP_REDUCE_SCATTER, 4096, 2, false, &rs);
+    model_bench_call(&sc.system, CFG_BACKEND_MPI, PLAN_OP_ALLREDUCE, 4096, 2, false, &ar);
+    th_plan_done(&sc, &p);
+    cr_assert_float_eq(model_us, rs.us, 1e-6 * rs.us, "model_us %f, reduce-scatter %f", model_us, rs.us);
+    cr_assert(fabs(rs.us - ar.us) > 1e-3, "the kinds differ: %f vs %f", rs.us, ar.us);
+    r = th_run("bench-allreduce --from %s --format csv", path);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, ",false,false,reduce_scatter,") != NULL, "%s", r.out);
+    th_free(&r);
+    r = th_sh("rm -rf '%s'", dir);
     th_free(&r);
 }

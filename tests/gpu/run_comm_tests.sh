@@ -174,6 +174,8 @@ if want split; then
             --collective reduce_scatter --backend "$CUSTOM" --check --sizes "$SIZES" -n 5 -w 2 --graph
     fi
     if [ "$ngpus" -ge 2 ]; then
+        # NVLink multicast stays off on shared hosts (tests/gpu/steps/30-multi-gpu.sh says why).
+        export NCCL_NVLS_ENABLE=0
         ok_step split-run-nccl-np2 "${MPIRUN[@]}" -np 2 "$VPSIM" run configs/tiny.yaml --device cuda --backend nccl \
             --set collectives.allreduce_split=true --check --iters 3 --warmup 1
         ok_step split-bench-rs-gpus-np2 "${MPIRUN[@]}" -np 2 "$VPSIM" bench-allreduce --collective reduce_scatter \

@@ -11,7 +11,7 @@
  *   - the same pattern in place (send == recv), except for mpi, where MPI forbids aliased buffers.
  * A reduce-scatter gets the random-data check on its block (no bit-identity across ranks: each holds
  * its own block) and no in-place call (NCCL's in-place reduce-scatter is recv = send + rank x block, not
- * send == recv); an all-gather or all-to-all gets the pattern checks only (they sum nothing). The
+ * send == recv); an all-gather or all-to-all sums nothing, so its second call is a fresh pattern. The
  * pattern checks compare with exec_check_result's references (exec_check.c), as `vpsim run --check`.
  * #wrong counts the elements that failed the random-data check plus 1 per failed pattern check,
  * summed over ranks. */
@@ -165,9 +165,11 @@ static void time_size(bench *b, exec_bench_row *w, bool graph, int salt)
     exec_watch_step("size %lld B: checking the results", w->bytes);
     /* The last of the back-to-back calls (or graph replays) must still be right. */
     double wrong = (double)check_pattern(b, send, recv, count, salt, false);
-    if (o->check && (b->op.kind == PLAN_OP_ALLREDUCE || b->op.kind == PLAN_OP_REDUCE_SCATTER))
-        wrong += (double)check_random(b, send, recv, count, salt + 1000);
     if (o->check) {
+        if (b->op.kind == PLAN_OP_ALLREDUCE || b->op.kind == PLAN_OP_REDUCE_SCATTER)
+            wrong += (double)check_random(b, send, recv, count, salt + 1000);
+        else /* nothing summed: a second call on a fresh pattern */
+            wrong += (double)check_pattern(b, send, recv, count, salt + 1000, true);
         if (b->in_place)
             wrong += (double)check_pattern(b, send, send, count, salt + 2000, true);
     }

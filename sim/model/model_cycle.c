@@ -279,7 +279,7 @@ static void eval_phase(const model_ctx *ctx, int ph, const double *cost, const l
             if (o->kind == PLAN_OP_ALLREDUCE) {
                 vm->ar_sum += t;
                 vm->ar++;
-            } else {
+            } else if (o->kind == PLAN_OP_ALLGATHER) { /* a split's reduce-scatters are in neither mean */
                 vm->ag_sum += t;
                 vm->ag++;
             }

@@ -89,20 +89,16 @@ static const plan_op *find_collective(const plan *p, plan_op_kind kind)
     return NULL;
 }
 
-static void explain_collective(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, int n_bes)
+static void explain_kind(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, int n_bes, const plan_op *ar,
+                         const char *label)
 {
-    const plan_op *ar = find_collective(ctx->p, PLAN_OP_ALLREDUCE);
-    if (!ar) {
-        util_buf_printf(out, "no allreduce in this plan (TP=%d)\n\n", ctx->p->ranks);
-        return;
-    }
-    util_buf_printf(out, "one allreduce: %s, layer %d, %lld B per rank over %d ranks\n", ar->name, ar->layer,
+    util_buf_printf(out, "one %s: %s, layer %d, %lld B per rank over %d ranks\n", label, ar->name, ar->layer,
                     ar->payload_bytes, ar->ranks);
     for (int b = 0; b < n_bes; b++) {
         model_terms t;
         t.n = 0;
         model_coll c;
-        model_collective(&ctx->sc->system, bes[b], PLAN_OP_ALLREDUCE, (double)ar->payload_bytes, ar->ranks, &t, &c);
+        model_collective(&ctx->sc->system, bes[b], ar->kind, (double)ar->payload_bytes, ar->ranks, &t, &c);
         if (!c.available) {
             util_buf_printf(out, "  %s: unavailable: %s\n", cfg_backend_names[bes[b]], c.reason);
             continue;
@@ -113,6 +109,19 @@ static void explain_collective(util_buf *out, const model_ctx *ctx, const cfg_ba
             print_wrapped(out, "      source: ", c.table->source && c.table->source[0] ? c.table->source : "not given");
     }
     util_buf_printf(out, "\n");
+}
+
+static void explain_collective(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, int n_bes)
+{
+    const plan_op *ar = find_collective(ctx->p, PLAN_OP_ALLREDUCE);
+    if (!ar)
+        util_buf_printf(out, "no allreduce in this plan (TP=%d)\n\n", ctx->p->ranks);
+    else
+        explain_kind(out, ctx, bes, n_bes, ar, "allreduce");
+    /* Expert parallelism (parallel.ep): its dispatch/combine all-to-all has a formula of its own. */
+    const plan_op *a2a = find_collective(ctx->p, PLAN_OP_ALLTOALL);
+    if (a2a)
+        explain_kind(out, ctx, bes, n_bes, a2a, "all-to-all");
 }
 
 /* A representative layer: the verify pass's second decoder layer (the first MoE layer of DeepSeek-V3). */
@@ -188,7 +197,7 @@ static void explain_largest_ops(util_buf *out, const model_ctx *ctx, const resul
         if (k == n) {
             sums[n].name = op->name;
             if (plan_op_is_collective(op->kind))
-                sums[n].src = r->allreduce_method;
+                sums[n].src = op->kind == PLAN_OP_ALLTOALL ? "all-to-all formula, terms above" : r->allreduce_method;
             else
                 model_op_us(&ctx->sc->system, op, ctx->in_l2, NULL, &sums[n].src);
             n++;

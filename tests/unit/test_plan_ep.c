@@ -129,6 +129,16 @@ Test(plan_ep, dp_attention_shapes)
     th_plan_done(&sc, &p);
 }
 
+Test(plan_ep, plan_table_lists_the_alltoalls)
+{
+    th_result r = th_run("plan configs/tiny.yaml --set parallel.ep=2");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    /* 3 MoE layers x dispatch + combine, 1024 elements x 2 B */
+    cr_assert_not_null(strstr(r.out, "verify        all-to-all (expert parallelism): 6 x 2048 B per rank"), "%s", r.out);
+    cr_assert_null(strstr(r.out, "draft_1       all-to-all"), "the draft stays TP:\n%s", r.out);
+    th_free(&r);
+}
+
 Test(plan_ep, config_refusals_name_the_keys)
 {
     th_expect_bad(th_run("plan configs/tiny.yaml --set parallel.ep=4"), "parallel.ep=4", "must be 1 or parallel.tp=2");

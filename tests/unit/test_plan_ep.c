@@ -232,6 +232,26 @@ Test(plan_ep, alltoall_cost_by_hand)
     th_plan_done(&sc, &p);
 }
 
+/* P2P off: NCCL stages every pair through host memory, each rank's 7 messages pay nccl.shm_step_us. */
+Test(plan_ep, alltoall_through_host_memory_pays_the_shm_steps)
+{
+    const char *sets[] = {"system.topology.p2p=sysmem"};
+    cfg_scenario sc;
+    plan p;
+    th_plan_build("configs/default.yaml", sets, 1, &sc, &p);
+    model_terms t;
+    t.n = 0;
+    model_coll c, direct;
+    model_collective(&sc.system, CFG_BACKEND_NCCL, PLAN_OP_ALLTOALL, 114688, 8, &t, &c);
+    /* 56 pairs / 8 ranks = 7 steps x 1.5 us */
+    cr_assert_float_eq(model_term_get(&t, "shm_transport"), 7.0 * sc.system.nccl.shm_step_us, 1e-9);
+    cr_assert_float_eq(model_term_get(&t, "p2p_latency"), 13.6, 1e-9);
+    sc.system.topology.p2p = CFG_P2P_DIRECT;
+    model_collective(&sc.system, CFG_BACKEND_NCCL, PLAN_OP_ALLTOALL, 114688, 8, NULL, &direct);
+    cr_assert_gt(c.us, direct.us + 7.0 * sc.system.nccl.shm_step_us - 1e-9, "host memory: %f vs %f", c.us, direct.us);
+    th_plan_done(&sc, &p);
+}
+
 Test(plan_ep, model_costs_the_ep8_alltoalls)
 {
     th_result r = th_run("model --set parallel.ep=8 --backend nccl --explain");

@@ -23,18 +23,25 @@ static plan_op *add(ep_builder *b, plan_op_kind kind, const char *name, int laye
     return op;
 }
 
-static plan_op *gemm(ep_builder *b, const char *name, int layer, long long m, long long k, long long n, cfg_weight w,
-                     int batch)
+/* A GEMM (kind GEMM: `batch` > 1 is a bmm) or a grouped GEMM over `batch` experts (GROUPED_GEMM). */
+static plan_op *matmul(ep_builder *b, plan_op_kind kind, const char *name, int layer, long long m, long long k,
+                       long long n, cfg_weight w, int batch)
 {
-    plan_op *op = add(b, batch > 0 ? PLAN_OP_GEMM : PLAN_OP_GROUPED_GEMM, name, layer);
+    plan_op *op = add(b, kind, name, layer);
     op->m = m;
     op->k = k;
     op->n = n;
-    op->batch = batch > 0 ? batch : -batch;
+    op->batch = batch;
     op->wdtype = (cfg_dtype)w.dtype;
     op->wgroup = w.group;
     plan_op_finalize(op);
     return op;
+}
+
+static plan_op *gemm(ep_builder *b, const char *name, int layer, long long m, long long k, long long n, cfg_weight w,
+                     int batch)
+{
+    return matmul(b, PLAN_OP_GEMM, name, layer, m, k, n, w, batch);
 }
 
 static plan_op *rowwise(ep_builder *b, plan_op_kind kind, const char *name, int layer, long long m, long long n)
@@ -97,9 +104,9 @@ void plan_ep_moe(plan_phase *ph, const cfg_scenario *sc, int layer, long long ro
     }
     collective(&b, PLAN_OP_ALLTOALL, "alltoall.dispatch", layer, count);
     /* Whole experts: the full intermediate, `active` of this rank's experts / ep. */
-    gemm(&b, "moe.w13", layer, routed, H, 2LL * inter, m->weights.routed_experts, -active);
+    matmul(&b, PLAN_OP_GROUPED_GEMM, "moe.w13", layer, routed, H, 2LL * inter, m->weights.routed_experts, active);
     rowwise(&b, PLAN_OP_ELEMENTWISE, "moe.silu_mul", layer, routed, inter);
-    gemm(&b, "moe.w2", layer, routed, inter, H, m->weights.routed_experts, -active);
+    matmul(&b, PLAN_OP_GROUPED_GEMM, "moe.w2", layer, routed, inter, H, m->weights.routed_experts, active);
     collective(&b, PLAN_OP_ALLTOALL, "alltoall.combine", layer, count);
     rowwise(&b, PLAN_OP_ELEMENTWISE, "moe.combine", layer, shard, H);
     if (gather)

@@ -1,4 +1,4 @@
-/* Backend `mpi`: MPI_Allreduce / MPI_Allgather / MPI_Reduce_scatter_block. On the CPU device the buffers are host fp32 and go to
+/* Backend `mpi`: MPI_Allreduce / MPI_Allgather / MPI_Reduce_scatter_block / MPI_Alltoall. On the CPU device the buffers are host fp32 and go to
  * MPI directly. On CUDA the data is staged through the host: device-to-host copy, MPI on fp32, copy
  * back — MPI has no bf16 sum, so even a CUDA-aware MPI would need a conversion; whether the MPI is
  * CUDA-aware is detected and reported, not assumed. */
@@ -93,6 +93,22 @@ static void mpi_reduce_scatter(comm_ctx *x, const plan_op *op, int flat, const v
     x->dev->from_host_float(x, recv, s->host_recv, block);
 }
 
+/* Block j of `send` goes to rank j; `count` is a multiple of the ranks (the plan pads it). */
+static void mpi_alltoall(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+{
+    (void)op;
+    (void)flat;
+    mpi_state *s = x->state;
+    const int block = (int)(count / x->dist.size);
+    if (!s->staged) {
+        VP_MPI(MPI_Alltoall(send, block, MPI_FLOAT, recv, block, MPI_FLOAT, MPI_COMM_WORLD));
+        return;
+    }
+    x->dev->to_host_float(x, s->host_send, send, count);
+    VP_MPI(MPI_Alltoall(s->host_send, block, MPI_FLOAT, s->host_recv, block, MPI_FLOAT, MPI_COMM_WORLD));
+    x->dev->from_host_float(x, recv, s->host_recv, count);
+}
+
 static void mpi_describe(comm_ctx *x)
 {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -127,5 +143,6 @@ const comm_backend comm_backend_mpi = {
     .allreduce = mpi_allreduce,
     .allgather = mpi_allgather,
     .reduce_scatter = mpi_reduce_scatter,
+    .alltoall = mpi_alltoall,
     .describe = mpi_describe,
 };

@@ -1,4 +1,5 @@
-/* Backend `nccl`: ncclAllReduce (bf16 sum), ncclAllGather and ncclReduceScatter on the main stream. The communicator
+/* Backend `nccl`: ncclAllReduce (bf16 sum), ncclAllGather, ncclReduceScatter and a grouped send/recv all-to-all on
+ * the main stream. The communicator
  * comes from ncclGetUniqueId on rank 0, broadcast over MPI. NCCL calls are graph-capturable. */
 #include "comm.h"
 #include "../dist/dist_cuda.h"
@@ -119,6 +120,24 @@ static void nccl_reduce_scatter(comm_ctx *x, const plan_op *op, int flat, const 
                               x->dev->stream(x, 0)));
 }
 
+/* NCCL has no all-to-all call: one send and one receive per peer, grouped so NCCL schedules them as
+ * one operation (its documented all-to-all idiom). Block j of `send` goes to rank j. */
+static void nccl_alltoall(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
+{
+    (void)op;
+    (void)flat;
+    nccl_state *s = x->state;
+    const int n = x->dist.size;
+    const size_t block = (size_t)(count / n), stride = block * (size_t)x->dev->elem_bytes;
+    cudaStream_t st = (cudaStream_t)x->dev->stream(x, 0);
+    VP_NCCL(ncclGroupStart());
+    for (int j = 0; j < n; j++) {
+        VP_NCCL(ncclSend((const char *)send + (size_t)j * stride, block, ncclBfloat16, j, s->comm, st));
+        VP_NCCL(ncclRecv((char *)recv + (size_t)j * stride, block, ncclBfloat16, j, s->comm, st));
+    }
+    VP_NCCL(ncclGroupEnd());
+}
+
 void comm_nccl_describe_env(comm_ctx *x)
 {
     int v = 0;
@@ -145,5 +164,6 @@ const comm_backend comm_backend_nccl = {
     .allreduce = nccl_allreduce,
     .allgather = nccl_allgather,
     .reduce_scatter = nccl_reduce_scatter,
+    .alltoall = nccl_alltoall,
     .describe = nccl_describe,
 };

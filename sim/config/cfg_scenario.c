@@ -242,6 +242,44 @@ static int check_tp(const cfg_scenario *sc, cfg_node *scen, cfg_node *troot, cfg
     return 0;
 }
 
+/* Expert parallelism reuses the TP group's GPUs (SGLang: --ep-size equals --tp-size), so ep is 1 or tp. */
+static int check_ep(const cfg_scenario *sc, cfg_node *scen, cfg_node *troot, cfg_error *err)
+{
+    const int ep = sc->parallel.ep, tp = sc->parallel.tp;
+    const cfg_model *t = &sc->target;
+    cfg_node *epn = node_or(scen, "parallel.ep");
+    if (ep != 1 && ep != tp) {
+        cfg_errorf(err, epn, "parallel.ep=%d: must be 1 or parallel.tp=%d (the expert-parallel group is the "
+                   "tensor-parallel group's GPUs, as SGLang's --ep-size = --tp-size)", ep, tp);
+        return -1;
+    }
+    if (ep > 1 && t->first_k_dense < t->layers && t->moe.experts % ep) {
+        cfg_node *at = node_or(troot, "moe.experts");
+        char where[1100];
+        if (at->from_set)
+            snprintf(where, sizeof(where), "%s", at->src);
+        else
+            snprintf(where, sizeof(where), "%s:%d:%d", at->src, at->line, at->col);
+        cfg_errorf(err, epn, "parallel.ep=%d does not divide model moe.experts=%d (%s): each rank holds experts / "
+                   "ep whole experts", ep, t->moe.experts, where);
+        return -1;
+    }
+    if (!sc->parallel.dp_attention)
+        return 0;
+    cfg_node *dpn = node_or(scen, "parallel.dp_attention");
+    if (ep < 2) {
+        cfg_errorf(err, dpn, "parallel.dp_attention needs parallel.ep > 1 (it is %d): attention is data-parallel "
+                   "over the expert-parallel ranks", ep);
+        return -1;
+    }
+    if (sc->workload.batch % ep) {
+        cfg_errorf(err, dpn, "parallel.dp_attention: workload.batch=%d is not a multiple of parallel.ep=%d (each "
+                   "rank attends for batch / ep requests of its own)", sc->workload.batch, ep);
+        return -1;
+    }
+    return 0;
+}
+
 static int check_speculative(cfg_scenario *sc, cfg_node *scen, cfg_node *droot, cfg_error *err)
 {
     if (sc->speculative.algorithm == CFG_SPEC_NONE)
@@ -386,7 +424,8 @@ int cfg_scenario_load(const char *path, const char *const *sets_text, int n_sets
     if (check_model(&out->target, cfg_doc_root(tdoc), "model", err) ||
         check_model(&out->draft, cfg_doc_root(ddoc), "draft", err) ||
         check_speculative(out, root, cfg_doc_root(ddoc), err) ||
-        check_tp(out, root, cfg_doc_root(tdoc), cfg_doc_root(ddoc), err))
+        check_tp(out, root, cfg_doc_root(tdoc), cfg_doc_root(ddoc), err) ||
+        check_ep(out, root, cfg_doc_root(tdoc), err))
         goto done;
     /* Both rewrite the same layer allreduce (plan_split.c and the fusion's allreduce_norm). */
     if (out->collectives.allreduce_split && out->fusion.allreduce_residual_norm) {

@@ -157,11 +157,14 @@ static const cfg_field parallel_fields[] = {
      .unit = "ranks", .doc = "tensor-parallel ranks (1, 2, 4, 8 or 16), one GPU each"},
     {.key = "ep", .type = CFG_T_INT, .offset = IN(cfg_scenario, parallel, ep), .def = "1", CFG_RANGE(1, 16),
      .unit = "ranks",
-     .doc = "expert-parallel ranks: 1 = routed experts sharded by tensor parallelism; N = each of the N ranks holds "
-            "experts / N whole experts and tokens reach them by all-to-all (dispatch and combine) per MoE layer"},
+     .doc = "expert-parallel ranks: 1 = routed experts sharded by tensor parallelism; or parallel.tp (the TP group's "
+            "GPUs, as SGLang's --ep-size = --tp-size; it must divide the experts): each rank holds experts / ep whole "
+            "experts, the shared experts replicated, and tokens reach them by a dispatch and a combine all-to-all per "
+            "MoE layer, then an all-gather of the rows (docs/model.md \"Expert parallelism\")"},
     {.key = "dp_attention", .type = CFG_T_BOOL, .offset = IN(cfg_scenario, parallel, dp_attention), .def = "false",
-     .doc = "with ep > 1: attention data-parallel, each rank attends for its own batch / ep requests with whole "
-            "attention weights (SGLang --enable-dp-attention); false = attention stays tensor-parallel"},
+     .doc = "with ep > 1 and workload.batch a multiple of ep: attention data-parallel, each rank attends for its own "
+            "batch / ep requests with whole attention weights and a replicated embedding, no attention allreduce "
+            "(SGLang --enable-dp-attention); false = attention stays tensor-parallel. The draft head stays TP"},
     {0},
 };
 

@@ -326,6 +326,14 @@ static double nccl_symm_us(const cfg_system *s, plan_op_kind kind, double S, int
     return s->nccl.symm_base_us + ipc_us(s, CFG_BACKEND_ONESHOT, kind, S, n, terms);
 }
 
+/* NCCL's ring latencies for model_alltoall.c: base and per-step hardware latency, LL or Simple. */
+void model_nccl_ring_latency(const cfg_system *s, bool ll, double *base, double *hw)
+{
+    const int p = ll ? P_LL : P_SIMPLE;
+    *base = nccl_base_lat[A_RING][p];
+    *hw = (s->topology.interconnect == CFG_IC_NVLINK ? nccl_hw_lat_nvlink : nccl_hw_lat_pci)[A_RING][p];
+}
+
 /* ---------------- dispatch ---------------- */
 
 bool model_backend_available(const cfg_system *s, cfg_backend be, int ranks, char *reason, size_t len)
@@ -493,6 +501,10 @@ void model_collective(const cfg_system *s, cfg_backend be, plan_op_kind kind, do
         return;
     }
     model_term_add(terms, "payload", bytes, "B", "%s per rank, %d ranks", plan_op_kind_names[kind], ranks);
+    if (kind == PLAN_OP_ALLTOALL) { /* no measured table: those are allreduce / all-gather sweeps */
+        out->us = model_alltoall_us(s, be, bytes, ranks, terms, out->method, sizeof(out->method));
+        return;
+    }
     const double f = backend_formula(s, be, kind, bytes, ranks, terms, out->method, sizeof(out->method));
     const cfg_sys_table *t = measured_table(s, be, kind, ranks, terms, &out->table_skip);
     out->table = t;

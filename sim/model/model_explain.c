@@ -190,7 +190,7 @@ static void explain_largest_ops(util_buf *out, const model_ctx *ctx, const resul
         if (k == n) {
             sums[n].name = op->name;
             if (plan_op_is_collective(op->kind))
-                sums[n].src = r->allreduce_method;
+                sums[n].src = op->kind == PLAN_OP_ALLTOALL ? "all-to-all formula, terms above" : r->allreduce_method;
             else
                 model_op_us(&ctx->sc->system, op, ctx->in_l2, NULL, &sums[n].src);
             n++;
@@ -270,6 +270,9 @@ void model_explain(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, 
         explain_collective(out, ctx, bes, n_bes, PLAN_OP_REDUCE_SCATTER);
         explain_collective(out, ctx, bes, n_bes, PLAN_OP_ALLGATHER);
     }
+    /* Expert parallelism (parallel.ep): its dispatch/combine all-to-all has a formula of its own. */
+    if (find_collective(ctx->p, PLAN_OP_ALLTOALL))
+        explain_collective(out, ctx, bes, n_bes, PLAN_OP_ALLTOALL);
     explain_layer(out, ctx);
     for (int b = 0; b < n_bes; b++)
         explain_cycle(out, ctx, bes[b]);

@@ -43,6 +43,14 @@ void model_flows_add(model_flows *f, int src, int dst, double bytes);
  * one GPU). */
 void model_flows_time(const cfg_system *s, const model_flows *f, bool reads, model_flow_time *out);
 
+/* NCCL's ring base latency and per-step hardware latency (us) for LL or Simple on this interconnect
+ * (model_comm.c's tuning tables). */
+void model_nccl_ring_latency(const cfg_system *s, bool ll, double *base, double *hw);
+/* The all-to-all of S bytes per rank over n ranks with backend `be` (model_alltoall.c); `method` says
+ * which formula, terms go to --explain. */
+double model_alltoall_us(const cfg_system *s, cfg_backend be, double S, int n, model_terms *terms, char *method,
+                         size_t mlen);
+
 /* Topology checks that need more than one field (called by model_prepare): "" when consistent. */
 const char *model_topo_check(const cfg_system *s);
 

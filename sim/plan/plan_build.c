@@ -2,6 +2,7 @@
  * for DeepSeek-V3-style models without DP attention (python/sglang/srt/models/deepseek_v2.py) and its
  * EAGLE-3 draft head (python/sglang/srt/models/llama_eagle3.py). */
 #include "plan.h"
+#include "plan_ep.h"
 
 #include "../config/cfg_accept.h"
 #include "../util/util.h"
@@ -135,6 +136,10 @@ static void target_layer(builder *b, const cfg_scenario *sc, int layer, int acti
         collective(b, PLAN_OP_ALLREDUCE, "allreduce.mlp", layer, M * H);
         return;
     }
+    if (sc->parallel.ep > 1) {
+        plan_ep_moe(b->ph, sc, layer, M, tp, active_experts, true);
+        return;
+    }
     const int inter = m->moe.intermediate / tp;
     const int topk = m->moe.top_k;
     gemm(b, "moe.gate", layer, M, H, m->moe.experts, m->weights.router);
@@ -173,6 +178,10 @@ static void target_layer(builder *b, const cfg_scenario *sc, int layer, int acti
 static void target_pass(builder *b, const cfg_scenario *sc, int active_experts)
 {
     const cfg_model *m = &sc->target;
+    if (sc->parallel.dp_attention) {
+        plan_ep_dp_target_pass(b->ph, sc, b->rows, b->ranks, active_experts);
+        return;
+    }
     embedding(b, m, m->weights.embedding);
     for (int l = 0; l < m->layers; l++)
         target_layer(b, sc, l, active_experts);

@@ -17,6 +17,9 @@
 /* Connections per channel that hold receive buffers on a rank: the ring's and the tree's (NCCL sets up
  * both for allreduce; a tree node has up to 3 peers, but a 1-node tree is a chain: one up, one down). */
 #define NCCL_CONNS_PER_CHANNEL 3
+/* Channels NCCL opens to each peer for send/recv (NCCL_NCHANNELS_PER_PEER; assumed 2, NCCL's default
+ * in the 2.2x releases). */
+#define NCCL_P2P_CHANNELS_PER_PEER 2
 
 static void add(plan_memory *m, const char *name, double bytes, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -39,13 +42,21 @@ static double wb(cfg_weight w) { return cfg_dtype_weight_bytes((cfg_dtype)w.dtyp
 
 /* The target's weights on one rank: vocab-parallel embedding and lm_head; MLA with the replicated
  * fused_qkv_a projection and head-sharded q_b / kv_b / o_proj; dense MLP and every expert sharded on the
- * intermediate dimension; the replicated router. Norm weights are a few MB and left out. */
-static void target_weights(plan_memory *m, const cfg_model *t, int tp)
+ * intermediate dimension; the replicated router. Norm weights are a few MB and left out.
+ * Expert parallelism (ep > 1, plan_ep.h): experts / ep whole experts per rank and the shared experts
+ * replicated; DP attention adds whole attention weights and a replicated embedding. */
+static void target_weights(plan_memory *m, const cfg_scenario *sc, int tp)
 {
-    const double H = t->hidden, heads = (double)t->attention.heads / tp;
+    const cfg_model *t = &sc->target;
+    const int ep = sc->parallel.ep > 1 ? sc->parallel.ep : 1, atp = sc->parallel.dp_attention ? 1 : tp;
+    const double H = t->hidden, heads = (double)t->attention.heads / atp;
     const int dense = t->first_k_dense < t->layers ? t->first_k_dense : t->layers, moe = t->layers - dense;
     const double vocab = (double)t->vocab / tp;
-    add(m, "embedding", vocab * H * wb(t->weights.embedding), "vocab %d / TP %d x hidden %.0f", t->vocab, tp, H);
+    if (atp == 1 && tp > 1)
+        add(m, "embedding", t->vocab * H * wb(t->weights.embedding), "vocab %d x hidden %.0f (DP attention: replicated)",
+            t->vocab, H);
+    else
+        add(m, "embedding", vocab * H * wb(t->weights.embedding), "vocab %d / TP %d x hidden %.0f", t->vocab, tp, H);
     add(m, "lm_head", vocab * H * wb(t->weights.lm_head), "vocab %d / TP %d x hidden %.0f", t->vocab, tp, H);
     double attn;
     if (t->attention.kind == CFG_ATTN_MLA) {
@@ -55,22 +66,29 @@ static void target_weights(plan_memory *m, const cfg_model *t, int tp)
         attn = H * (qlr + kvlr + rope) + qlr * heads * (nope + rope) + kvlr * heads * (nope + v) + heads * v * H;
     } else {
         const double hd = t->attention.head_dim;
-        const double kv = t->attention.kv_heads >= tp ? (double)t->attention.kv_heads / tp : 1.0;
+        const double kv = t->attention.kv_heads >= atp ? (double)t->attention.kv_heads / atp : 1.0;
         attn = H * (heads + 2 * kv) * hd + heads * hd * H;
     }
-    add(m, "attention weights", t->layers * attn * wb(t->weights.attention), "%d layers, heads %.0f per rank",
-        t->layers, heads);
+    add(m, "attention weights", t->layers * attn * wb(t->weights.attention), "%d layers, heads %.0f per rank%s",
+        t->layers, heads, atp == 1 && tp > 1 ? " (DP attention: whole)" : "");
     add(m, "dense MLP", dense * 3.0 * H * ((double)t->mlp.intermediate / tp) * wb(t->weights.dense_mlp),
         "%d layer(s) x 3 x hidden x %d / TP", dense, t->mlp.intermediate);
-    const double inter = (double)t->moe.intermediate / tp;
-    add(m, "routed experts", (double)moe * t->moe.experts * 3.0 * H * inter * wb(t->weights.routed_experts),
-        "%d layers x all %d experts x 3 x hidden x %d / TP (stored, not routed to)", moe, t->moe.experts,
-        t->moe.intermediate);
+    /* Under EP the experts are whole (no TP split of the intermediate) and ep of them share the set. */
+    const int etp = ep > 1 ? 1 : tp;
+    const double inter = (double)t->moe.intermediate / etp;
+    if (ep > 1)
+        add(m, "routed experts", (double)moe * (t->moe.experts / ep) * 3.0 * H * inter * wb(t->weights.routed_experts),
+            "%d layers x %d / EP %d whole experts x 3 x hidden x %d (stored, not routed to)", moe, t->moe.experts,
+            ep, t->moe.intermediate);
+    else
+        add(m, "routed experts", (double)moe * t->moe.experts * 3.0 * H * inter * wb(t->weights.routed_experts),
+            "%d layers x all %d experts x 3 x hidden x %d / TP (stored, not routed to)", moe, t->moe.experts,
+            t->moe.intermediate);
     add(m, "shared experts + router",
         moe * (t->moe.shared_experts * 3.0 * H * inter * wb(t->weights.shared_expert) +
                H * t->moe.experts * wb(t->weights.router)),
-        "%d layers x (%d shared x 3 x hidden x %d / TP + router replicated)", moe, t->moe.shared_experts,
-        t->moe.intermediate);
+        "%d layers x (%d shared x 3 x hidden x %d%s + router replicated)", moe, t->moe.shared_experts,
+        t->moe.intermediate, ep > 1 ? ", replicated under EP" : " / TP");
 }
 
 /* The EAGLE-3 head: fc and norms replicated, attention and MLP sharded, its own (draft-vocab) lm_head;
@@ -94,6 +112,9 @@ static void kv_cache(plan_memory *m, const cfg_scenario *sc, int tp)
 {
     const cfg_model *t = &sc->target, *d = &sc->draft;
     const double tokens = (double)sc->workload.batch * (sc->workload.context + sc->speculative.num_draft_tokens);
+    /* DP attention: a rank caches its own batch / ep requests only (with every head: MLA's latent is
+     * per token anyway). The draft head stays TP and caches them all. */
+    const int dp = sc->parallel.dp_attention && sc->parallel.ep > 1 ? sc->parallel.ep : 1;
     const double eb = cfg_dtype_bytes((cfg_dtype)t->activation_dtype);
     double per_token;
     if (t->attention.kind == CFG_ATTN_MLA)
@@ -101,10 +122,10 @@ static void kv_cache(plan_memory *m, const cfg_scenario *sc, int tp)
     else
         per_token = t->layers * 2.0 * (t->attention.kv_heads >= tp ? (double)t->attention.kv_heads / tp : 1.0) *
                     t->attention.head_dim;
-    add(m, "KV cache (target)", tokens * per_token * eb,
-        "batch %d x (context %d + %d verified) tokens x %.0f elements x %.0f B (%s)", sc->workload.batch,
-        sc->workload.context, sc->speculative.num_draft_tokens, per_token, eb,
-        t->attention.kind == CFG_ATTN_MLA ? "MLA latent, on every rank" : "own KV heads");
+    add(m, "KV cache (target)", tokens / dp * per_token * eb,
+        "batch %d%s x (context %d + %d verified) tokens x %.0f elements x %.0f B (%s)", sc->workload.batch,
+        dp > 1 ? " / DP attention's ep" : "", sc->workload.context, sc->speculative.num_draft_tokens, per_token, eb,
+        dp > 1 ? "its own requests" : t->attention.kind == CFG_ATTN_MLA ? "MLA latent, on every rank" : "own KV heads");
     if (sc->speculative.algorithm != CFG_SPEC_NONE) {
         const int kv_all = d->attention.kv_heads ? d->attention.kv_heads : d->attention.heads;
         const double kv = kv_all >= tp ? (double)kv_all / tp : 1.0;
@@ -151,7 +172,7 @@ void plan_memory_account(const cfg_scenario *sc, const plan *p, int backend, pla
     const cfg_system *s = &sc->system;
     const int tp = p->ranks;
     out->ranks = tp;
-    target_weights(out, &sc->target, tp);
+    target_weights(out, sc, tp);
     if (sc->speculative.algorithm != CFG_SPEC_NONE)
         draft_weights(out, &sc->draft, tp);
     kv_cache(out, sc, tp);
@@ -166,6 +187,17 @@ void plan_memory_account(const cfg_scenario *sc, const plan *p, int backend, pla
             "%s %d x %d connections x (%s %.0f KiB + LL 512 KiB + LL128 4800 KiB)",
             t->channels > 0 ? "scenario nccl.channels" : "nccl.channels", channels, NCCL_CONNS_PER_CHANNEL,
             t->buffsize > 0 ? "scenario nccl.buffsize" : "nccl.buffsize", buffsize / 1024.0);
+    }
+    if (tp > 1 && sc->parallel.ep > 1) {
+        /* NCCL's send/recv connections, set up per peer on the first all-to-all: assumed
+         * NCCL_NCHANNELS_PER_PEER channels to each of the ep - 1 peers, each with the same buffers as
+         * a ring connection. */
+        const cfg_nccl_tuning *t = &sc->nccl;
+        const double buffsize = t->buffsize > 0 ? (double)t->buffsize : s->nccl.buffsize;
+        const double per_conn = buffsize + NCCL_LL_BYTES + NCCL_LL128_BYTES;
+        add(out, "NCCL all-to-all buffers", (sc->parallel.ep - 1.0) * NCCL_P2P_CHANNELS_PER_PEER * per_conn,
+            "(ep %d - 1) peers x %d channels (NCCL_NCHANNELS_PER_PEER, assumed) x %.0f KiB per connection",
+            sc->parallel.ep, NCCL_P2P_CHANNELS_PER_PEER, per_conn / 1024.0);
     }
     add(out, "CUDA graphs", s->memory.graph_pool_mib * MIB, "memory.graph_pool_mib %.0f", s->memory.graph_pool_mib);
     add(out, "runtime", s->memory.runtime_mib * MIB, "memory.runtime_mib %.0f (CUDA context, cuBLAS, allocator)",

@@ -52,6 +52,23 @@ static void split_note(util_buf *out, const plan *p)
         util_buf_printf(out, "\n");
 }
 
+/* Expert parallelism's all-to-alls (parallel.ep), a line per phase that has them: the table's columns
+ * stay those of a TP plan. */
+static void report_plan_alltoalls(util_buf *out, const plan *p)
+{
+    for (int i = 0; i < p->n_phases; i++) {
+        const plan_phase *ph = &p->phases[i];
+        const int n = ph->summary.op_count[PLAN_OP_ALLTOALL];
+        long long bytes = 0;
+        for (int k = 0; k < ph->n_ops; k++)
+            if (ph->ops[k].kind == PLAN_OP_ALLTOALL)
+                bytes += ph->ops[k].payload_bytes;
+        if (n)
+            util_buf_printf(out, "%-13s all-to-all (expert parallelism): %d x %lld B per rank\n", ph->name, n,
+                            bytes / n);
+    }
+}
+
 void report_plan_table(util_buf *out, const plan *p, const cfg_scenario *sc)
 {
     if (sc)
@@ -106,6 +123,7 @@ void report_plan_table(util_buf *out, const plan *p, const cfg_scenario *sc)
                     tot_ops, "", "", "", "", "", "", tot_flops / 1e9, util_fmt_bytes(tot_w, wb, sizeof(wb)), tot_ag,
                     tot_ar);
     split_note(out, p);
+    report_plan_alltoalls(out, p);
 }
 
 void report_plan_csv(util_buf *out, const plan *p)

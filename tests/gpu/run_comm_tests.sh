@@ -17,11 +17,13 @@
 #      machine has a GPU per rank;
 #   7. collectives.allreduce_split: `vpsim run --check` with the split for oneshot, twoshot, push, mpi
 #      (virtual ranks) and nccl (a GPU per rank), and bench-allreduce --collective reduce_scatter --check.
+#   8. expert parallelism (section ep, 2 GPUs): `vpsim run --check` of the tiny EP=2 plan (dispatch and
+#      combine all-to-alls) with nccl and mpi, and the all-to-all alone in bench-allreduce.
 #
 # Knobs: VPSIM (binary, default build/vpsim), COMM_TEST_RANKS ("2 4 8"), COMM_TEST_GPU (the GPU the
 # virtual ranks share, default 0), COMM_TEST_LOGS (default build/comm-test-logs), COMM_TEST_QUICK=1
 # (fewer sizes, no 1,000-call runs at 8 ranks), COMM_TEST_STEP_TIMEOUT (seconds per step, 240),
-# COMM_TEST_SECTIONS (default "check b2b run policy json nccl faults sanitizer gpus split": run a subset, e.g.
+# COMM_TEST_SECTIONS (default "check b2b run policy json nccl faults sanitizer gpus split ep": run a subset, e.g.
 # to stay within a per-command time limit).
 # Each step's output is in $COMM_TEST_LOGS/<step>.log. Last line: "N passed, M failed"; exit status
 # 0 iff M = 0 (counting: tests/gpu/harness.sh). `make test-gpu` runs this script as a section of
@@ -35,7 +37,7 @@ RANKS=${COMM_TEST_RANKS:-"2 4 8"}
 GPU=${COMM_TEST_GPU:-0}
 QUICK=${COMM_TEST_QUICK:-0}
 STEP_TIMEOUT=${COMM_TEST_STEP_TIMEOUT:-240}
-SECTIONS=" ${COMM_TEST_SECTIONS:-check b2b run policy json nccl faults sanitizer gpus split} "
+SECTIONS=" ${COMM_TEST_SECTIONS:-check b2b run policy json nccl faults sanitizer gpus split ep} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 CUSTOM=oneshot,twoshot,push
 mkdir -p "$LOGS"
@@ -67,7 +69,7 @@ echo "run_comm_tests: $ngpus GPU(s); virtual ranks share GPU $GPU; ranks: $RANKS
 mode=$(nvidia-smi --query-gpu=compute_mode --format=csv,noheader -i "$GPU" 2>/dev/null || true)
 if [ "$mode" = Exclusive_Process ]; then
     echo "run_comm_tests: virtual-rank sections SKIPPED: GPU $GPU is in compute mode $mode"
-    if want gpus; then SECTIONS=" gpus "; else SECTIONS=" "; fi
+    SECTIONS=" $(want gpus && echo gpus) $(want ep && echo ep) "
 fi
 
 # ---------------------------------------------------------------- virtual ranks on one GPU
@@ -181,6 +183,19 @@ if want split; then
         ok_step split-bench-rs-gpus-np2 "${MPIRUN[@]}" -np 2 "$VPSIM" bench-allreduce --collective reduce_scatter \
             --backend nccl,"$CUSTOM" --check --sizes "$SIZES" -n 5 -w 2 --graph
     fi
+fi
+
+# Expert parallelism: the all-to-all (grouped ncclSend/ncclRecv; host-staged MPI_Alltoall) inside the EP
+# plan's cycle and alone, one GPU per rank (NCCL refuses virtual ranks).
+if want ep && [ "$ngpus" -ge 2 ]; then
+    for b in nccl mpi; do
+        ok_step "ep-run-$b-np2" "${MPIRUN[@]}" -np 2 "$VPSIM" run configs/tiny.yaml --device cuda --backend "$b" \
+            --set parallel.tp=2 --set parallel.ep=2 --check --iters 3 --warmup 1
+    done
+    ok_step ep-run-dp-nccl-np2 "${MPIRUN[@]}" -np 2 "$VPSIM" run configs/tiny.yaml --device cuda --backend nccl \
+        --set parallel.ep=2 --set parallel.dp_attention=true --set workload.batch=2 --check --iters 3 --warmup 1
+    ok_step ep-bench-alltoall-np2 "${MPIRUN[@]}" -np 2 "$VPSIM" bench-allreduce configs/default.yaml \
+        --collective alltoall --backend nccl,mpi --check --sizes 1024,114688,1048576 -n 5 -w 2
 fi
 
 harness_summary

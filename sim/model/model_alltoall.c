@@ -1,0 +1,100 @@
+/* The all-to-all of expert parallelism (parallel.ep) per family of backends: every rank sends block j
+ * (S / n bytes) of its S bytes to rank j, n - 1 blocks leave it, all ranks at once. Formulas in
+ * docs/model.md ("All-to-all cost"); every term is recorded for --explain. */
+#include "model_topo.h"
+
+#include <stdio.h>
+
+/* NCCL_P2P_LL_THRESHOLD's default (NCCL src/enqueue.cc): peer messages up to 16 KiB go by LL. */
+#define NCCL_P2P_LL_BYTES 16384.0
+
+/* Whether NCCL sends a->b through host memory (SHM) rather than P2P: the pair's version of
+ * nccl_shm_pairs' rule. */
+static bool nccl_pair_shm(const cfg_system *s, int a, int b)
+{
+    if (s->topology.p2p != CFG_P2P_DIRECT)
+        return true;
+    if (s->topology.interconnect == CFG_IC_NVLINK)
+        return false;
+    const model_path_type level = s->topology.cpu_vendor == CFG_CPU_AMD ? MODEL_PATH_SYS : MODEL_PATH_PIX;
+    return model_topo_path_type(s, a, b) > level;
+}
+
+/* NCCL's all-to-all is grouped ncclSend/ncclRecv: one kernel (NCCL's base latency), one peer step per
+ * message (hwLat, the peers taken in turn), and every block on the links at once (all ranks send
+ * together: the link model finds the shared bottleneck). LL lines carry a flag with each 8 B of data
+ * (2x on the wire); SHM pairs go through the receiver's host memory and pay shm_step_us each. */
+static double alltoall_nccl_us(const cfg_system *s, double S, int n, model_terms *terms)
+{
+    const bool nvlink = s->topology.interconnect == CFG_IC_NVLINK;
+    const double block = S / n;
+    const bool ll = block <= NCCL_P2P_LL_BYTES;
+    const double wire = ll ? 2.0 * block : block;
+    double base, hw;
+    model_nccl_ring_latency(s, ll, &base, &hw);
+    const double lat = base + (n - 1) * hw;
+    model_term_add(terms, "p2p_latency", lat, "us", "%s: base %.1f + (n-1) %d x hwLat %.2f (NCCL tuning.cc, %s)",
+                   ll ? "LL" : "Simple", base, n - 1, hw, nvlink ? "NVLink" : "PCIe");
+    model_flows f;
+    f.n = 0;
+    int shm = 0;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            if (a == b)
+                continue;
+            if (nccl_pair_shm(s, a, b)) {
+                shm++;
+                model_flows_add(&f, a, MODEL_HOST(model_topo_socket(s, b)), wire);
+                model_flows_add(&f, MODEL_HOST(model_topo_socket(s, b)), b, wire);
+            } else {
+                model_flows_add(&f, a, b, wire);
+            }
+        }
+    model_flow_time ft;
+    model_flows_time(s, &f, false, &ft);
+    model_term_add(terms, "p2p_transfer", ft.bw_us, "us", "%d x %d blocks of %.0f B%s at once: %.0f B on %s at %.1f GB/s",
+                   n, n - 1, block, ll ? " (x2 LL)" : "", ft.bottleneck_bytes, ft.bottleneck,
+                   ft.bottleneck_gbs);
+    double t = lat + ft.bw_us;
+    if (shm > 0) {
+        /* Each rank's n-1 messages in turn: its share of the SHM pairs pays the extra step. */
+        const double steps = (double)shm / n;
+        t += steps * s->nccl.shm_step_us;
+        model_term_add(terms, "shm_transport", steps * s->nccl.shm_step_us, "us",
+                       "%d of %d peer pairs through host memory: %.1f per rank x nccl.shm_step_us %.2f", shm,
+                       n * (n - 1), steps, s->nccl.shm_step_us);
+    }
+    return t;
+}
+
+/* Host-staged MPI_Alltoall: the whole buffer down, n-1 exchanges of S/n with the peers, the whole
+ * buffer up. */
+static double alltoall_mpi_us(const cfg_system *s, double S, int n, model_terms *terms)
+{
+    const double pcie = s->links.pcie_gbs * s->links.pcie_efficiency * 1e3;
+    const double copy = s->host.memcpy_lat_us + S / pcie;
+    const double host = (n - 1) * (s->host.mpi_lat_us + S / n / (s->host.mpi_bw_gbs * 1e3));
+    model_term_add(terms, "d2h_copy", copy, "us", "memcpy_lat_us %.1f + %.0f B / PCIe", s->host.memcpy_lat_us, S);
+    model_term_add(terms, "host_mpi", host, "us", "(n-1) %d x (mpi_lat_us %.2f + %.0f B / mpi_bw %.1f GB/s)", n - 1,
+                   s->host.mpi_lat_us, S / n, s->host.mpi_bw_gbs);
+    model_term_add(terms, "h2d_copy", copy, "us", "memcpy_lat_us %.1f + %.0f B / PCIe", s->host.memcpy_lat_us, S);
+    return 2.0 * copy + host;
+}
+
+/* Families without an all-to-all of their own (vpsim's IPC kernels, NCCL's symmetric kernels) are costed
+ * with NCCL's: SGLang's custom allreduce only replaces allreduces, the MoE all-to-all stays NCCL's (or
+ * DeepEP's). The method says so; `vpsim run` with such a backend refuses the plan (no member). */
+double model_alltoall_us(const cfg_system *s, cfg_backend be, double S, int n, model_terms *terms, char *method,
+                         size_t mlen)
+{
+    if (model_backend_host_staged(be)) {
+        snprintf(method, mlen, "formula: host-staged MPI_Alltoall");
+        return alltoall_mpi_us(s, S, n, terms);
+    }
+    if (be == CFG_BACKEND_NCCL)
+        snprintf(method, mlen, "formula: NCCL grouped send/recv all-to-all");
+    else
+        snprintf(method, mlen, "formula: NCCL grouped send/recv all-to-all (%s has none; SGLang keeps NCCL's)",
+                 cfg_backend_names[be]);
+    return alltoall_nccl_us(s, S, n, terms);
+}

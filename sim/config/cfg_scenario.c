@@ -242,6 +242,18 @@ static int check_tp(const cfg_scenario *sc, cfg_node *scen, cfg_node *troot, cfg
     return 0;
 }
 
+/* Two-batch overlap splits the batch's requests into two micro-batches: one request cannot be split. */
+static int check_overlap(const cfg_scenario *sc, cfg_node *scen, cfg_error *err)
+{
+    if (!sc->overlap.two_batch || sc->workload.batch >= 2)
+        return 0;
+    cfg_errorf(err, node_or(scen, "overlap.two_batch"),
+               "overlap.two_batch=true needs workload.batch >= 2 (it splits the batch's requests into two "
+               "micro-batches; an odd batch gives the first the extra request), but workload.batch=%d",
+               sc->workload.batch);
+    return -1;
+}
+
 static int check_speculative(cfg_scenario *sc, cfg_node *scen, cfg_node *droot, cfg_error *err)
 {
     if (sc->speculative.algorithm == CFG_SPEC_NONE)
@@ -386,7 +398,7 @@ int cfg_scenario_load(const char *path, const char *const *sets_text, int n_sets
     if (check_model(&out->target, cfg_doc_root(tdoc), "model", err) ||
         check_model(&out->draft, cfg_doc_root(ddoc), "draft", err) ||
         check_speculative(out, root, cfg_doc_root(ddoc), err) ||
-        check_tp(out, root, cfg_doc_root(tdoc), cfg_doc_root(ddoc), err))
+        check_tp(out, root, cfg_doc_root(tdoc), cfg_doc_root(ddoc), err) || check_overlap(out, root, err))
         goto done;
     /* The models of a collective take only the system: the scenario's NCCL tuning travels with it. */
     out->system.nccl_tuning = out->nccl;

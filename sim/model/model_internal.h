@@ -87,5 +87,7 @@ typedef struct model_tbo_sums {
  * phase's GPU span in us (graph launch and host bound included). */
 double model_tbo_phase(const model_ctx *ctx, int ph, const double *cost, const launch_costs *L, double stretch,
                        double *class_us, double *op_us, model_tbo_sums *sums);
+/* --explain: stretch, compute, comm, serial, critical path and hidden time of each split phase. */
+void model_tbo_explain(util_buf *out, const model_ctx *ctx, cfg_backend be);
 
 #endif

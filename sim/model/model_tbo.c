@@ -107,3 +107,51 @@ double model_tbo_phase(const model_ctx *ctx, int ph, const double *cost, const l
     sums->critical_path = frontier;
     return frontier;
 }
+
+static void print_tbo_terms(util_buf *out, const model_terms *t)
+{
+    for (int i = 0; i < t->n; i++)
+        util_buf_printf(out, "    %-18s %12.4g %-5s %s\n", t->t[i].name, t->t[i].value, t->t[i].unit, t->t[i].note);
+}
+
+/* --explain: the overlap terms of each split phase for one backend. */
+void model_tbo_explain(util_buf *out, const model_ctx *ctx, cfg_backend be)
+{
+    const cfg_scenario *sc = ctx->sc;
+    const cfg_system *s = &sc->system;
+    model_terms t;
+    t.n = 0;
+    const double stretch = model_tbo_stretch(sc, be, &t);
+    util_buf_printf(out, "  two-batch overlap with %s:\n", cfg_backend_names[be]);
+    if (isinf(stretch)) {
+        print_tbo_terms(out, &t);
+        util_buf_printf(out, "    the micro-batches run in turn: each phase is the serial walk of its split ops\n");
+        return;
+    }
+    double cost[MODEL_MAX_COLLS];
+    for (int i = 0; i < ctx->n_colls; i++) {
+        model_coll c;
+        model_collective(s, be, ctx->colls[i].kind, (double)ctx->colls[i].bytes, ctx->colls[i].ranks, NULL, &c);
+        if (!c.available)
+            return; /* the cycle's line above already says why */
+        cost[i] = c.us;
+    }
+    const launch_costs L = {s->launch.eager_us, model_collective_launch_us(s, be), s->launch.eager_gap_us,
+                            s->launch.graph_node_us, s->launch.graph_launch_us};
+    for (int ph = 0; ph < ctx->p->n_phases; ph++) {
+        if (!ctx->phases[ph].tbo)
+            continue;
+        double class_us[PLAN_CLASS_COUNT] = {0};
+        model_tbo_sums x;
+        model_tbo_phase(ctx, ph, cost, &L, stretch, class_us, NULL, &x);
+        model_term_add(&t, "tbo.compute", x.compute, "us", "%s: both micro-batches' compute + gaps",
+                       ctx->p->phases[ph].name);
+        model_term_add(&t, "tbo.comm", x.comm, "us", "%s: both micro-batches' collectives + gaps",
+                       ctx->p->phases[ph].name);
+        model_term_add(&t, "tbo.serial", x.serial, "us", "launch + compute + comm: no overlap");
+        model_term_add(&t, "tbo.stretched", x.stretched, "us", "compute lost to the collective's SMs");
+        model_term_add(&t, "tbo.critical_path", x.critical_path, "us", "the two chains' schedule span");
+        model_term_add(&t, "tbo.hidden", x.serial - x.critical_path, "us", "serial - critical_path");
+    }
+    print_tbo_terms(out, &t);
+}

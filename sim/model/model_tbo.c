@@ -70,16 +70,16 @@ double model_tbo_phase(const model_ctx *ctx, int ph, const double *cost, const l
         /* An op outside the micro-batches (a hand-edited plan) waits for both. */
         const int x = o->mb <= 2 ? o->mb : 0;
         const double dep = x ? ready[x] : fmax(ready[0], fmax(ready[1], ready[2]));
-        double start = fmax(dep, res_free[coll]) + gap;
+        /* Without overlap a compute op also waits for the collective in flight: the serial walk. */
+        const double busy = !coll && isinf(stretch) ? fmax(res_free[0], res_free[1]) : res_free[coll];
+        double start = fmax(dep, busy) + gap;
         if (!graph) {
             host += coll ? L->eager_coll : L->eager;
             start = fmax(start, host);
         }
         double dur = t;
         if (!coll) {
-            if (isinf(stretch))
-                start = fmax(start, res_free[1]);
-            else
+            if (!isinf(stretch))
                 dur = stretched_us(t, start, res_free[1], stretch);
             sums->compute += t + gap;
             sums->stretched += dur - t;

@@ -187,8 +187,10 @@ static const cfg_field collectives_fields[] = {
 
 static const cfg_field overlap_fields[] = {
     {.key = "two_batch", .type = CFG_T_BOOL, .offset = IN(cfg_scenario, overlap, two_batch), .def = "false",
-     .doc = "batch >= 2: two micro-batches per pass, one's communication behind the other's compute (two-batch "
-            "overlap)"},
+     .doc = "two-batch overlap (what-if): the target's passes run as two micro-batches of ceil(B/2) and floor(B/2) "
+            "requests (workload.batch >= 2), one's collectives behind the other's compute; every weight is read "
+            "once per micro-batch. Modelled as the critical path of the interleaved micro-batches; replayed "
+            "serially (docs/model.md, Two-batch overlap)"},
     {0},
 };
 

@@ -344,6 +344,16 @@ int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *o
     const run_slots slots = {.n_ops = n_ops, .a = 2 * n_ops, .b = 2 * n_ops + 1, .calib = 2 * n_ops + 2};
     x.dev->timers_alloc(&x, 2 * n_ops + 2 + 2 * N_CALIB);
     x.dev->describe(&x, false);
+    /* Two-batch overlap: the replay runs the plan's order on the main stream (a's stage, then b's), so it
+     * measures the split's cost (weights read twice, half-size kernels and collectives) but not the
+     * overlap; the model's critical path adds that (docs/model.md, Two-batch overlap). */
+    for (int ph = 0; ph < p->n_phases; ph++)
+        if (plan_phase_is_tbo(&p->phases[ph])) {
+            exec_env_set(&x, "two_batch_overlap",
+                         "micro-batches replayed serially on one stream: split cost measured, overlap not "
+                         "replayed (modelled only)");
+            break;
+        }
     out->ranks = d->size;
     out->iters = opt->iters;
     out->graph = graph;

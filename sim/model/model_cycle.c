@@ -139,12 +139,14 @@ model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_
         const plan_phase *phase = &p->phases[ph];
         ctx->phases[ph].first = k;
         ctx->phases[ph].n = phase->n_ops;
+        ctx->phases[ph].tbo = plan_phase_is_tbo(phase);
         for (int i = 0; i < phase->n_ops; i++, k++) {
             const plan_op *op = &phase->ops[i];
             model_op *o = &ctx->ops[k];
             o->kind = (unsigned char)op->kind;
             o->cls = (unsigned char)plan_op_class(op->kind);
             o->stream = (unsigned char)op->stream;
+            o->mb = (unsigned char)op->micro_batch;
             o->region = -1;
             o->coll = -1;
             if (plan_op_is_collective(op->kind)) {
@@ -183,10 +185,6 @@ void model_free(model_ctx *ctx)
     free(ctx);
 }
 
-
-typedef struct launch_costs {
-    double eager, eager_coll, eager_gap, graph_node, graph_launch;
-} launch_costs;
 
 /* Where the host (launches) and the GPU (work) stand in a phase, in microseconds. */
 typedef struct timeline {
@@ -238,7 +236,7 @@ static double advance_op(timeline *tl, double t, bool coll, bool staged, bool gr
 }
 
 static void eval_phase(const model_ctx *ctx, int ph, const double *cost, const launch_costs *L, bool staged,
-                       results_cycle *r, verify_means *vm)
+                       double tbo_stretch, results_cycle *r, verify_means *vm)
 {
     const plan_phase *phase = &ctx->p->phases[ph];
     results_phase *out = &r->phases[ph];
@@ -249,14 +247,19 @@ static void eval_phase(const model_ctx *ctx, int ph, const double *cost, const l
     timeline tl = {0.0, 0.0};
     double ar_sum = 0.0;
     int ar_n = 0;
-    if (graph) {
+    /* Two micro-batches (model_tbo.c); a host-staged backend overlaps nothing and walks them in turn. */
+    const bool tbo = ctx->phases[ph].tbo && !staged;
+    if (tbo) {
+        model_tbo_sums sums;
+        tl.gpu = model_tbo_phase(ctx, ph, cost, L, tbo_stretch, out->class_ms, r->op_us, &sums);
+    } else if (graph) {
         tl.host = tl.gpu = L->graph_launch;
         out->class_ms[PLAN_CLASS_OTHER] += L->graph_launch;
     }
     const int first = ctx->phases[ph].first, end = first + ctx->phases[ph].n;
     for (int i = first; i < end; i++) {
         const model_op *o = &ctx->ops[i];
-        if (o->region >= 0) {
+        if (o->region >= 0 && !tbo) {
             const model_region *g = &ctx->regions[o->region];
             advance_region(ctx, g, L, graph, &tl, out, r->op_us);
             i = g->last;
@@ -266,11 +269,13 @@ static void eval_phase(const model_ctx *ctx, int ph, const double *cost, const l
         const double t = coll ? cost[o->coll] : o->us;
         if (coll && t <= 0.0)
             continue; /* backend none: the collective is not launched at all */
-        const double next = advance_op(&tl, t, coll, staged, graph, L);
-        out->class_ms[o->cls] += next - tl.gpu;
-        tl.gpu = next;
-        if (r->op_us)
-            r->op_us[i] = t;
+        if (!tbo) {
+            const double next = advance_op(&tl, t, coll, staged, graph, L);
+            out->class_ms[o->cls] += next - tl.gpu;
+            tl.gpu = next;
+            if (r->op_us)
+                r->op_us[i] = t;
+        }
         if (coll && o->kind == PLAN_OP_ALLREDUCE) {
             ar_sum += t;
             ar_n++;
@@ -385,9 +390,10 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
     const launch_costs L = {s->launch.eager_us, model_collective_launch_us(s, be), s->launch.eager_gap_us,
                             s->launch.graph_node_us, s->launch.graph_launch_us};
     verify_means vm = {0};
+    const double tbo_stretch = model_tbo_stretch(sc, be, NULL);
     r->n_phases = ctx->p->n_phases < RESULTS_MAX_PHASES ? ctx->p->n_phases : RESULTS_MAX_PHASES;
     for (int ph = 0; ph < r->n_phases; ph++)
-        eval_phase(ctx, ph, cost, &L, model_backend_host_staged(be), r, &vm);
+        eval_phase(ctx, ph, cost, &L, model_backend_host_staged(be), tbo_stretch, r, &vm);
     r->allreduce_us = vm.ar ? vm.ar_sum / vm.ar : 0.0;
     r->allgather_us = vm.ag ? vm.ag_sum / vm.ag : 0.0;
     r->host_ms = model_host_us(sc) / 1000.0;

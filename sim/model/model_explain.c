@@ -229,6 +229,11 @@ static void explain_cycle(util_buf *out, const model_ctx *ctx, cfg_backend be)
         if (x->ms >= 0.1 * r.cycle_ms)
             explain_largest_ops(out, ctx, &r, ph);
     }
+    for (int ph = 0; ph < ctx->p->n_phases; ph++)
+        if (ctx->phases[ph].tbo) {
+            model_tbo_explain(out, ctx, be);
+            break;
+        }
     util_buf_printf(out, "  %-22s %8.3f ms %5.1f%%   host.cycle_overhead_us%s (system-file values: tags below)\n\n",
                     "host", r.host_ms, 100.0 * r.host_ms / r.cycle_ms,
                     ctx->sc->speculative.topk > 1 ? " + host.tree_overhead_us" : "");

@@ -14,6 +14,7 @@ typedef struct model_op {
     unsigned char kind;   /* plan_op_kind */
     unsigned char cls;    /* plan_class */
     unsigned char stream; /* plan_stream */
+    unsigned char mb;     /* two-batch overlap micro-batch: 0 none, 1 a, 2 b */
     int coll;             /* index into model_ctx.colls for collectives, else -1 */
     int region;           /* side-stream overlap region starting here, else -1 */
     double us;            /* compute ops: kernel duration */
@@ -39,7 +40,13 @@ typedef struct model_coll_key {
 
 typedef struct model_phase_span {
     int first, n;
+    bool tbo; /* split into two micro-batches (plan_tbo_split): costed by model_tbo_phase */
 } model_phase_span;
+
+/* Launch costs of the cycle walk (system launch.*, the backend's collective launch). */
+typedef struct launch_costs {
+    double eager, eager_coll, eager_gap, graph_node, graph_launch;
+} launch_costs;
 
 struct model_ctx {
     const cfg_scenario *sc;
@@ -59,5 +66,28 @@ struct model_ctx {
     int n_colls;
     int verify_ar_slot; /* the verify (or decode) pass's first allreduce, -1 if none: names the method */
 };
+
+/* ---- two-batch overlap (model_tbo.c) ---- */
+
+/* How much slower compute runs beside a collective: the collective's kernel holds `channels` of the
+ * GPU's SMs (one block per NCCL channel), compute gets the rest: sms / (sms - channels). INFINITY when
+ * the backend overlaps nothing (host-staged: the host runs it) or the collective holds every SM. */
+double model_tbo_stretch(const cfg_scenario *sc, cfg_backend be, model_terms *terms);
+
+/* Totals of one TBO phase's schedule, for --explain and the tests (us). */
+typedef struct model_tbo_sums {
+    double compute, comm;  /* every compute op's own time (gaps included), every collective's */
+    double serial;         /* compute + comm: the phase without overlap */
+    double critical_path;  /* the schedule's span */
+    double stretched;      /* time compute lost to the collective's SMs */
+} model_tbo_sums;
+
+/* Walk one TBO phase as two dependency chains (a, b) over two in-order resources (the SMs for compute,
+ * the communicator for collectives); fills out->class_ms (us) and op_us like eval_phase, returns the
+ * phase's GPU span in us (graph launch and host bound included). */
+double model_tbo_phase(const model_ctx *ctx, int ph, const double *cost, const launch_costs *L, double stretch,
+                       double *class_us, double *op_us, model_tbo_sums *sums);
+/* --explain: stretch, compute, comm, serial, critical path and hidden time of each split phase. */
+void model_tbo_explain(util_buf *out, const model_ctx *ctx, cfg_backend be);
 
 #endif

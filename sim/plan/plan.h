@@ -48,6 +48,7 @@ typedef struct plan_op {
     char name[PLAN_NAME_MAX]; /* e.g. "q_b_proj", "moe.w13", "allreduce.o_proj" */
     int layer;                /* -1 outside the decoder layers */
     plan_stream stream;
+    int micro_batch;          /* two-batch overlap (plan_tbo.c): 0 = the whole batch, 1 = a, 2 = b */
 
     /* GEMM / GROUPED_GEMM (C[m,n] = A[m,k] W[k,n], `batch` weights); NORM / ELEMENTWISE use m x n. */
     long long m, n, k;
@@ -128,6 +129,13 @@ void plan_collective_elems(const plan_op *op, long long *in, long long *out);
 void plan_split_allreduce(plan *p);
 /* Recompute every phase's summary from its ops. */
 void plan_summarize(plan *p);
+
+/* Two-batch overlap (overlap.two_batch): rewrite a target phase (verify, decode) as two micro-batches
+ * of ceil(B/2) and floor(B/2) requests, stage by stage (a stage ends at a collective): a's stage, then
+ * b's, so that each collective is followed by the other micro-batch's compute. plan_tbo.c. */
+void plan_tbo_split(const cfg_scenario *sc, plan_phase *ph);
+/* The phase was split by plan_tbo_split (its ops carry micro_batch 1 and 2). */
+bool plan_phase_is_tbo(const plan_phase *ph);
 
 /* Expected distinct experts touched when `selections` tokens each pick `top_k` distinct experts of
  * `experts` uniformly: E * (1 - (1 - k/E)^selections). */

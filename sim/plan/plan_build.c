@@ -299,6 +299,8 @@ int plan_build(const cfg_scenario *sc, plan *out, char *why, size_t why_len)
         target_pass(&b, sc, out->active_experts);
         if (sc->collectives.allreduce_split)
             plan_split_allreduce(out);
+        if (sc->overlap.two_batch)
+            plan_tbo_split(sc, b.ph);
         plan_summarize(out);
         return 0;
     }
@@ -317,6 +319,8 @@ int plan_build(const cfg_scenario *sc, plan *out, char *why, size_t why_len)
     b.ph = new_phase(out, "verify", PLAN_PHASE_VERIFY, "target", ndt, B);
     b.rows = (long long)B * ndt;
     target_pass(&b, sc, out->active_experts);
+    if (sc->overlap.two_batch)
+        plan_tbo_split(sc, b.ph);
 
     /* Draft-extend over the accepted tokens, padded to the longest acceptable path, steps + 1 (SGLang's
      * EAGLEDraftExtendCudaGraphRunner: num_tokens_per_bs = speculative_num_steps + 1; a chain's ndt); only

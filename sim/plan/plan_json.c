@@ -20,6 +20,8 @@ static void write_op(util_json *j, const plan_op *op)
     util_json_kstr(j, "name", op->name);
     util_json_kint(j, "layer", op->layer);
     util_json_kstr(j, "stream", plan_stream_names[op->stream]);
+    if (op->micro_batch) /* written only for two-batch overlap: other plans read as before */
+        util_json_kint(j, "micro_batch", op->micro_batch);
     util_json_kstr(j, "adtype", cfg_dtype_names[op->adtype]);
     switch (op->kind) {
     case PLAN_OP_GEMM:
@@ -185,6 +187,8 @@ static const cfg_field op_fields[] = {
     {.key = "name", .type = CFG_T_CHARS, .offset = OP(name), .max_items = PLAN_NAME_MAX, .doc = "op name"},
     {.key = "layer", .type = CFG_T_INT, .offset = OP(layer), .def = "-1", CFG_RANGE(-1, 1 << 20)},
     {.key = "stream", .type = CFG_T_ENUM, .offset = OP(stream), .def = "main", .choices = plan_stream_names},
+    {.key = "micro_batch", .type = CFG_T_INT, .offset = OP(micro_batch), .def = "0", CFG_RANGE(0, 2),
+     .doc = "two-batch overlap: 0 = the whole batch, 1 = micro-batch a, 2 = micro-batch b"},
     {.key = "adtype", .type = CFG_T_ENUM, .offset = OP(adtype), .def = "bf16", .choices = cfg_dtype_names},
     {.key = "wdtype", .type = CFG_T_ENUM, .offset = OP(wdtype), .def = "bf16", .choices = cfg_dtype_names},
     {.key = "wgroup", .type = CFG_T_INT, .offset = OP(wgroup), .def = "0", CFG_RANGE(0, 1 << 20)},

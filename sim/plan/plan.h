@@ -122,6 +122,10 @@ plan_op *plan_phase_add_op(plan_phase *ph);
 void plan_op_finalize(plan_op *op);
 /* Elements one rank sends (`in`) and receives (`out`) in a collective op (see plan_op.count). */
 void plan_collective_elems(const plan_op *op, long long *in, long long *out);
+/* fusion.allreduce_residual_norm (plan_fuse.c): every allreduce immediately followed by a main-stream
+ * norm of count elements becomes one allreduce_norm op (m, n the norm's). Returns the pairs fused;
+ * resummarises the plan. */
+int plan_fuse_allreduce_norm(plan *p);
 /* Recompute every phase's summary from its ops. */
 void plan_summarize(plan *p);
 

@@ -289,6 +289,8 @@ int plan_build(const cfg_scenario *sc, plan *out, char *why, size_t why_len)
         b.rows = B;
         target_pass(&b, sc, out->active_experts);
         plan_summarize(out);
+        if (sc->fusion.allreduce_residual_norm)
+            plan_fuse_allreduce_norm(out);
         return 0;
     }
 
@@ -314,5 +316,7 @@ int plan_build(const cfg_scenario *sc, plan *out, char *why, size_t why_len)
     b.rows = (long long)B * (steps + 1);
     draft_pass(&b, sc, true, B);
     plan_summarize(out);
+    if (sc->fusion.allreduce_residual_norm)
+        plan_fuse_allreduce_norm(out);
     return 0;
 }

@@ -83,6 +83,12 @@ void report_plan_table(util_buf *out, const plan *p, const cfg_scenario *sc)
     util_buf_printf(out, "%-13s %-6s %4s %5d %5s %5s %5s %5s %5s %5s %9.2f %9s %10d  %d allreduces\n", "cycle", "", "",
                     tot_ops, "", "", "", "", "", "", tot_flops / 1e9, util_fmt_bytes(tot_w, wb, sizeof(wb)), tot_ag,
                     tot_ar);
+    int fused = 0;
+    for (int i = 0; i < p->n_phases; i++)
+        fused += p->phases[i].summary.op_count[PLAN_OP_ALLREDUCE_NORM];
+    if (fused)
+        util_buf_printf(out, "fused: %d allreduce_norm ops per cycle (allreduce + residual add + RMSNorm; not counted "
+                             "in the allreduce and norm columns)\n", fused);
 }
 
 void report_plan_csv(util_buf *out, const plan *p)

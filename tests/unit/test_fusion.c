@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,6 +187,16 @@ Test(fusion, cpu_replay_checks_allreduce_norm_and_fails_when_corrupted, .timeout
     th_result r = mpirun_fused("");
     cr_assert_eq(r.status, 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
     cr_assert(strstr(r.out, "mpi_allreduce_norm") != NULL, "the unfused sequence is said:\n%s", r.out);
+    th_free(&r);
+    /* Through the per-size composite: each rule's member runs its allreduce_norm. */
+    r = mpirun_fused("--allreduce-policy 'mpi<=1K,mpi'");
+    cr_assert_eq(r.status, 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
+    /* Per pass, 1 KiB and under: draft_1's 3 allreduce_norm of 256 fp32; above: verify's 9 and draft_extend's
+     * 2 allreduce_norm and 1 allreduce of 768. So 4 large calls per small one, whatever the pass count. */
+    long long small = 0, large = 0;
+    const char *calls = strstr(r.out, "mpi<=1K: ");
+    cr_assert(calls && sscanf(calls, "mpi<=1K: %lld, mpi: %lld", &small, &large) == 2, "%s", r.out);
+    cr_assert(small > 0 && small % 3 == 0 && large == 4 * small, "small %lld, large %lld", small, large);
     th_free(&r);
     r = mpirun_fused("--debug-corrupt-rank 1");
     cr_assert_eq(r.status, 1, "exit %d\n%s\n%s", r.status, r.out, r.err);

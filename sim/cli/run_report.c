@@ -41,7 +41,7 @@ int cli_model_collective_us(const cli_common *c, const cfg_scenario *sc, const p
     for (int ph = 0; ph < p->n_phases && rc == VP_EXIT_OK; ph++)
         for (int i = 0; i < p->phases[ph].n_ops; i++, flat++) {
             const plan_op *op = &p->phases[ph].ops[i];
-            if (op->kind != PLAN_OP_ALLREDUCE && op->kind != PLAN_OP_ALLGATHER)
+            if (op->kind != PLAN_OP_ALLREDUCE && op->kind != PLAN_OP_ALLGATHER && op->kind != PLAN_OP_ALLREDUCE_NORM)
                 continue;
             model_coll mc;
             model_collective(&tsc.system, (cfg_backend)model_backend, op->kind, (double)op->payload_bytes, op->ranks,
@@ -54,6 +54,10 @@ int cli_model_collective_us(const cli_common *c, const cfg_scenario *sc, const p
                 break;
             }
             us[flat] = mc.us;
+            /* The delay stands in for the whole op: a fused epilogue or the separate norm kernel's time. */
+            if (op->kind == PLAN_OP_ALLREDUCE_NORM)
+                us[flat] += model_norm_part_us(&tsc.system, model_backend_fuses_norm((cfg_backend)model_backend), op,
+                                               false, NULL);
         }
     cfg_scenario_free(&tsc);
     if (rc) {
@@ -94,7 +98,7 @@ void cli_fill_measured(results_cycle *r, const plan *p, const exec_result *res, 
                 continue;
             out->ms += us / 1e3;
             out->class_ms[plan_op_class(op->kind)] += us / 1e3;
-            if (op->kind == PLAN_OP_ALLREDUCE) {
+            if (op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLREDUCE_NORM) { /* the latter: norm included */
                 coll_sum += us;
                 coll_n++;
                 if (target_pass)

@@ -292,12 +292,13 @@ static void eval_phase(const model_ctx *ctx, int ph, const double *cost, const l
         if (r->op_us)
             r->op_us[i] = t + (with_norm ? o->norm_us[fused] : 0.0);
         if (coll && (o->kind == PLAN_OP_ALLREDUCE || with_norm)) {
-            ar_sum += t;
+            ar_sum += t + (with_norm ? o->norm_us[fused] : 0.0);
             ar_n++;
         }
         if (coll && is_verify) {
             if (o->kind == PLAN_OP_ALLREDUCE || with_norm) {
-                vm->ar_sum += t;
+                /* allreduce_norm: its whole time, norm included, as a replay measures the op */
+                vm->ar_sum += t + (with_norm ? o->norm_us[fused] : 0.0);
                 vm->ar++;
             } else {
                 vm->ag_sum += t;

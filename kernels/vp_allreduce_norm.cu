@@ -98,7 +98,8 @@ __global__ void __launch_bounds__(VP_AR_THREADS) push_norm_kernel(const vp_ar_ar
         for (int q = threadIdx.x; ok && q < per_row; q += blockDim.x) {
             const long long j = (long long)row * per_row + q, e0 = 4 * j;
             const unsigned short *src = (const unsigned short *)a.in[a.rank] + e0;
-            const unsigned d0 = (unsigned)src[0] | (unsigned)src[1] << 16, d1 = (unsigned)src[2] | (unsigned)src[3] << 16;
+            const unsigned d0 = (unsigned)src[0] | (unsigned)src[1] << 16;
+            const unsigned d1 = (unsigned)src[2] | (unsigned)src[3] << 16;
             const u64 w0 = tag | d0, w1 = tag | d1;
             for (int k = 1; k < a.world; k++)
                 st_volatile_v2u64(landing(a, (a.rank + k) % a.world, parity, a.rank, j), w0, w1);

@@ -127,7 +127,8 @@ __global__ void residual_rmsnorm_kernel(bf16 *__restrict__ x, bf16 *__restrict__
     const float rstd = rsqrtf(vp_block_sum(ss, scratch) / (float)cols + eps);
     if (VEC) {
         for (int c = threadIdx.x * 8; c < cols; c += blockDim.x * 8) {
-            const bf16x8 b = *reinterpret_cast<const bf16x8 *>(h + c), w = *reinterpret_cast<const bf16x8 *>(weight + c);
+            const bf16x8 b = *reinterpret_cast<const bf16x8 *>(h + c);
+            const bf16x8 w = *reinterpret_cast<const bf16x8 *>(weight + c);
             bf16x8 o;
             for (int j = 0; j < 4; j++) {
                 const float2 f = __bfloat1622float2(b.h[j]), g = __bfloat1622float2(w.h[j]);
@@ -152,10 +153,12 @@ extern "C" int vp_residual_rmsnorm(void *x, void *residual, const void *weight, 
         return 0;
     const bool vec = cols % 8 == 0 && vp_aligned16(x) && vp_aligned16(residual) && vp_aligned16(weight);
     cudaStream_t s = (cudaStream_t)stream;
+    bf16 *xs = (bf16 *)x, *res = (bf16 *)residual;
+    const bf16 *w = (const bf16 *)weight;
     if (vec)
-        residual_rmsnorm_kernel<true><<<rows, 256, 0, s>>>((bf16 *)x, (bf16 *)residual, (const bf16 *)weight, cols, eps);
+        residual_rmsnorm_kernel<true><<<rows, 256, 0, s>>>(xs, res, w, cols, eps);
     else
-        residual_rmsnorm_kernel<false><<<rows, 256, 0, s>>>((bf16 *)x, (bf16 *)residual, (const bf16 *)weight, cols, eps);
+        residual_rmsnorm_kernel<false><<<rows, 256, 0, s>>>(xs, res, w, cols, eps);
     return (int)cudaGetLastError();
 }
 

@@ -508,8 +508,9 @@ double model_norm_part_us(const cfg_system *s, bool fused, const plan_op *op, bo
     const double bytes = (3.0 * (double)op->m * (double)op->n + (double)op->n) * ab;
     const double bw = in_l2 ? s->gpu.l2_bw_gbs * 1e3 : s->gpu.mem_bw_gbs * s->gpu.mem_efficiency * 1e3;
     const double t = bytes / bw;
-    model_term_add(terms, "epilogue_bytes", bytes, "B", "derived: (3 x m %lld x n %lld + n) x %.0f B: residual read and "
-                   "written, normalised rows written, weight read", op->m, op->n, ab);
+    model_term_add(terms, "epilogue_bytes", bytes, "B",
+                   "derived: (3 x m %lld x n %lld + n) x %.0f B: residual read and written, normalised rows written, "
+                   "weight read", op->m, op->n, ab);
     model_term_add(terms, "epilogue", t, "us", "epilogue_bytes / %s %.0f GB/s; inside the collective's kernel: no "
                    "launch, no kernel floor", in_l2 ? "gpu.l2_bw_gbs" : "gpu.mem_bw_gbs x mem_efficiency", bw / 1e3);
     return t;

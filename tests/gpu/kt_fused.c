@@ -55,8 +55,11 @@ static void run_case(const kt_opts *o, int which, const char *name, int rows, in
     float *hin, *hres, *hw;
     fused_ctx c = {.which = which};
     void *in = kt_dev_random(n, o->seed + 31, &hin);
-    c.nm = (vp_ar_norm){.residual = kt_dev_random(n, o->seed + 32, &hres), .weight = kt_dev_random(cols, o->seed + 33, &hw),
-                        .rows = rows, .width = cols, .eps = 1e-6f};
+    c.nm = (vp_ar_norm){.residual = kt_dev_random(n, o->seed + 32, &hres),
+                        .weight = kt_dev_random(cols, o->seed + 33, &hw),
+                        .rows = rows,
+                        .width = cols,
+                        .eps = 1e-6f};
     void *out = kt_dev_malloc((size_t)n * 2), *signal = kt_dev_malloc(sizeof(vp_ar_signal)), *scratch = NULL;
     vp_ar_error *err_host = NULL, *err_dev = NULL;
     CUDA_CHECK(cudaMemset(signal, 0, sizeof(vp_ar_signal)));

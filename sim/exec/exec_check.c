@@ -144,8 +144,9 @@ long long exec_check_collectives(exec_ctx *x, char *msg, size_t msg_len)
             if (bad >= 0 && failures == 0 && msg[0] == '\0') {
                 long long in, out;
                 plan_collective_elems(op, &in, &out);
-                snprintf(msg, msg_len, "%s '%s' (phase %s, op %d) wrong on rank %d: first bad index %lld of %lld",
-                         plan_op_kind_names[op->kind], op->name, p->phases[ph].name, i, x->dist.rank, bad, out);
+                snprintf(msg, msg_len, "%s '%s' (phase %s, op %d) wrong on rank %d: first bad index %lld of %lld%s",
+                         plan_op_kind_names[op->kind], op->name, p->phases[ph].name, i, x->dist.rank, bad, out,
+                         bad >= out ? " (past the output: the residual's element index - count)" : "");
             }
             failures += (long long)flag;
         }

@@ -92,6 +92,76 @@ extern "C" int vp_rmsnorm(void *out, const void *in, const void *weight, int row
     return (int)cudaGetLastError();
 }
 
+// ------------------------------------------------------------------------------- residual rmsnorm
+
+namespace {
+
+// allreduce_norm without a fused kernel: residual += x, then x = RMSNorm(residual) x weight. grid = rows,
+// block = 256. The residual is rounded to bf16 when stored and the norm uses the stored values, as the
+// fused kernels (vp_allreduce_norm.cu) do; each thread re-reads only what it stored itself.
+template <bool VEC>
+__global__ void residual_rmsnorm_kernel(bf16 *__restrict__ x, bf16 *__restrict__ residual,
+                                        const bf16 *__restrict__ weight, int cols, float eps)
+{
+    __shared__ float scratch[32];
+    bf16 *v = x + (size_t)blockIdx.x * cols, *h = residual + (size_t)blockIdx.x * cols;
+    float ss = 0.0f;
+    if (VEC) {
+        for (int c = threadIdx.x * 8; c < cols; c += blockDim.x * 8) {
+            bf16x8 a = *reinterpret_cast<const bf16x8 *>(v + c), b = *reinterpret_cast<const bf16x8 *>(h + c);
+            for (int j = 0; j < 4; j++) {
+                const float2 f = __bfloat1622float2(a.h[j]), g = __bfloat1622float2(b.h[j]);
+                b.h[j] = __floats2bfloat162_rn(f.x + g.x, f.y + g.y);
+                const float2 r = __bfloat1622float2(b.h[j]);
+                ss += r.x * r.x + r.y * r.y;
+            }
+            *reinterpret_cast<bf16x8 *>(h + c) = b;
+        }
+    } else {
+        for (int c = threadIdx.x; c < cols; c += blockDim.x) {
+            const bf16 r = __float2bfloat16(__bfloat162float(v[c]) + __bfloat162float(h[c]));
+            h[c] = r;
+            ss += __bfloat162float(r) * __bfloat162float(r);
+        }
+    }
+    const float rstd = rsqrtf(vp_block_sum(ss, scratch) / (float)cols + eps);
+    if (VEC) {
+        for (int c = threadIdx.x * 8; c < cols; c += blockDim.x * 8) {
+            const bf16x8 b = *reinterpret_cast<const bf16x8 *>(h + c);
+            const bf16x8 w = *reinterpret_cast<const bf16x8 *>(weight + c);
+            bf16x8 o;
+            for (int j = 0; j < 4; j++) {
+                const float2 f = __bfloat1622float2(b.h[j]), g = __bfloat1622float2(w.h[j]);
+                o.h[j] = __floats2bfloat162_rn(f.x * rstd * g.x, f.y * rstd * g.y);
+            }
+            *reinterpret_cast<bf16x8 *>(v + c) = o;
+        }
+    } else {
+        for (int c = threadIdx.x; c < cols; c += blockDim.x)
+            v[c] = __float2bfloat16(__bfloat162float(h[c]) * rstd * __bfloat162float(weight[c]));
+    }
+}
+
+} // namespace
+
+extern "C" int vp_residual_rmsnorm(void *x, void *residual, const void *weight, int rows, int cols, float eps,
+                                   void *stream)
+{
+    if (rows < 0 || cols < 0 || (rows > 0 && cols > 0 && (!x || !residual || !weight)))
+        return (int)cudaErrorInvalidValue;
+    if (rows == 0 || cols == 0)
+        return 0;
+    const bool vec = cols % 8 == 0 && vp_aligned16(x) && vp_aligned16(residual) && vp_aligned16(weight);
+    cudaStream_t s = (cudaStream_t)stream;
+    bf16 *xs = (bf16 *)x, *res = (bf16 *)residual;
+    const bf16 *w = (const bf16 *)weight;
+    if (vec)
+        residual_rmsnorm_kernel<true><<<rows, 256, 0, s>>>(xs, res, w, cols, eps);
+    else
+        residual_rmsnorm_kernel<false><<<rows, 256, 0, s>>>(xs, res, w, cols, eps);
+    return (int)cudaGetLastError();
+}
+
 // --------------------------------------------------------------------------------------- silu_mul
 
 namespace {

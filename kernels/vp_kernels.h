@@ -70,6 +70,10 @@ void vp_attention_set_trace(void *buf);
 /* out[r][c] = in[r][c] * rsqrt(mean_c(in[r][c]^2) + eps) * weight[c]; rows x cols. */
 int vp_rmsnorm(void *out, const void *in, const void *weight, int rows, int cols, float eps, void *stream);
 
+/* allreduce_norm's unfused epilogue: residual[r][c] += x[r][c] (stored bf16), then
+ * x[r][c] = residual[r][c] * rsqrt(mean_c(residual[r][c]^2) + eps) * weight[c]; rows x cols. */
+int vp_residual_rmsnorm(void *x, void *residual, const void *weight, int rows, int cols, float eps, void *stream);
+
 /* out[r][c] = silu(x[r][c]) * x[r][cols + c]  for x [rows][2 * cols] (gate and up halves). */
 int vp_silu_mul(void *out, const void *x, int rows, int cols, void *stream);
 

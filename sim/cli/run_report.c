@@ -54,6 +54,10 @@ int cli_model_collective_us(const cli_common *c, const cfg_scenario *sc, const p
                 break;
             }
             us[flat] = mc.us;
+            /* The delay stands in for the whole op: a fused epilogue or the separate norm kernel's time. */
+            if (op->kind == PLAN_OP_ALLREDUCE_NORM)
+                us[flat] += model_norm_part_us(&tsc.system, model_backend_fuses_norm((cfg_backend)model_backend), op,
+                                               false, NULL);
         }
     cfg_scenario_free(&tsc);
     if (rc) {
@@ -94,7 +98,7 @@ void cli_fill_measured(results_cycle *r, const plan *p, const exec_result *res, 
                 continue;
             out->ms += us / 1e3;
             out->class_ms[plan_op_class(op->kind)] += us / 1e3;
-            if (op->kind == PLAN_OP_ALLREDUCE) {
+            if (op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLREDUCE_NORM) { /* the latter: norm included */
                 coll_sum += us;
                 coll_n++;
                 if (target_pass)

@@ -30,6 +30,10 @@ typedef struct comm_device {
     void (*from_host_float)(comm_ctx *c, void *dst, const float *src, long long n);
     /* Spin on the main stream for `ns` nanoseconds. */
     void (*delay)(comm_ctx *c, double ns);
+    /* allreduce_norm without a fused kernel: after the backend's own allreduce into recv,
+     * residual += recv, then recv = RMSNorm(residual) x weight over rows of `width` (eps 1e-6). */
+    void (*residual_norm)(comm_ctx *c, void *recv, void *residual, const void *weight, long long rows,
+                          long long width);
 } comm_device;
 
 struct comm_ctx {

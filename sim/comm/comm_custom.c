@@ -19,6 +19,7 @@
 #include "../dist/dist_cuda.h"
 
 #include "../../kernels/vp_allreduce.h"
+#include "../../kernels/vp_allreduce_norm.h"
 #include "../util/util.h"
 
 #include <cuda.h> /* CUdeviceptr, CUresult: types only; the driver function comes from the runtime */
@@ -469,6 +470,37 @@ static void custom_allreduce(comm_ctx *x, const plan_op *op, int flat, const voi
         VP_KERNEL(vp_allreduce_twoshot(&a, st));
 }
 
+/* fusion.allreduce_residual_norm. oneshot and push: one fused kernel (vp_allreduce_norm.cu). twoshot,
+ * and push where a row is not whole push lines: the unfused sequence (allreduce, then the device's
+ * residual add and norm). */
+static void custom_allreduce_norm(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
+                                  void *residual, const void *weight, long long count)
+{
+    custom_state *s = x->state;
+    const bool fused = s->algo == ALGO_ONESHOT || (s->algo == ALGO_PUSH && op->n % 4 == 0);
+    if (!fused || count <= 0) {
+        custom_allreduce(x, op, flat, send, recv, count);
+        if (count > 0)
+            x->dev->residual_norm(x, recv, residual, weight, op->m, op->n);
+        return;
+    }
+    check_error(s);
+    check_count(s, count);
+    cudaStream_t st = x->dev->stream(x, 0);
+    vp_ar_args a = base_args(s);
+    a.count = count;
+    a.out = recv;
+    s->calls++;
+    const vp_ar_norm nm = {residual, weight, (int)op->m, (int)op->n, 1e-6f};
+    if (s->algo == ALGO_PUSH) {
+        a.in[s->rank] = send;
+        VP_KERNEL(vp_allreduce_norm_push(&a, &nm, st));
+        return;
+    }
+    map_input(x, s, &a, send, true, recv, count);
+    VP_KERNEL(vp_allreduce_norm_oneshot(&a, &nm, st));
+}
+
 /* All three backends gather the same way (one-shot copy through the mappings): the plan's one
  * all-gather (logits) is not what they are compared on. */
 static void custom_allgather(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
@@ -554,6 +586,10 @@ static void custom_describe(comm_ctx *x)
     char why[200];
     cfg_policy_vllm(s->world, nvlink, &vllm, why, sizeof(why));
     comm_env_set(x, "custom_vllm_gate", "%s%.130s", nvlink ? "(NVLink inferred) " : "", why);
+    comm_env_set(x, "custom_allreduce_norm", "%s",
+                 s->algo == ALGO_TWOSHOT ? "no fused kernel: the unfused sequence (allreduce, then a residual add + "
+                                           "RMSNorm kernel)"
+                                         : "fused kernel: the residual add and RMSNorm in the allreduce's epilogue");
     comm_env_set(x, "custom_staged_calls", "%lld of %lld calls copied their input to the stage buffer", s->staged,
                  s->calls);
 }
@@ -568,6 +604,7 @@ static void custom_describe(comm_ctx *x)
         .allreduce = custom_allreduce,                                                                                  \
         .allgather = custom_allgather,                                                                                  \
         .reduce_scatter = custom_reduce_scatter,                                                                        \
+        .allreduce_norm = custom_allreduce_norm,                                                                        \
         .describe = custom_describe,                                                                                    \
     }
 

@@ -109,6 +109,14 @@ static void mpi_alltoall(comm_ctx *x, const plan_op *op, int flat, const void *s
     x->dev->from_host_float(x, recv, s->host_recv, count);
 }
 
+/* MPI has no fused kernel: its allreduce, then the device's residual add and norm (the unfused sequence). */
+static void mpi_allreduce_norm(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, void *residual,
+                               const void *weight, long long count)
+{
+    mpi_allreduce(x, op, flat, send, recv, count);
+    x->dev->residual_norm(x, recv, residual, weight, op->m, op->n);
+}
+
 static void mpi_describe(comm_ctx *x)
 {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -132,6 +140,8 @@ static void mpi_describe(comm_ctx *x)
     mpi_state *s = x->state;
     if (s && s->staged)
         comm_env_set(x, "mpi_path", "host staged: device->host copy, MPI fp32, host->device copy");
+    comm_env_set(x, "mpi_allreduce_norm", "MPI has no fused kernel: the unfused sequence (allreduce, then the "
+                                          "device's residual add + RMSNorm)");
 }
 
 const comm_backend comm_backend_mpi = {
@@ -144,5 +154,6 @@ const comm_backend comm_backend_mpi = {
     .allgather = mpi_allgather,
     .reduce_scatter = mpi_reduce_scatter,
     .alltoall = mpi_alltoall,
+    .allreduce_norm = mpi_allreduce_norm,
     .describe = mpi_describe,
 };

@@ -138,6 +138,14 @@ static void nccl_alltoall(comm_ctx *x, const plan_op *op, int flat, const void *
     VP_NCCL(ncclGroupEnd());
 }
 
+/* NCCL has no fused kernel: its allreduce, then the device's residual add and norm (the unfused sequence). */
+static void nccl_allreduce_norm(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
+                                void *residual, const void *weight, long long count)
+{
+    nccl_allreduce(x, op, flat, send, recv, count);
+    x->dev->residual_norm(x, recv, residual, weight, op->m, op->n);
+}
+
 void comm_nccl_describe_env(comm_ctx *x)
 {
     int v = 0;
@@ -153,7 +161,12 @@ void comm_nccl_describe_env(comm_ctx *x)
         comm_env_set(x, "nccl_tuning", "%s", tuning_note);
 }
 
-static void nccl_describe(comm_ctx *x) { comm_nccl_describe_env(x); }
+static void nccl_describe(comm_ctx *x)
+{
+    comm_nccl_describe_env(x);
+    comm_env_set(x, "nccl_allreduce_norm", "NCCL has no fused kernel: the unfused sequence (ncclAllReduce, then a "
+                                           "residual add + RMSNorm kernel)");
+}
 
 const comm_backend comm_backend_nccl = {
     .name = "nccl",
@@ -165,5 +178,6 @@ const comm_backend comm_backend_nccl = {
     .allgather = nccl_allgather,
     .reduce_scatter = nccl_reduce_scatter,
     .alltoall = nccl_alltoall,
+    .allreduce_norm = nccl_allreduce_norm,
     .describe = nccl_describe,
 };

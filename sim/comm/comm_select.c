@@ -101,6 +101,26 @@ static void select_allreduce(comm_ctx *x, const plan_op *op, int flat, const voi
     x->state = s;
 }
 
+/* fusion.allreduce_residual_norm: the allreduce's rule picks the member; a member without allreduce_norm
+ * runs its allreduce and the device's residual add + norm (the unfused sequence). */
+static void select_allreduce_norm(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
+                                  void *residual, const void *weight, long long count)
+{
+    select_state *s = x->state;
+    const int rule = cfg_policy_rule_for(&g_policy, count * (long long)x->dev->elem_bytes);
+    select_member *m = member(s, g_policy.rule[rule].backend);
+    s->rule_calls[rule]++;
+    x->state = m->state;
+    if (m->table->allreduce_norm) {
+        m->table->allreduce_norm(x, op, flat, send, recv, residual, weight, count);
+    } else {
+        m->table->allreduce(x, op, flat, send, recv, count);
+        x->dev->residual_norm(x, recv, residual, weight, op->m, op->n);
+    }
+    m->state = x->state;
+    x->state = s;
+}
+
 static void select_allgather(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
     select_state *s = x->state;
@@ -196,6 +216,7 @@ static void select_describe(comm_ctx *x)
         .allreduce = select_allreduce,                                                                                  \
         .allgather = select_allgather,                                                                                  \
         .reduce_scatter = select_reduce_scatter,                                                                        \
+        .allreduce_norm = select_allreduce_norm,                                                                        \
         .describe = select_describe,                                                                                    \
     }
 

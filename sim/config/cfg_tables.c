@@ -171,8 +171,9 @@ static const cfg_field parallel_fields[] = {
 static const cfg_field fusion_fields[] = {
     {.key = "allreduce_residual_norm", .type = CFG_T_BOOL,
      .offset = IN(cfg_scenario, fusion, allreduce_residual_norm), .def = "false",
-     .doc = "each allreduce, the residual add and the RMSNorm after it become one op (FlashInfer's "
-            "allreduce fusion)"},
+     .doc = "each allreduce followed by an RMSNorm of its rows becomes one allreduce_norm op: residual += "
+            "allreduce(x), out = RMSNorm(residual) x weight (FlashInfer's allreduce fusion); oneshot and push run a "
+            "fused kernel, nccl, mpi and twoshot the unfused sequence (docs/model.md \"Fusion\")"},
     {0},
 };
 

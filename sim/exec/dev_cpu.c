@@ -30,6 +30,7 @@ typedef struct cpu_state {
     float *x, *y;      /* activation scratch, each `scratch` floats */
     size_t scratch;
     float *send, *recv;
+    float *residual, *norm_weight; /* allreduce_norm's operands (dev_norm_extent) */
     double *timers;
     int n_timers;
     sgemm_fn sgemm;
@@ -209,6 +210,12 @@ static int cpu_prepare(exec_ctx *x)
     size_t comm = x->cc.max_comm_elems > 0 ? (size_t)x->cc.max_comm_elems : 1;
     s->send = util_xcalloc(comm, sizeof(float));
     s->recv = util_xcalloc(comm, sizeof(float));
+    long long res = 0, width = 0;
+    dev_norm_extent(p, &res, &width);
+    s->residual = util_xcalloc((size_t)res + 1, sizeof(float));
+    s->norm_weight = util_xcalloc((size_t)width + 1, sizeof(float));
+    for (long long j = 0; j < width; j++)
+        s->norm_weight[j] = vp_norm_weight_value(j);
     return 0;
 }
 
@@ -230,6 +237,8 @@ static void cpu_fini(exec_ctx *x)
     free(s->y);
     free(s->send);
     free(s->recv);
+    free(s->residual);
+    free(s->norm_weight);
     free(s->timers);
     if (s->blas)
         dlclose(s->blas);
@@ -355,6 +364,31 @@ static double cpu_timer_elapsed(exec_ctx *x, int a, int b)
 
 static void *cpu_send(exec_ctx *x) { return ((cpu_state *)x->dev_state)->send; }
 static void *cpu_recv(exec_ctx *x) { return ((cpu_state *)x->dev_state)->recv; }
+static void *cpu_aux(exec_ctx *x, int which)
+{
+    cpu_state *s = x->dev_state;
+    return which == EXEC_AUX_RESIDUAL ? (void *)s->residual : (void *)s->norm_weight;
+}
+
+static void cpu_residual_norm(exec_ctx *x, void *recv, void *residual, const void *weight, long long rows,
+                              long long width)
+{
+    (void)x;
+    float *out = recv, *res = residual;
+    const float *w = weight;
+    for (long long r = 0; r < rows; r++) {
+        float *o = out + r * width, *h = res + r * width;
+        double ss = 0.0;
+        for (long long j = 0; j < width; j++) {
+            h[j] += o[j];
+            ss += (double)h[j] * h[j];
+        }
+        const float inv = (float)(1.0 / sqrt(ss / (double)width + 1e-6));
+        for (long long j = 0; j < width; j++)
+            o[j] = h[j] * inv * w[j];
+    }
+}
+
 static void *cpu_stream(exec_ctx *x, int which)
 {
     (void)x;
@@ -445,6 +479,8 @@ const exec_device exec_device_cpu = {
     .timer_elapsed_us = cpu_timer_elapsed,
     .comm_send = cpu_send,
     .comm_recv = cpu_recv,
+    .comm_aux = cpu_aux,
+    .residual_norm = cpu_residual_norm,
     .stream = cpu_stream,
     .to_host_float = cpu_to_host,
     .from_host_float = cpu_from_host,

@@ -13,6 +13,7 @@
 #include "../dist/dist_cuda.h"
 
 #include "../../kernels/vp_kernels.h"
+#include "../../kernels/vp_pattern.h"
 #include "../util/util.h"
 
 #include <cublas_v2.h>
@@ -51,6 +52,7 @@ typedef struct cuda_state {
     void *norm_w;
     int *ids;
     void *send, *recv;
+    void *aux[EXEC_AUX_COUNT]; /* allreduce_norm's residual and norm weight (dev_norm_extent) */
     long long *bad_dev;
     uint16_t *host_bf16;
     cudaEvent_t *timers;
@@ -183,6 +185,8 @@ static vp_attn_args attn_args(cuda_state *s, const plan_op *op, const cuda_op *o
     return a;
 }
 
+static void aux_prepare(exec_ctx *x);
+
 static int cuda_prepare(exec_ctx *x)
 {
     cuda_state *s = st(x);
@@ -270,6 +274,7 @@ static int cuda_prepare(exec_ctx *x)
     VP_KERNEL(vp_fill_random(s->send, (long long)(comm / 2), (unsigned long long)x->opt->seed + 3, s->s[0]));
     VP_CUDA(cudaMalloc((void **)&s->bad_dev, sizeof(long long)));
     VP_CUDA(cudaMallocHost((void **)&s->host_bf16, comm));
+    aux_prepare(x);
     VP_CUDA(cudaStreamSynchronize(s->s[0]));
     char b[32];
     exec_env_set(x, "device_memory_per_rank", "%s", util_fmt_bytes((double)need, b, sizeof(b)));
@@ -310,6 +315,8 @@ static void cuda_fini(exec_ctx *x)
     cudaFree(s->send);
     cudaFree(s->recv);
     cudaFree(s->bad_dev);
+    cudaFree(s->aux[EXEC_AUX_RESIDUAL]);
+    cudaFree(s->aux[EXEC_AUX_NORM_WEIGHT]);
     cudaFreeHost(s->host_bf16);
     for (int i = 0; i < 2; i++) {
         cublasDestroy(s->blas[i]);
@@ -500,6 +507,31 @@ static void cuda_from_host(exec_ctx *x, void *dst, const float *src, long long n
     VP_CUDA(cudaStreamSynchronize(s->s[0]));
 }
 
+/* allreduce_norm's operands: a zeroed residual and the deterministic weight --check expects (a norm's
+ * width never exceeds its count, so the staging buffer holds it). */
+static void aux_prepare(exec_ctx *x)
+{
+    cuda_state *s = st(x);
+    long long count = 0, width = 0;
+    dev_norm_extent(x->plan, &count, &width);
+    VP_CUDA(cudaMalloc(&s->aux[EXEC_AUX_RESIDUAL], (size_t)(count + 1) * 2));
+    VP_CUDA(cudaMemsetAsync(s->aux[EXEC_AUX_RESIDUAL], 0, (size_t)(count + 1) * 2, s->s[0]));
+    VP_CUDA(cudaMalloc(&s->aux[EXEC_AUX_NORM_WEIGHT], (size_t)(width + 1) * 2));
+    float *w = util_xcalloc((size_t)width + 1, sizeof(float));
+    for (long long j = 0; j < width; j++)
+        w[j] = vp_norm_weight_value(j);
+    cuda_from_host(x, s->aux[EXEC_AUX_NORM_WEIGHT], w, width);
+    free(w);
+}
+
+static void *cuda_aux(exec_ctx *x, int which) { return st(x)->aux[which]; }
+
+static void cuda_residual_norm(exec_ctx *x, void *recv, void *residual, const void *weight, long long rows,
+                               long long width)
+{
+    VP_KERNEL(vp_residual_rmsnorm(recv, residual, weight, (int)rows, (int)width, 1e-6f, st(x)->s[0]));
+}
+
 static void cuda_fill_pattern(exec_ctx *x, void *buf, long long n, int salt)
 {
     VP_KERNEL(vp_fill_pattern(buf, n, x->dist.rank, salt, st(x)->s[0]));
@@ -567,6 +599,8 @@ const exec_device exec_device_cuda = {
     .graphs_release = cuda_graphs_release,
     .comm_send = cuda_send,
     .comm_recv = cuda_recv,
+    .comm_aux = cuda_aux,
+    .residual_norm = cuda_residual_norm,
     .stream = cuda_stream,
     .to_host_float = cuda_to_host,
     .from_host_float = cuda_from_host,

@@ -143,3 +143,16 @@ int dev_op_check(const plan_op *op, const char *phase, char *why, size_t len)
     }
     return 0;
 }
+
+void dev_norm_extent(const plan *p, long long *max_count, long long *max_width)
+{
+    *max_count = *max_width = 0;
+    for (int ph = 0; ph < p->n_phases; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++) {
+            const plan_op *op = &p->phases[ph].ops[i];
+            if (op->kind != PLAN_OP_ALLREDUCE_NORM)
+                continue;
+            *max_count = op->count > *max_count ? op->count : *max_count;
+            *max_width = op->n > *max_width ? op->n : *max_width;
+        }
+}

@@ -36,6 +36,10 @@ dev_size dev_size_align(dev_size a, uint64_t align);
  * naming the op and the field. */
 int dev_op_check(const plan_op *op, const char *phase, char *why, size_t len);
 
+/* The largest allreduce_norm of the plan: its count (residual elements) and its widest row (weight
+ * elements); both 0 when the plan has none. */
+void dev_norm_extent(const plan *p, long long *max_count, long long *max_width);
+
 /* Say that `what` of op `name` (phase `phase`) does not fit 64-bit sizes. Returns -1. */
 int dev_size_refuse(char *why, size_t len, const char *what, const plan_op *op, const char *phase);
 

@@ -91,6 +91,10 @@ typedef struct exec_device {
     /* The fused allreduce_norm's other operands (EXEC_AUX_*), sized like comm_recv (the weight: the
      * widest norm); NULL from a device that has none, whose plans then hold no allreduce_norm. */
     void *(*comm_aux)(exec_ctx *x, int which);
+    /* residual += recv (rows x width); recv = RMSNorm(residual) x weight (eps 1e-6), on the main stream:
+     * allreduce_norm for backends without a fused kernel, after their own allreduce into recv. */
+    void (*residual_norm)(exec_ctx *x, void *recv, void *residual, const void *weight, long long rows,
+                          long long width);
     void *(*stream)(exec_ctx *x, int which);
     /* Host staging for host-based backends: copy device<->host (synchronous on the main stream). */
     void (*to_host_float)(exec_ctx *x, float *dst, const void *src, long long n);
@@ -135,6 +139,10 @@ long long exec_check_collectives(exec_ctx *x, char *msg, size_t msg_len);
 /* One collective's output `recv` against its reference, the inputs having been fill_pattern(salt) on
  * every rank (op->ranks = the job's ranks): the first bad index, or -1. Local (not collective). */
 long long exec_check_result(exec_ctx *x, const plan_op *op, const void *recv, int salt);
+/* The --check reference of allreduce_norm (exec_check.c): after `ranks` ranks each sent the pattern
+ * (vp_pattern_value) onto the residual filled with vp_residual_value, the residual and the normalised
+ * rows (vp_norm_weight_value weights, eps 1e-6), rows x width each. */
+void exec_check_norm_reference(int ranks, long long rows, long long width, int salt, float *residual, float *recv);
 /* Point x->cc at this context's dist, device services, options and environment block (before the
  * backend's supported()). */
 void exec_comm_bind(exec_ctx *x);

@@ -110,6 +110,13 @@ static void svc_delay(comm_ctx *c, double ns)
     x->dev->delay(x, ns);
 }
 
+static void svc_residual_norm(comm_ctx *c, void *recv, void *residual, const void *weight, long long rows,
+                              long long width)
+{
+    exec_ctx *x = owner(c);
+    x->dev->residual_norm(x, recv, residual, weight, rows, width);
+}
+
 void exec_comm_bind(exec_ctx *x)
 {
     x->cdev = (comm_device){
@@ -121,6 +128,7 @@ void exec_comm_bind(exec_ctx *x)
         .to_host_float = svc_to_host,
         .from_host_float = svc_from_host,
         .delay = svc_delay,
+        .residual_norm = svc_residual_norm,
     };
     x->cc.dist = x->dist;
     x->cc.dev = &x->cdev;

@@ -64,6 +64,14 @@ void model_collective(const cfg_system *sys, cfg_backend be, plan_op_kind kind, 
 /* Host-staged collectives (mpi) cannot live in a CUDA graph or run ahead of the GPU: the host waits for
  * the GPU, runs the collective, and (in graph mode) launches the next piece of the graph. */
 bool model_backend_host_staged(cfg_backend be);
+
+/* fusion.allreduce_residual_norm: an allreduce_norm op costs its allreduce (model_collective with the
+ * allreduce's formula and tables) plus the residual add and RMSNorm. Backends with a fused kernel (oneshot,
+ * push) do those in the kernel's epilogue: one memory-bound pass, no launch of its own. The others run
+ * them as a separate norm kernel after the collective, costed like the norm op of an unfused plan (the
+ * cycle adds its launch or graph-node gap). Returns that part's GPU time; its terms in `terms`. */
+bool model_backend_fuses_norm(cfg_backend be);
+double model_norm_part_us(const cfg_system *sys, bool fused, const plan_op *op, bool in_l2, model_terms *terms);
 /* Host time to launch one collective of backend `be` eagerly (launch.eager_collective_us for NCCL's
  * host-planned calls, launch.eager_us for a single custom kernel). */
 double model_collective_launch_us(const cfg_system *sys, cfg_backend be);

@@ -505,6 +505,12 @@ void model_collective(const cfg_system *s, cfg_backend be, plan_op_kind kind, do
         out->us = model_alltoall_us(s, be, bytes, ranks, terms, out->method, sizeof(out->method));
         return;
     }
+    if (kind == PLAN_OP_ALLREDUCE_NORM) {
+        /* Its collective is an allreduce (formula and measured table); the norm part is model_norm_part_us. */
+        model_term_add(terms, "allreduce_part", bytes, "B", "allreduce_norm: the allreduce here, the residual add + "
+                       "norm costed apart (fused epilogue or separate kernel)");
+        kind = PLAN_OP_ALLREDUCE;
+    }
     const double f = backend_formula(s, be, kind, bytes, ranks, terms, out->method, sizeof(out->method));
     const cfg_sys_table *t = measured_table(s, be, kind, ranks, terms, &out->table_skip);
     out->table = t;
@@ -521,6 +527,32 @@ void model_collective(const cfg_system *s, cfg_backend be, plan_op_kind kind, do
 }
 
 bool model_backend_host_staged(cfg_backend be) { return formula_of[be] == formula_host; }
+
+bool model_backend_fuses_norm(cfg_backend be) { return be == CFG_BACKEND_ONESHOT || be == CFG_BACKEND_PUSH; }
+
+double model_norm_part_us(const cfg_system *s, bool fused, const plan_op *op, bool in_l2, model_terms *terms)
+{
+    /* The norm an unfused plan would hold: the same rows, the same activation type. */
+    plan_op norm = {.kind = PLAN_OP_NORM, .m = op->m, .n = op->n, .adtype = op->adtype, .batch = 1, .ranks = op->ranks};
+    plan_op_finalize(&norm);
+    if (!fused) {
+        model_term_add(terms, "separate_norm", 0.0, "", "no fused kernel: the norm runs as its own kernel after the "
+                       "collective, with its own launch gap");
+        return model_op_us(s, &norm, in_l2, terms, NULL);
+    }
+    /* In the epilogue the reduced rows are already in registers: the kernel reads the residual and the
+     * weight, and writes the residual and the normalised rows once each. */
+    const double ab = cfg_dtype_bytes(op->adtype);
+    const double bytes = (3.0 * (double)op->m * (double)op->n + (double)op->n) * ab;
+    const double bw = in_l2 ? s->gpu.l2_bw_gbs * 1e3 : s->gpu.mem_bw_gbs * s->gpu.mem_efficiency * 1e3;
+    const double t = bytes / bw;
+    model_term_add(terms, "epilogue_bytes", bytes, "B",
+                   "derived: (3 x m %lld x n %lld + n) x %.0f B: residual read and written, normalised rows written, "
+                   "weight read", op->m, op->n, ab);
+    model_term_add(terms, "epilogue", t, "us", "epilogue_bytes / %s %.0f GB/s; inside the collective's kernel: no "
+                   "launch, no kernel floor", in_l2 ? "gpu.l2_bw_gbs" : "gpu.mem_bw_gbs x mem_efficiency", bw / 1e3);
+    return t;
+}
 
 double model_collective_launch_us(const cfg_system *s, cfg_backend be)
 {

@@ -156,7 +156,11 @@ model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_
                     model_free(ctx);
                     return NULL;
                 }
-                if (ctx->verify_ar_slot < 0 && op->kind == PLAN_OP_ALLREDUCE &&
+                if (op->kind == PLAN_OP_ALLREDUCE_NORM)
+                    for (int fused = 0; fused < 2; fused++)
+                        o->norm_us[fused] = model_norm_part_us(s, fused, op, ctx->in_l2, NULL);
+                if (ctx->verify_ar_slot < 0 &&
+                    (op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLREDUCE_NORM) &&
                     (phase->kind == PLAN_PHASE_VERIFY || phase->kind == PLAN_PHASE_DECODE))
                     ctx->verify_ar_slot = o->coll;
             } else {
@@ -235,8 +239,17 @@ static double advance_op(timeline *tl, double t, bool coll, bool staged, bool gr
     return fmax(tl->gpu + L->eager_gap, tl->host) + t;
 }
 
+/* An allreduce_norm without a fused kernel: its norm follows as a kernel of its own (launch or node gap). */
+static void separate_norm(const model_op *o, bool staged, bool graph, const launch_costs *L, timeline *tl,
+                          results_phase *out)
+{
+    const double next = advance_op(tl, o->norm_us[0], false, staged, graph, L);
+    out->class_ms[plan_op_class(PLAN_OP_NORM)] += next - tl->gpu;
+    tl->gpu = next;
+}
+
 static void eval_phase(const model_ctx *ctx, int ph, const double *cost, const launch_costs *L, bool staged,
-                       double tbo_stretch, results_cycle *r, verify_means *vm)
+                       double tbo_stretch, bool fuses_norm, results_cycle *r, verify_means *vm)
 {
     const plan_phase *phase = &ctx->p->phases[ph];
     results_phase *out = &r->phases[ph];
@@ -265,24 +278,32 @@ static void eval_phase(const model_ctx *ctx, int ph, const double *cost, const l
             i = g->last;
             continue;
         }
-        const bool coll = o->coll >= 0;
+        const bool coll = o->coll >= 0, with_norm = o->kind == PLAN_OP_ALLREDUCE_NORM;
         const double t = coll ? cost[o->coll] : o->us;
-        if (coll && t <= 0.0)
-            continue; /* backend none: the collective is not launched at all */
-        if (!tbo) {
-            const double next = advance_op(&tl, t, coll, staged, graph, L);
+        const bool fused = with_norm && fuses_norm && t > 0.0;
+        if (coll && t <= 0.0) {
+            /* backend none: the collective is not launched at all (its norm still is) */
+            if (with_norm && !tbo)
+                separate_norm(o, staged, graph, L, &tl, out);
+            continue;
+        }
+        if (!tbo) { /* (a two-batch phase holds no allreduce_norm: cfg_scenario refuses the pair) */
+            const double next = advance_op(&tl, t + (fused ? o->norm_us[1] : 0.0), coll, staged, graph, L);
             out->class_ms[o->cls] += next - tl.gpu;
             tl.gpu = next;
+            if (with_norm && !fused)
+                separate_norm(o, staged, graph, L, &tl, out);
             if (r->op_us)
-                r->op_us[i] = t;
+                r->op_us[i] = t + (with_norm ? o->norm_us[fused] : 0.0);
         }
-        if (coll && o->kind == PLAN_OP_ALLREDUCE) {
-            ar_sum += t;
+        if (coll && (o->kind == PLAN_OP_ALLREDUCE || with_norm)) {
+            ar_sum += t + (with_norm ? o->norm_us[fused] : 0.0);
             ar_n++;
         }
         if (coll && is_verify) {
-            if (o->kind == PLAN_OP_ALLREDUCE) {
-                vm->ar_sum += t;
+            if (o->kind == PLAN_OP_ALLREDUCE || with_norm) {
+                /* allreduce_norm: its whole time, norm included, as a replay measures the op */
+                vm->ar_sum += t + (with_norm ? o->norm_us[fused] : 0.0);
                 vm->ar++;
             } else if (o->kind == PLAN_OP_ALLGATHER) { /* a split's reduce-scatters are in neither mean */
                 vm->ag_sum += t;
@@ -393,7 +414,8 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
     const double tbo_stretch = model_tbo_stretch(sc, be, NULL);
     r->n_phases = ctx->p->n_phases < RESULTS_MAX_PHASES ? ctx->p->n_phases : RESULTS_MAX_PHASES;
     for (int ph = 0; ph < r->n_phases; ph++)
-        eval_phase(ctx, ph, cost, &L, model_backend_host_staged(be), tbo_stretch, r, &vm);
+        eval_phase(ctx, ph, cost, &L, model_backend_host_staged(be), tbo_stretch, model_backend_fuses_norm(be), r,
+                   &vm);
     r->allreduce_us = vm.ar ? vm.ar_sum / vm.ar : 0.0;
     r->allgather_us = vm.ag ? vm.ag_sum / vm.ag : 0.0;
     r->host_ms = model_host_us(sc) / 1000.0;

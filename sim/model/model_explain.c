@@ -117,6 +117,27 @@ static void explain_collective(util_buf *out, const model_ctx *ctx, const cfg_ba
     util_buf_printf(out, "\n");
 }
 
+/* fusion.allreduce_residual_norm: one fused op's norm part per backend (its allreduce is as above). */
+static void explain_allreduce_norm(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, int n_bes)
+{
+    const plan_op *op = find_collective(ctx->p, PLAN_OP_ALLREDUCE_NORM);
+    if (!op)
+        return;
+    const cfg_system *s = &ctx->sc->system;
+    util_buf_printf(out, "one allreduce_norm: %s, layer %d, %lld rows x %lld: its allreduce (as above) + the residual "
+                         "add and RMSNorm\n", op->name, op->layer, op->m, op->n);
+    for (int b = 0; b < n_bes; b++) {
+        model_terms t;
+        t.n = 0;
+        const bool fused = model_backend_fuses_norm(bes[b]);
+        const double us = model_norm_part_us(s, fused, op, ctx->in_l2, &t);
+        util_buf_printf(out, "  %s: norm part %.2f us (%s)\n", cfg_backend_names[bes[b]], us,
+                        fused ? "fused epilogue, no launch" : "separate kernel, plus its launch or graph-node gap");
+        print_terms(out, &t, "      ");
+    }
+    util_buf_printf(out, "\n");
+}
+
 /* A representative layer: the verify pass's second decoder layer (the first MoE layer of DeepSeek-V3). */
 static void explain_layer(util_buf *out, const model_ctx *ctx)
 {
@@ -278,6 +299,7 @@ void model_explain(util_buf *out, const model_ctx *ctx, const cfg_backend *bes, 
     /* Expert parallelism (parallel.ep): its dispatch/combine all-to-all has a formula of its own. */
     if (find_collective(ctx->p, PLAN_OP_ALLTOALL))
         explain_collective(out, ctx, bes, n_bes, PLAN_OP_ALLTOALL);
+    explain_allreduce_norm(out, ctx, bes, n_bes);
     explain_layer(out, ctx);
     for (int b = 0; b < n_bes; b++)
         explain_cycle(out, ctx, bes[b]);

@@ -19,6 +19,7 @@ typedef struct model_op {
     int region;           /* side-stream overlap region starting here, else -1 */
     double us;            /* compute ops: kernel duration */
     double mem_us;        /* compute ops: pure bandwidth time */
+    double norm_us[2];    /* allreduce_norm: its norm part [0] as a separate kernel, [1] as a fused epilogue */
 } model_op;
 
 /* Side-stream ops and the main-stream ops they overlap (up to the next collective): the region lasts

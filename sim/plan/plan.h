@@ -127,6 +127,10 @@ void plan_collective_elems(const plan_op *op, long long *in, long long *out);
  * reduce-scatter (rows padded to a multiple of the ranks) -> the norm on rows_padded / ranks rows ->
  * all-gather. Called by plan_build before the summaries; nothing changes at one rank. */
 void plan_split_allreduce(plan *p);
+/* fusion.allreduce_residual_norm (plan_fuse.c): every allreduce immediately followed by a main-stream
+ * norm of count elements becomes one allreduce_norm op (m, n the norm's). Returns the pairs fused;
+ * resummarises the plan. */
+int plan_fuse_allreduce_norm(plan *p);
 /* Recompute every phase's summary from its ops. */
 void plan_summarize(plan *p);
 

@@ -302,6 +302,8 @@ int plan_build(const cfg_scenario *sc, plan *out, char *why, size_t why_len)
         if (sc->overlap.two_batch)
             plan_tbo_split(sc, b.ph);
         plan_summarize(out);
+        if (sc->fusion.allreduce_residual_norm)
+            plan_fuse_allreduce_norm(out);
         return 0;
     }
 
@@ -331,5 +333,7 @@ int plan_build(const cfg_scenario *sc, plan *out, char *why, size_t why_len)
     if (sc->collectives.allreduce_split)
         plan_split_allreduce(out);
     plan_summarize(out);
+    if (sc->fusion.allreduce_residual_norm)
+        plan_fuse_allreduce_norm(out);
     return 0;
 }

@@ -124,6 +124,12 @@ void report_plan_table(util_buf *out, const plan *p, const cfg_scenario *sc)
                     tot_ar);
     split_note(out, p);
     report_plan_alltoalls(out, p);
+    int fused = 0;
+    for (int i = 0; i < p->n_phases; i++)
+        fused += p->phases[i].summary.op_count[PLAN_OP_ALLREDUCE_NORM];
+    if (fused)
+        util_buf_printf(out, "fused: %d allreduce_norm ops per cycle (allreduce + residual add + RMSNorm; not counted "
+                             "in the allreduce and norm columns)\n", fused);
 }
 
 void report_plan_csv(util_buf *out, const plan *p)

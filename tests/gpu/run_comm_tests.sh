@@ -13,17 +13,20 @@
 #      must exit with an error (naming rank, peer and flag for the stall), never hang (bounded by
 #      `timeout`);
 #   5. compute-sanitizer memcheck, racecheck and synccheck at 2 ranks, where the tool exists;
-#   6. nccl and nccl-symm: refused with a clear reason on virtual ranks; run with --check when the
+#   6. fusion.allreduce_residual_norm: `vpsim run --check` with allreduce_norm ops (fused oneshot and push,
+#      unfused twoshot, mpi; nccl where each rank has a GPU);
+#   7. nccl and nccl-symm: refused with a clear reason on virtual ranks; run with --check when the
 #      machine has a GPU per rank;
-#   7. collectives.allreduce_split: `vpsim run --check` with the split for oneshot, twoshot, push, mpi
+#   8. collectives.allreduce_split: `vpsim run --check` with the split for oneshot, twoshot, push, mpi
 #      (virtual ranks) and nccl (a GPU per rank), and bench-allreduce --collective reduce_scatter --check.
-#   8. expert parallelism (section ep, 2 GPUs): `vpsim run --check` of the tiny EP=2 plan (dispatch and
+#   9. expert parallelism (section ep, 2 GPUs): `vpsim run --check` of the tiny EP=2 plan (dispatch and
 #      combine all-to-alls) with nccl and mpi, and the all-to-all alone in bench-allreduce.
 #
 # Knobs: VPSIM (binary, default build/vpsim), COMM_TEST_RANKS ("2 4 8"), COMM_TEST_GPU (the GPU the
 # virtual ranks share, default 0), COMM_TEST_LOGS (default build/comm-test-logs), COMM_TEST_QUICK=1
 # (fewer sizes, no 1,000-call runs at 8 ranks), COMM_TEST_STEP_TIMEOUT (seconds per step, 240),
-# COMM_TEST_SECTIONS (default "check b2b run policy json nccl faults sanitizer gpus split ep": run a subset, e.g.
+# COMM_TEST_SECTIONS (default "check b2b run policy fusion json nccl faults sanitizer gpus split ep": a
+# subset, e.g.
 # to stay within a per-command time limit).
 # Each step's output is in $COMM_TEST_LOGS/<step>.log. Last line: "N passed, M failed"; exit status
 # 0 iff M = 0 (counting: tests/gpu/harness.sh). `make test-gpu` runs this script as a section of
@@ -37,7 +40,7 @@ RANKS=${COMM_TEST_RANKS:-"2 4 8"}
 GPU=${COMM_TEST_GPU:-0}
 QUICK=${COMM_TEST_QUICK:-0}
 STEP_TIMEOUT=${COMM_TEST_STEP_TIMEOUT:-240}
-SECTIONS=" ${COMM_TEST_SECTIONS:-check b2b run policy json nccl faults sanitizer gpus split ep} "
+SECTIONS=" ${COMM_TEST_SECTIONS:-check b2b run policy fusion json nccl faults sanitizer gpus split ep} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 CUSTOM=oneshot,twoshot,push
 mkdir -p "$LOGS"
@@ -95,6 +98,16 @@ for np in $RANKS; do
         done
     fi
 done
+
+# fusion.allreduce_residual_norm: every allreduce_norm of the cycle checked against the host reference
+# (recv and the residual). oneshot and push run their fused kernels; twoshot and mpi the unfused sequence;
+# nccl needs a GPU per rank (below).
+if want fusion; then
+    for b in oneshot push twoshot mpi; do
+        ok_step "fusion-$b-np2" "${MPIRUN[@]}" -np 2 "$VPSIM" run configs/tiny.yaml --device cuda --backend "$b" \
+            --set fusion.allreduce_residual_norm=true --check --iters 3 --warmup 1
+    done
+fi
 
 # The per-size composite (comm_select) over the custom kernels, inside graphs.
 if want policy; then
@@ -196,6 +209,13 @@ if want ep && [ "$ngpus" -ge 2 ]; then
         --set parallel.ep=2 --set parallel.dp_attention=true --set workload.batch=2 --check --iters 3 --warmup 1
     ok_step ep-bench-alltoall-np2 "${MPIRUN[@]}" -np 2 "$VPSIM" bench-allreduce configs/default.yaml \
         --collective alltoall --backend nccl,mpi --check --sizes 1024,114688,1048576 -n 5 -w 2
+fi
+
+if want fusion && [ "$ngpus" -ge 2 ]; then
+    for b in nccl oneshot push; do
+        ok_step "fusion-gpus-$b-np2" "${MPIRUN[@]}" -np 2 "$VPSIM" run configs/tiny.yaml --device cuda --backend "$b" \
+            --set fusion.allreduce_residual_norm=true --check --iters 3 --warmup 1
+    done
 fi
 
 harness_summary

@@ -71,8 +71,9 @@ __device__ __forceinline__ void normalise(const vp_ar_norm &nm, void *out, long 
 // memory: each block's partial in its own slot, one cluster barrier, every thread adds the k partials in
 // block-rank order (the same float in every block, and on every rank: same grid everywhere).
 // Co-residency: the cross-GPU block barriers already need every block of the grid resident at once
-// (grid <= VP_AR_MAX_BLOCKS <= the SM count); clusters keep that true as long as a cluster fits in a GPC,
-// which the portable cluster size (<= 8 blocks, VP_AR_NORM_MAX_CLUSTER) guarantees.
+// (grid <= VP_AR_MAX_BLOCKS <= the SM count, an assumption, as for the plain kernels); the grid stays
+// under that cap, and a cluster of at most the portable size (8 blocks, VP_AR_NORM_MAX_CLUSTER) of 512
+// threads always fits in one GPC, so the clustered grid is resident at once under the same assumption.
 // Failure: a block whose call_start failed or whose push wait timed out keeps stepping through the rows
 // without work (a cluster barrier has no timeout: every block must reach it), and its flag in the slot
 // stops the whole cluster's normalisation. Each spin before a cluster barrier is a flag or line wait

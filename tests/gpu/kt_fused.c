@@ -96,7 +96,8 @@ static void run_case(const kt_opts *o, int which, const char *name, int rows, in
         kt_time(o, launch_fused, &c, &t);
     char shape[64], info[64];
     snprintf(shape, sizeof shape, "%dx%d", rows, cols);
-    snprintf(info, sizeof info, "%s residual_err=%.2g", which != 1 && cols % 8 == 0 ? "vec8" : "scalar", e_res);
+    snprintf(info, sizeof info, "%s residual_err=%.2g blocks=%d", which != 1 && cols % 8 == 0 ? "vec8" : "scalar",
+             e_res, which == 2 ? rows : vp_ar_blocks_norm(rows, cols, which == 1));
     /* Read residual + input (+ weight), write residual + output. */
     kt_report(kernels[which], name, shape, ok, e_out, &t, 2.0 * (4.0 * (double)n + cols), info);
     free(want_res);
@@ -116,13 +117,16 @@ static void run_case(const kt_opts *o, int which, const char *name, int rows, in
 
 int kt_run_fused(const kt_opts *o)
 {
-    /* The replay's verify rows (3 x hidden 7168), a draft step's one row, more rows than blocks (the grid
-     * walks rows), and an odd width (scalar paths; push needs whole 4-element lines per row). */
+    /* The replay's verify rows (3 x hidden 7168: clusters of 2 one-shot / 4 push blocks), a draft step's
+     * one row, more rows than blocks (clusters of 1 walk rows), odd widths (scalar paths; push needs whole
+     * 4-element lines per row; 8196: clusters of 3 / 5 with a partial last block), and wide rows (clusters
+     * at the cap of 8, each cluster walking two rows, so both slot parities and several units per thread). */
     static const struct {
         const char *name;
         int rows, cols, push_ok;
     } cases[] = {{"t3-hidden", 3, 7168, 1}, {"t1-hidden", 1, 7168, 1}, {"t100-rows", 100, 1024, 1},
-                 {"odd-1001", 5, 1001, 0}, {"odd-1004", 5, 1004, 1}};
+                 {"odd-1001", 5, 1001, 0}, {"odd-1004", 5, 1004, 1},
+                 {"odd-8196", 3, 8196, 1},   {"t8-wide", 8, 32768, 1}};
     static const char *const kernels[] = {"allreduce_norm_oneshot", "allreduce_norm_push", "residual_rmsnorm"};
     for (int k = 0; k < 3; k++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)

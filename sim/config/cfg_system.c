@@ -11,6 +11,9 @@ const char *const cfg_table_p2p_names[] = {"any", "direct", "sysmem", "off", NUL
 const char *const cfg_table_launch_names[] = {"any", "eager", "graph", NULL};
 const char *const cfg_interconnect_names[] = {"pcie", "nvlink", NULL};
 const char *const cfg_cpu_vendor_names[] = {"amd", "intel", "arm", NULL};
+#define LAW_NAME(ID, name, help) name,
+const char *const cfg_law_names[] = {CFG_LAW_LIST(LAW_NAME) NULL};
+#undef LAW_NAME
 
 #define BIG 1e308
 #define IN(member, field) (offsetof(cfg_system, member.field) - offsetof(cfg_system, member))
@@ -179,6 +182,25 @@ enum { CFG_OP_LIST(OP_INDEX) };
 #define OP_TAB(ID, name, cls, compute, help) OP_TAB_##compute(ID, name, help)
 static const cfg_field measured_ops_fields[] = {CFG_OP_LIST(OP_TAB){0}};
 
+#define LB(f) offsetof(cfg_law_table, f)
+static const cfg_field law_fields[] = {
+    {.key = "rows", .type = CFG_T_DOUBLE_LIST, .offset = LB(rows), .count_offset = LB(n_rows), .max_items = CFG_LAW_MAX,
+     .def = "[]", CFG_RANGE(1, BIG), .doc = "rows of each point (GEMM m, rows per expert, query rows per KV head, norm m), "
+                                            "ascending"},
+    {.key = "bytes", .type = CFG_T_DOUBLE_LIST, .offset = LB(bytes), .count_offset = LB(n_bytes),
+     .max_items = CFG_LAW_MAX, .def = "[]", CFG_RANGE(1, BIG), .unit = "bytes",
+     .doc = "bytes read + written of each point, strictly increasing within one rows value"},
+    {.key = "us", .type = CFG_T_DOUBLE_LIST, .offset = LB(us), .count_offset = LB(n_us), .max_items = CFG_LAW_MAX,
+     .def = "[]", CFG_RANGE(0, BIG), .unit = "us", .doc = "per-op time of each point, launch.graph_node_us taken out"},
+    {.key = "source", .type = CFG_T_STRING, .offset = LB(source), .def = "''",
+     .doc = "provenance: command, date, host, GPU, how many passes"},
+    {0},
+};
+#define LAW_TAB(ID, name, help) {.key = name, .type = CFG_T_MAP, .offset = sizeof(cfg_law_table) * CFG_LAW_##ID, \
+                                .fields = law_fields, .doc = help},
+static const cfg_field measured_compute_fields[] = {CFG_LAW_LIST(LAW_TAB){0}};
+#undef LAW_TAB
+
 #define MS(f) (offsetof(cfg_system, measured.f) - offsetof(cfg_system, measured))
 static const cfg_field measured_fields[] = {
     {.key = "use", .type = CFG_T_BOOL, .offset = MS(use), .def = "true",
@@ -189,6 +211,8 @@ static const cfg_field measured_fields[] = {
      .doc = "measured NCCL all-gather latency (bytes: each rank's contribution)"},
     {.key = "ops", .type = CFG_T_MAP, .offset = MS(ops), .fields = measured_ops_fields,
      .doc = "measured op durations per kind (written by `vpsim run` / `vpsim calibrate`)"},
+    {.key = "compute", .type = CFG_T_MAP, .offset = MS(compute), .fields = measured_compute_fields,
+     .doc = "probed compute laws per op class (written by `vpsim calibrate --measure`); used before `ops`"},
     {0},
 };
 

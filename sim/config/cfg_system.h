@@ -64,6 +64,40 @@ typedef struct cfg_sys_table {
  * entries the lists mark (table = 1, compute = 1) appear in the schema. */
 enum { CFG_SYS_AR_COUNT = 0 CFG_BACKEND_LIST(CFG_LIST_COUNT_ONE), CFG_SYS_OPS_COUNT = 0 CFG_OP_LIST(CFG_LIST_COUNT_ONE) };
 
+/* Probed compute laws (`vpsim calibrate --measure`): per op class, the per-op time of a replay of
+ * microbenchmark ops measured on this GPU at points (rows, bytes), the launch.graph_node_us gap taken
+ * out. rows is what fills a tile (GEMM: m; grouped GEMM: rows per expert; attention: query rows per
+ * sequence sharing one KV head; norm, elementwise, embedding: m); bytes is read + written. Points are
+ * grouped by rows (ascending), bytes strictly increasing within a rows value. Model mode evaluates
+ * them as docs/model.md "Probed compute laws" states (model_law_eval).
+ *   X(ID, name, help) */
+#define CFG_LAW_LIST(X)                                                                                                 \
+    X(GEMM_WIDE, "gemm_wide", "one weight matrix, output width n (stand-in width for quantised) >= k")               \
+    X(GEMM_NARROW, "gemm_narrow", "one weight matrix, n < k")                                                         \
+    X(GEMM_BATCHED, "gemm_batched", "a batch of weight matrices sharing the rows (MLA's absorbed w_kc / w_vc)")      \
+    X(GROUPED_WIDE, "grouped_wide", "grouped MoE GEMMs, per-expert n >= k")                                           \
+    X(GROUPED_NARROW, "grouped_narrow", "grouped MoE GEMMs, per-expert n < k")                                        \
+    X(ATTENTION_MLA, "attention_mla", "MLA decode attention (heads share one latent)")                              \
+    X(ATTENTION_GQA, "attention_gqa", "GQA decode attention")                                                        \
+    X(NORM, "norm", "RMSNorm")                                                                                         \
+    X(ELEMENTWISE, "elementwise", "element-wise kernels other than silu_mul")                                        \
+    X(SILU_MUL, "silu_mul", "the SiLU-and-multiply of an MLP")                                                        \
+    X(EMBEDDING, "embedding", "embedding lookups")
+#define CFG_LAW_ENUM(ID, name, help) CFG_LAW_##ID,
+typedef enum { CFG_LAW_LIST(CFG_LAW_ENUM) CFG_LAW_COUNT } cfg_law_class;
+#undef CFG_LAW_ENUM
+extern const char *const cfg_law_names[];
+#define CFG_LAW_MAX 128
+typedef struct cfg_law_table {
+    double rows[CFG_LAW_MAX];
+    int n_rows;
+    double bytes[CFG_LAW_MAX];
+    int n_bytes;
+    double us[CFG_LAW_MAX];
+    int n_us;
+    char *source;
+} cfg_law_table;
+
 typedef struct cfg_system {
     char *name;
     char *description;
@@ -139,6 +173,7 @@ typedef struct cfg_system {
         cfg_sys_table allreduce[CFG_SYS_AR_COUNT];
         cfg_sys_table allgather_nccl;
         cfg_sys_table ops[CFG_SYS_OPS_COUNT];
+        cfg_law_table compute[CFG_LAW_COUNT]; /* probed laws; before ops when both apply */
     } measured;
     /* Not a system-file key: the scenario's `nccl:` section, copied here by cfg_scenario_load so that
      * every model of a collective on this system sees it. */

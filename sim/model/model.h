@@ -110,6 +110,16 @@ double model_table_eval(const cfg_sys_table *t, double x, double (*formula)(void
 /* "" when the table is usable, else why not ("bytes has 2 values, us has 1", ...). */
 const char *model_table_check(const cfg_sys_table *t);
 
+/* Probed compute laws (model_law.c; docs/model.md "Probed compute laws"). The op's law class
+ * (cfg_law_class) and its rows coordinate, or -1 for an op no law prices (collectives). */
+int model_law_class(const plan_op *op, double *rows);
+/* "" when the table is sound (equal lengths, rows ascending, bytes strictly increasing within a rows
+ * value), else why not. */
+const char *model_law_check(const cfg_law_table *t);
+/* The per-op time (us, graph gap not included) the table gives at (rows, bytes); NAN for an empty
+ * table. Adds its terms (which points, which rule) when terms is not NULL. */
+double model_law_eval(const cfg_law_table *t, double rows, double bytes, model_terms *terms);
+
 /* ---- the cycle ---- */
 
 typedef struct model_ctx model_ctx;

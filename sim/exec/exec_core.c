@@ -1,6 +1,7 @@
 /* The executor core: validate the collectives (--check), measure every op in instrumented eager
  * passes, then time whole cycles (as a CUDA graph where the device and backend allow it). */
 #include "exec.h"
+#include "exec_internal.h"
 
 #include "../comm/comm_select.h"
 #include "exec_watch.h"
@@ -148,7 +149,7 @@ static void why_not(exec_ctx *x, char *why, size_t len)
 
 /* Find the device and backend, refuse what cannot run here (rank 0 says why), then initialise the
  * device, its buffers and the backend. 0, or 2 on every rank. */
-static int open_run(exec_ctx *x)
+int exec_open(exec_ctx *x)
 {
     const exec_options *opt = x->opt;
     const plan *p = x->plan;
@@ -331,7 +332,7 @@ int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *o
 {
     memset(out, 0, sizeof(*out));
     exec_ctx x = {.opt = opt, .plan = p, .dist = *d};
-    int rc = open_run(&x);
+    int rc = exec_open(&x);
     if (rc)
         return rc;
     const bool graph = opt->graph && x.dev->has_graphs && x.comm->graph_safe;
@@ -386,15 +387,20 @@ int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *o
     free(start);
     free(dur);
 
-    x.dev->describe(&x, true);
-    x.comm->describe(&x.cc);
-    memcpy(out->env, x.env, sizeof(x.env));
-    out->n_env = x.n_env;
-    exec_comm_fini(&x);
-    exec_watch_step("releasing the %s device", x.dev->name);
-    x.dev->fini(&x);
-    exec_watch_plan(NULL);
+    exec_close(&x, out);
     return out->check_failures ? 1 : 0;
+}
+
+void exec_close(exec_ctx *x, exec_result *out)
+{
+    x->dev->describe(x, true);
+    x->comm->describe(&x->cc);
+    memcpy(out->env, x->env, sizeof(x->env));
+    out->n_env = x->n_env;
+    exec_comm_fini(x);
+    exec_watch_step("releasing the %s device", x->dev->name);
+    x->dev->fini(x);
+    exec_watch_plan(NULL);
 }
 
 void exec_result_free(exec_result *r)

@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include "../config/cfg_system.h"
+#include "../config/cfg_tree.h"
 #include "../exec/exec.h"
 #include "../exec/exec_watch.h"
 #include "../model/model.h"
@@ -311,8 +312,14 @@ int cmd_calibrate_measure(int argc, char **argv)
         return rc;
     }
     plan_free(&real);
+    /* A base that cannot be read is said before minutes of measuring, not after. */
+    cfg_error err;
+    cfg_doc *base = cfg_doc_load_file(a.base ? a.base : sc.system_path, &err);
     char why[256];
-    if (plan_probe_build(&sc, a.quick, &p, why, sizeof(why))) {
+    if (!base) {
+        fprintf(stderr, "vpsim calibrate: --base: %s\n", err.msg);
+        rc = VP_EXIT_USAGE;
+    } else if (plan_probe_build(&sc, a.quick, &p, why, sizeof(why))) {
         fprintf(stderr, "vpsim calibrate: %s\n", why);
         rc = VP_EXIT_USAGE;
     } else {
@@ -322,6 +329,7 @@ int cmd_calibrate_measure(int argc, char **argv)
         rc = measure(&a, &d, &sc, &p);
         plan_free(&p);
     }
+    cfg_doc_free(base);
     cfg_scenario_free(&sc);
     dist_finalize(&d);
     return rc;

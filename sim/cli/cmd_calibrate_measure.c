@@ -157,7 +157,8 @@ static int collect(const plan *p, const double *op_us, law_set *ls)
         for (int j = 0; j < PLAN_PROBE_REPEAT; j++) {
             double r2;
             if (model_law_class(&ph->ops[i + j], &r2) != c || r2 != rows || c < 0) {
-                fprintf(stderr, "vpsim calibrate: internal: probe op %s does not match its point\n", ph->ops[i + j].name);
+                fprintf(stderr, "vpsim calibrate: internal: probe op %s does not match its point\n",
+                        ph->ops[i + j].name);
                 return VP_EXIT_FAIL;
             }
             v[j] = op_us[i + j];
@@ -324,8 +325,10 @@ int cmd_calibrate_measure(int argc, char **argv)
         rc = VP_EXIT_USAGE;
     } else {
         char b[32];
-        fprintf(stderr, "vpsim calibrate: probe of %d ops (%s grid), %s of private weights and KV caches on the device\n",
-                p.phases[0].n_ops, a.quick ? "quick" : "full", util_fmt_bytes(plan_probe_arena_bytes(&p), b, sizeof(b)));
+        fprintf(stderr, "vpsim calibrate: probe of %d ops (%s grid), %s of private weights and KV caches on the "
+                        "device\n",
+                p.phases[0].n_ops, a.quick ? "quick" : "full",
+                util_fmt_bytes(plan_probe_arena_bytes(&p), b, sizeof(b)));
         rc = measure(&a, &d, &sc, &p);
         plan_free(&p);
     }

@@ -258,6 +258,8 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, cons
     exec_watch_start(d, "calibrate", EXEC_WATCH_DEFAULT_S);
     rc = exec_run(d, &opt, p, &res);
     exec_watch_stop();
+    if (rc == VP_EXIT_USAGE && opt.device == CFG_DEVICE_CPU && !a->quick)
+        fprintf(stderr, "vpsim calibrate: the CPU device runs the --quick grid (the full one is sized for a GPU)\n");
     if (rc)
         return rc == 1 ? VP_EXIT_FAIL : rc;
     law_set ls;

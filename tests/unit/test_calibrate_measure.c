@@ -110,8 +110,14 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
     cr_assert(s->kind == PLAN_OP_ELEMENTWISE && s->m == 64 && s->n == 16384);
     const plan_op *gr = th_find_op(ph, "probe.grouped_narrow.r16.e64.0", -1);
     th_assert_gemm(gr, 16 * 64, 2048, 512, 64);
-    /* The arena: the five GEMM sizes (341 MiB) x 8 rows x 3 ops x 2 orientations alone is 16 GiB. */
-    cr_assert_gt(plan_probe_arena_bytes(&p), 16.0 * 1024 * 1024 * 1024);
+    /* The arena, class by class (every size a multiple of 256 B): GEMMs 1+4+16+64+256 MiB x 8 rows x 3 ops
+     * x 2 orientations; bmm 128 KiB x (8+32+128) x 6 rows x 3; grouped 2 MiB x (4+16+64) x 5 rows x 3 x 2;
+     * embedding 20480 x (2048+7168) x 2 B x 4 rows x 3; MLA 576 x 2 B per token, GQA 8 KV heads x 256 x
+     * 2 B per token, over 1k+4k+16k+64k tokens x 4 rows x 3. 30.6 GiB in all. */
+    const double mib = 1024.0 * 1024.0, kv = 1024 + 4096 + 16384 + 65536;
+    const double want = 341 * mib * 8 * 3 * 2 + 128 * 1024.0 * 168 * 6 * 3 + 2 * mib * 84 * 5 * 3 * 2 +
+                        20480.0 * 9216 * 2 * 4 * 3 + 1152 * kv * 12 + 4096 * kv * 12;
+    cr_assert_float_eq(plan_probe_arena_bytes(&p), want, 0.5, "%.0f", plan_probe_arena_bytes(&p));
     plan_free(&p);
     cfg_scenario_free(&sc);
 }

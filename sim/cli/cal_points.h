@@ -2,6 +2,8 @@
 #ifndef VPSIM_CAL_POINTS_H
 #define VPSIM_CAL_POINTS_H
 
+#include "../util/util.h"
+
 #include <stddef.h>
 
 #define CAL_MAX_POINTS 32 /* CFG_SYS_TABLE_MAX */
@@ -32,5 +34,14 @@ int cal_merge_points(const cal_point *in, int n, cal_point *out, int max);
  * more than the tolerance above. Returns -1 when sound, else the index of the first bad point with
  * why: "KIND at B B: ..." naming the op kind, size and times. */
 int cal_check_points(const char *kind, const cal_point *pts, int n, char *why, size_t len);
+
+/* The whole system file calibrate writes: `header`, then the base system file `base` with `fresh_text`
+ * (YAML of the same layout: measured: {use, ops | compute: {TABLE: ...}}, launch: {...}) put in (maps
+ * merged two levels down, so a fresh table replaces the base's whole and the base's other tables
+ * stay), every base value with the comment beside it in the base, and `note` as the comment of the
+ * value at dotted key `note_key` (both NULL: none). The text is bound as a system file first. 0, or
+ * VP_EXIT_USAGE after saying why (nothing in `out` is to be written then). */
+int cal_system_text(const char *base, const char *fresh_text, const char *header, const char *note_key,
+                    const char *note, util_buf *out);
 
 #endif

@@ -100,6 +100,8 @@ int cmd_sweep(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+/* `vpsim calibrate --measure` (cmd_calibrate_measure.c): the compute probe; cmd_calibrate hands over. */
+int cmd_calibrate_measure(int argc, char **argv);
 int cmd_bench_allreduce(int argc, char **argv);
 
 /* run_report.c: what `vpsim run` reports. */

@@ -22,6 +22,8 @@ static void calibrate_help(void)
 {
     printf("usage: vpsim calibrate [SCENARIO] --results RESULTS.json [--set K=V]... [--out FILE]\n"
            "                       [--base SYSTEM.yaml] [--ops KIND,...]\n"
+           "       vpsim calibrate --measure [SCENARIO] [--device cuda|cpu] [--quick] [--passes N] [--out FILE]\n"
+           "                       (the compute probe of this GPU: `vpsim calibrate --measure --help`)\n"
            "\n"
            "Read the per-op times of a `vpsim run --out RESULTS.json` of SCENARIO (same --set options, so the\n"
            "plan matches op by op) and write a whole system file: the base system file with the\n"
@@ -246,12 +248,12 @@ static int collect_points(const plan *p, cfg_node *root, const char *results, ca
     return 0;
 }
 
-/* The new measured.ops tables as YAML text (block map "use: true" + "ops: ..."): 0, or VP_EXIT_USAGE
+/* The new measured.ops tables as YAML text (measured: {use: true, ops: ...}): 0, or VP_EXIT_USAGE
  * after naming every refused table. */
 static int tables_text(const cal_args *a, cfg_node *root, cal_point **pts, const int *npts, util_buf *out)
 {
     int rc = 0, written = 0;
-    util_buf_printf(out, "use: true\nops:\n");
+    util_buf_printf(out, "measured:\n  use: true\n  ops:\n");
     for (int k = 0; k < PLAN_OP_KIND_COUNT; k++) {
         if (npts[k] == 0 || !a->want[k])
             continue;
@@ -264,13 +266,13 @@ static int tables_text(const cal_args *a, cfg_node *root, cal_point **pts, const
             rc = VP_EXIT_USAGE;
             continue;
         }
-        util_buf_printf(out, "  %s:\n    bytes: [", plan_op_kind_names[k]);
+        util_buf_printf(out, "    %s:\n      bytes: [", plan_op_kind_names[k]);
         for (int i = 0; i < m; i++)
             util_buf_printf(out, "%s%.0f", i ? ", " : "", merged[i].bytes);
-        util_buf_printf(out, "]\n    us: [");
+        util_buf_printf(out, "]\n      us: [");
         for (int i = 0; i < m; i++)
             util_buf_printf(out, "%s%.3g", i ? ", " : "", merged[i].us);
-        util_buf_printf(out, "]\n    source: \"measured: vpsim calibrate from %s (vpsim run on %s), %d ops merged "
+        util_buf_printf(out, "]\n      source: \"measured: vpsim calibrate from %s (vpsim run on %s), %d ops merged "
                              "into %d points\"\n",
                         a->results, env_value(root, "gpu"), npts[k], m);
         written++;
@@ -283,9 +285,39 @@ static int tables_text(const cal_args *a, cfg_node *root, cal_point **pts, const
     return rc;
 }
 
-/* The base system file with measured.use and the new measured.ops.<kind> tables put in, as YAML that
- * binds as a system file. 0, or VP_EXIT_USAGE after saying why. */
-static int system_text(const char *base, const char *tables, const char *header, util_buf *out)
+/* Put `fresh` into `dst`: a key both hold as maps is merged `depth` levels down, any other key of
+ * `fresh` replaces dst's (so a measured table is replaced whole, and tables not measured stay). */
+static void merge_maps(cfg_doc *doc, cfg_node *dst, cfg_node *fresh, int depth)
+{
+    for (size_t i = 0; i < fresh->n; i++) {
+        const char *key = fresh->keys[i]->scalar;
+        cfg_node *have = cfg_map_get(dst, key), *v = fresh->items[i];
+        if (depth > 0 && have && have->kind == CFG_NODE_MAP && v->kind == CFG_NODE_MAP)
+            merge_maps(doc, have, v, depth - 1);
+        else
+            cfg_map_put(doc, dst, key, v);
+    }
+}
+
+typedef struct note_ctx {
+    cfg_prov *prov;
+    const cfg_node *node;
+    const char *comment;
+} note_ctx;
+
+static const char *note_comment(const cfg_node *n, const char **more, void *ctx)
+{
+    const note_ctx *c = ctx;
+    if (n && n == c->node) {
+        if (more)
+            *more = NULL;
+        return c->comment;
+    }
+    return cfg_prov_node_comment(n, more, c->prov);
+}
+
+int cal_system_text(const char *base, const char *fresh_text, const char *header, const char *note_key,
+                    const char *note, util_buf *out)
 {
     cfg_error err;
     cfg_doc *doc = cfg_doc_load_file(base, &err), *tdoc = NULL, *check = NULL;
@@ -300,31 +332,23 @@ static int system_text(const char *base, const char *tables, const char *header,
         fprintf(stderr, "vpsim calibrate: --base: %s\n", err.msg);
         goto done;
     }
-    tdoc = cfg_doc_load_text(tables, strlen(tables), "calibrate tables", false, &err);
+    tdoc = cfg_doc_load_text(fresh_text, strlen(fresh_text), "calibrate tables", false, &err);
     if (!tdoc) {
         fprintf(stderr, "vpsim calibrate: internal: %s\n", err.msg);
         goto done;
     }
-    cfg_node *fresh = cfg_doc_root(tdoc), *measured = cfg_map_get(root, "measured");
+    cfg_node *fresh = cfg_doc_root(tdoc);
     cfg_doc_adopt(doc, tdoc);
     tdoc = NULL;
-    if (!measured || measured->kind != CFG_NODE_MAP) {
-        measured = cfg_node_new_map(doc, root);
-        cfg_map_put(doc, root, "measured", measured);
-    }
-    cfg_map_put(doc, measured, "use", cfg_map_get(fresh, "use"));
-    cfg_node *ops = cfg_map_get(measured, "ops"), *new_ops = cfg_map_get(fresh, "ops");
-    if (!ops || ops->kind != CFG_NODE_MAP)
-        cfg_map_put(doc, measured, "ops", new_ops);
-    else /* kinds this run did not time keep their tables */
-        for (size_t i = 0; i < new_ops->n; i++)
-            cfg_map_put(doc, ops, new_ops->keys[i]->scalar, new_ops->items[i]);
+    /* measured -> ops / compute -> one table: two levels merged, the tables replaced whole. */
+    merge_maps(doc, root, fresh, 2);
     util_buf_printf(out, "%s", header);
     /* The base's own header and the provenance comment beside each of its values travel with them. */
-    cfg_prov *prov = cfg_prov_open(base);
-    cfg_prov_header(prov, out);
-    cfg_emit_yaml_commented(out, root, cfg_prov_node_comment, prov);
-    cfg_prov_close(prov);
+    note_ctx nc = {.prov = cfg_prov_open(base), .node = note_key ? cfg_node_at(root, note_key) : NULL,
+                   .comment = note};
+    cfg_prov_header(nc.prov, out);
+    cfg_emit_yaml_commented(out, root, note_comment, &nc);
+    cfg_prov_close(nc.prov);
     /* What is written must load: bind it as a system file before anything is written. */
     check = cfg_doc_load_text(out->s, out->len, "the calibrated system file", false, &err);
     cfg_system sys;
@@ -363,7 +387,7 @@ static int calibrate(const cal_args *a, const plan *p, const char *base)
                                  "#   tables: measured.ops from %s\n"
                                  "#           (vpsim run on %s, CUDA driver %s; scenario %s)\n",
                         base, a->results, env_value(root, "gpu"), env_value(root, "cuda_driver"), p->scenario);
-        rc = system_text(base, tables.s, header.s, &out);
+        rc = cal_system_text(base, tables.s, header.s, NULL, NULL, &out);
     }
     if (rc == 0)
         rc = cli_emit(&a->c, out.s, out.len);
@@ -378,6 +402,10 @@ static int calibrate(const cal_args *a, const plan *p, const char *base)
 
 int cmd_calibrate(int argc, char **argv)
 {
+    /* The probe takes other options (and refuses --results): it parses its own command line. */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--measure") == 0)
+            return cmd_calibrate_measure(argc, argv);
     cal_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc)

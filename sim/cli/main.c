@@ -19,7 +19,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"run", cmd_run, "replay one decode cycle per rank (mpirun -np N) and report the measured breakdown"},
-    {"calibrate", cmd_calibrate, "turn a run's per-op times into a system file's measured op tables"},
+    {"calibrate", cmd_calibrate, "measured tables for a system file: a run's per-op times, or --measure (a probe)"},
     {"plan", cmd_plan, "print the schedule of one decode cycle (ops and collectives per rank)"},
     {"model", cmd_model, "model cycle time and tok/s per collective backend on a described system"},
     {"compare", cmd_compare, "model named variants of a scenario and rank them by tok/s (fits, gain, engine)"},

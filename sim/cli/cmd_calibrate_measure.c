@@ -1,0 +1,341 @@
+/* vpsim calibrate --measure: the compute probe (issue #13). It replays the probe plan (plan_probe.h) on
+ * this device with the replay's own executor, so its points are the per-op times `vpsim run` would
+ * attribute to ops of those shapes, and writes a whole system file with one measured.compute.<class>
+ * law table per op class and the graph gap launch.graph_node_us it measured. Which class an op belongs
+ * to and its rows coordinate come from model_law_class alone, the function model mode prices ops by. */
+#include "cal_points.h"
+#include "cli.h"
+
+#include "../config/cfg_system.h"
+#include "../config/cfg_tree.h"
+#include "../exec/exec.h"
+#include "../exec/exec_watch.h"
+#include "../model/model.h"
+#include "../plan/plan_probe.h"
+#include "../util/util.h"
+#include "../util/util_env.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROBE_WARMUP 5 /* eager passes before anything is timed (cuBLAS heuristics, first touches) */
+
+static void measure_help(void)
+{
+    printf("usage: vpsim calibrate --measure [SCENARIO] [--set K=V]... [--system F] [--base F]\n"
+           "                       [--device cuda|cpu] [--quick] [--passes N] [--out FILE]\n"
+           "\n"
+           "Measure this GPU's compute laws: replay a plan of microbenchmark ops (GEMMs of 1-256 MB weights at\n"
+           "1-128 rows and their transposes, batched and grouped GEMMs, MLA and GQA decode attention at KV\n"
+           "lengths 1k-64k, norms, element-wise ops, SiLU-and-multiply, embedding lookups; 16 empty ops first)\n"
+           "with the replay's executor (the kernels and per-op timing of `vpsim run`, collectives none), and\n"
+           "write a whole system file: the base with measured.compute.<class> (rows, bytes, us: per point the\n"
+           "median of its 3 ops over N passes, less the graph gap), launch.graph_node_us (the median of the 16\n"
+           "empty ops) and measured.use: true. Attention uses SCENARIO's shapes (MLA dims of the target, GQA\n"
+           "heads per rank of the draft at its TP), embedding its vocab shard. One GPU: run it without mpirun.\n"
+           "\n"
+           "options:\n"
+           "  --base FILE     the system file to start from (default: the scenario's system, after --system);\n"
+           "                  its values, comments and other measured tables stay\n"
+           "  --device D      cuda or cpu (default: the scenario's run.device); cpu times eager launches and\n"
+           "                  is for tests (with --quick): its laws are CPU timings, not a GPU's\n"
+           "  --quick         a small grid (2 rows values, the 2 smallest sizes, KV 256 and 1024): seconds on\n"
+           "                  the CPU device\n"
+           "  --passes N      instrumented passes (default 20; a CUDA graph where the device has graphs)\n"
+           "  --out FILE      write the system file there (atomically); default: standard output\n"
+           "A summary (class, points, rows, us range) goes to standard error.\n"
+           "\n"
+           "example:\n"
+           "  vpsim calibrate --measure configs/default.yaml --system configs/systems/h200-1x.yaml --out h200.yaml\n"
+           "  vpsim model configs/default.yaml --system h200.yaml --backend none --explain\n");
+}
+
+typedef struct meas_args {
+    cli_common c;
+    const char *base;
+    int device; /* cfg_device, -1: the scenario's */
+    bool quick;
+    int passes;
+} meas_args;
+
+/* 0, -1 after --help, or VP_EXIT_USAGE. */
+static int parse_args(int argc, char **argv, meas_args *a)
+{
+    enum { OPT_MEASURE = CLI_OPT_FIRST_PRIVATE, OPT_BASE, OPT_DEVICE, OPT_QUICK, OPT_PASSES, OPT_RESULTS, OPT_OPS };
+    static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
+                                             {"measure", no_argument, NULL, OPT_MEASURE},
+                                             {"base", required_argument, NULL, OPT_BASE},
+                                             {"device", required_argument, NULL, OPT_DEVICE},
+                                             {"quick", no_argument, NULL, OPT_QUICK},
+                                             {"passes", required_argument, NULL, OPT_PASSES},
+                                             {"results", required_argument, NULL, OPT_RESULTS},
+                                             {"ops", required_argument, NULL, OPT_OPS},
+                                             {0, 0, 0, 0}};
+    memset(a, 0, sizeof(*a));
+    a->device = -1;
+    a->passes = 20;
+    optind = 1;
+    opterr = 0;
+    int opt, rc = 0;
+    while (!rc && (opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'h': measure_help(); return -1;
+        case OPT_MEASURE: break;
+        case OPT_BASE: a->base = optarg; break;
+        case OPT_DEVICE: rc = cli_parse_enum("calibrate", "--device", optarg, cfg_device_names, &a->device); break;
+        case OPT_QUICK: a->quick = true; break;
+        case OPT_PASSES: rc = cli_parse_int("calibrate", "--passes", optarg, 1, 10000, &a->passes); break;
+        case OPT_RESULTS:
+        case OPT_OPS:
+            rc = cli_usage_error("calibrate", "--measure measures this GPU itself; %s belongs to calibrating from a "
+                                              "run's results (without --measure)",
+                                 opt == OPT_RESULTS ? "--results" : "--ops");
+            break;
+        default: rc = cli_take_common("calibrate", &a->c, opt, optarg, argv); break;
+        }
+    }
+    if (rc)
+        return rc;
+    if (cli_positional(&a->c, argc, argv, optind, "calibrate"))
+        return VP_EXIT_USAGE;
+    if (a->c.format != CLI_FMT_TABLE)
+        return cli_usage_error("calibrate", "--format: calibrate writes a YAML system file, no other format");
+    if (a->c.plan_path)
+        return cli_usage_error("calibrate", "--plan: --measure builds its own probe plan from the scenario");
+    return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+typedef struct law_point {
+    double rows, bytes, us;
+} law_point;
+
+static int cmp_law(const void *a, const void *b)
+{
+    const law_point *x = a, *y = b;
+    if (x->rows != y->rows)
+        return x->rows < y->rows ? -1 : 1;
+    return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
+}
+
+typedef struct law_set {
+    law_point *pts[CFG_LAW_COUNT];
+    int n[CFG_LAW_COUNT];
+    double gap_us;
+} law_set;
+
+/* The points of the probe's per-op times: the gap (median of the empty ops), then per grid point the
+ * median of its PLAN_PROBE_REPEAT ops less the gap, floored at 0, filed under model_law_class's class
+ * and rows. 0, or VP_EXIT_FAIL when the plan is not laid out as plan_probe.h says. */
+static int collect(const plan *p, const double *op_us, law_set *ls)
+{
+    const plan_phase *ph = &p->phases[0];
+    double v[PLAN_PROBE_EMPTY > PLAN_PROBE_REPEAT ? PLAN_PROBE_EMPTY : PLAN_PROBE_REPEAT];
+    for (int i = 0; i < PLAN_PROBE_EMPTY; i++)
+        v[i] = op_us[i];
+    ls->gap_us = median(v, PLAN_PROBE_EMPTY);
+    for (int c = 0; c < CFG_LAW_COUNT; c++)
+        ls->pts[c] = util_xcalloc((size_t)ph->n_ops / PLAN_PROBE_REPEAT + 1, sizeof(law_point));
+    for (int i = PLAN_PROBE_EMPTY; i + PLAN_PROBE_REPEAT <= ph->n_ops; i += PLAN_PROBE_REPEAT) {
+        const plan_op *op = &ph->ops[i];
+        double rows = 0.0;
+        const int c = model_law_class(op, &rows);
+        for (int j = 0; j < PLAN_PROBE_REPEAT; j++) {
+            double r2;
+            if (model_law_class(&ph->ops[i + j], &r2) != c || r2 != rows || c < 0) {
+                fprintf(stderr, "vpsim calibrate: internal: probe op %s does not match its point\n",
+                        ph->ops[i + j].name);
+                return VP_EXIT_FAIL;
+            }
+            v[j] = op_us[i + j];
+        }
+        const double us = median(v, PLAN_PROBE_REPEAT) - ls->gap_us;
+        ls->pts[c][ls->n[c]++] = (law_point){rows, op->bytes_read + op->bytes_written, us > 0.0 ? us : 0.0};
+    }
+    for (int c = 0; c < CFG_LAW_COUNT; c++)
+        qsort(ls->pts[c], (size_t)ls->n[c], sizeof(law_point), cmp_law);
+    return 0;
+}
+
+/* Where and on what the probe ran, as "DATE, HOST, GPU" (quotes dropped: it goes into YAML strings). */
+static void where_text(char *buf, size_t len, const dist_job *d, const exec_result *res)
+{
+    char date[32];
+    const time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", &tm);
+    const char *gpu = util_env_get(res->env, res->n_env, "gpu");
+    snprintf(buf, len, "%s, %s, %s", date, d->host, gpu ? gpu : "host CPU (cpu device)");
+    for (char *s = buf; *s; s++)
+        if (*s == '"' || *s == '\\')
+            *s = '\'';
+}
+
+/* The fresh keys as YAML (measured.use, measured.compute.<class>, launch.graph_node_us). */
+static void fresh_text(util_buf *out, const law_set *ls, const char *where, int passes, bool graph)
+{
+    util_buf_printf(out, "measured:\n  use: true\n  compute:\n");
+    for (int c = 0; c < CFG_LAW_COUNT; c++) {
+        if (!ls->n[c])
+            continue;
+        const law_point *pt = ls->pts[c];
+        util_buf_printf(out, "    %s:\n      rows: [", cfg_law_names[c]);
+        for (int i = 0; i < ls->n[c]; i++)
+            util_buf_printf(out, "%s%.0f", i ? ", " : "", pt[i].rows);
+        util_buf_printf(out, "]\n      bytes: [");
+        for (int i = 0; i < ls->n[c]; i++)
+            util_buf_printf(out, "%s%.0f", i ? ", " : "", pt[i].bytes);
+        util_buf_printf(out, "]\n      us: [");
+        for (int i = 0; i < ls->n[c]; i++)
+            util_buf_printf(out, "%s%.4g", i ? ", " : "", pt[i].us);
+        util_buf_printf(out, "]\n      source: \"measured: vpsim calibrate --measure, %s, median of %d ops x %d passes "
+                             "(%s)\"\n",
+                        where, PLAN_PROBE_REPEAT, passes, graph ? "graph" : "eager");
+    }
+    util_buf_printf(out, "launch:\n  graph_node_us: %.4g\n", ls->gap_us);
+}
+
+/* class, points, rows and us range of each table, for the user (standard error). */
+static void summary(const law_set *ls, bool graph)
+{
+    fprintf(stderr, "vpsim calibrate: launch.graph_node_us %.3f us (median of %d empty ops, %s)\n", ls->gap_us,
+            PLAN_PROBE_EMPTY, graph ? "CUDA graph" : "eager: no graph on this device");
+    fprintf(stderr, "  %-15s %6s %13s %21s\n", "class", "points", "rows", "us (gap taken out)");
+    for (int c = 0; c < CFG_LAW_COUNT; c++) {
+        if (!ls->n[c]) {
+            fprintf(stderr, "  %-15s %6d   (not measured: the scenario has no such op)\n", cfg_law_names[c], 0);
+            continue;
+        }
+        double lo = ls->pts[c][0].us, hi = lo;
+        for (int i = 1; i < ls->n[c]; i++) {
+            lo = ls->pts[c][i].us < lo ? ls->pts[c][i].us : lo;
+            hi = ls->pts[c][i].us > hi ? ls->pts[c][i].us : hi;
+        }
+        char rows[32], us[48];
+        snprintf(rows, sizeof(rows), "%.0f-%.0f", ls->pts[c][0].rows, ls->pts[c][ls->n[c] - 1].rows);
+        snprintf(us, sizeof(us), "%.3g-%.4g", lo, hi);
+        fprintf(stderr, "  %-15s %6d %13s %21s\n", cfg_law_names[c], ls->n[c], rows, us);
+    }
+}
+
+/* Replay the probe plan and write the system file. Returns an exit status. */
+static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, const plan *p)
+{
+    char why[256];
+    exec_options opt = {
+        .device = a->device >= 0 ? a->device : sc->run.device,
+        .backend = CFG_BACKEND_NONE,
+        .iters = a->passes,
+        .warmup = PROBE_WARMUP,
+        .instrumented_iters = a->passes,
+        .debug_corrupt_rank = -1,
+        .seed = sc->run.seed,
+        .progress = isatty(2),
+        .max_host_bytes = (size_t)4 << 30,
+    };
+    int rc = cli_device_ready("calibrate", d, opt.device);
+    if (rc)
+        return rc;
+    const exec_device *dev = exec_find_device(opt.device, why, sizeof(why));
+    /* The laws price ops inside the cycle as model mode replays it: a graph where the device has one. */
+    opt.graph = dev && dev->has_graphs;
+    exec_result res;
+    exec_watch_start(d, "calibrate", EXEC_WATCH_DEFAULT_S);
+    rc = exec_run(d, &opt, p, &res);
+    exec_watch_stop();
+    if (rc == VP_EXIT_USAGE && opt.device == CFG_DEVICE_CPU && !a->quick)
+        fprintf(stderr, "vpsim calibrate: the CPU device runs the --quick grid (the full one is sized for a GPU)\n");
+    if (rc)
+        return rc == 1 ? VP_EXIT_FAIL : rc;
+    law_set ls;
+    memset(&ls, 0, sizeof(ls));
+    rc = collect(p, res.op_us, &ls);
+    util_buf fresh = {0}, header = {0}, out = {0};
+    if (rc == 0) {
+        char where[320], note[480];
+        where_text(where, sizeof(where), d, &res);
+        fresh_text(&fresh, &ls, where, a->passes, res.inst_graph);
+        snprintf(note, sizeof(note), "measured: vpsim calibrate --measure, %s, median of %d ops x %d %s passes", where,
+                 PLAN_PROBE_EMPTY, a->passes, res.inst_graph ? "graph" : "eager");
+        const char *base = a->base ? a->base : sc->system_path;
+        util_buf_printf(&header, "# System file written by `vpsim calibrate --measure`\n"
+                                 "#   base:   %s (its values with the comments beside them, and its header below)\n"
+                                 "#   tables: measured.compute from the compute probe (%s); scenario %s\n",
+                        base, where, sc->name ? sc->name : "?");
+        rc = cal_system_text(base, fresh.s, header.s, "launch.graph_node_us", note, &out);
+    }
+    if (rc == 0) {
+        summary(&ls, res.inst_graph);
+        rc = cli_emit(&a->c, out.s, out.len);
+    }
+    for (int c = 0; c < CFG_LAW_COUNT; c++)
+        free(ls.pts[c]);
+    util_buf_free(&fresh);
+    util_buf_free(&header);
+    util_buf_free(&out);
+    exec_result_free(&res);
+    return rc;
+}
+
+int cmd_calibrate_measure(int argc, char **argv)
+{
+    meas_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? VP_EXIT_OK : rc;
+    dist_job d;
+    dist_init(&d, &argc, &argv);
+    if (d.size > 1) {
+        if (d.rank == 0)
+            fprintf(stderr, "vpsim calibrate: the probe measures one GPU; run it without mpirun or with -np 1\n");
+        dist_finalize(&d);
+        return VP_EXIT_USAGE;
+    }
+    cfg_scenario sc;
+    bool have_sc = false;
+    plan real, p;
+    rc = cli_load(&a.c, &sc, &have_sc, &real);
+    if (rc) {
+        dist_finalize(&d);
+        return rc;
+    }
+    plan_free(&real);
+    /* A base that cannot be read is said before minutes of measuring, not after. */
+    cfg_error err;
+    cfg_doc *base = cfg_doc_load_file(a.base ? a.base : sc.system_path, &err);
+    char why[256];
+    if (!base) {
+        fprintf(stderr, "vpsim calibrate: --base: %s\n", err.msg);
+        rc = VP_EXIT_USAGE;
+    } else if (plan_probe_build(&sc, a.quick, &p, why, sizeof(why))) {
+        fprintf(stderr, "vpsim calibrate: %s\n", why);
+        rc = VP_EXIT_USAGE;
+    } else {
+        char b[32];
+        fprintf(stderr, "vpsim calibrate: probe of %d ops (%s grid), %s of private weights and KV caches on the "
+                        "device\n",
+                p.phases[0].n_ops, a.quick ? "quick" : "full",
+                util_fmt_bytes(plan_probe_arena_bytes(&p), b, sizeof(b)));
+        rc = measure(&a, &d, &sc, &p);
+        plan_free(&p);
+    }
+    cfg_doc_free(base);
+    cfg_scenario_free(&sc);
+    dist_finalize(&d);
+    return rc;
+}

@@ -1,0 +1,272 @@
+/* The probe plan of `vpsim calibrate --measure` (plan_probe.h). Its grid spans what decode and verify
+ * passes run: GEMM weights from 1 to 256 MB at 1 to 128 rows, attention from one query row per KV head
+ * to 512 and KV lengths to 64k, row-wise ops up to 64 rows of 16k. The law's rows coordinate of every
+ * op is written into its name by the same rule model_law_class applies (the unit test holds the two
+ * together). */
+#include "plan_probe.h"
+
+#include "plan_bld.h"
+
+#include "../util/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The full grid. quick uses the first PROBE_QUICK entries of each list (two rows values, the two
+ * smallest sizes) and kv_quick for the KV lengths. */
+#define PROBE_QUICK 2
+#define LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const long long gemm_nk[][2] = {{2048, 256}, {4096, 512}, {8192, 1024}, {16384, 2048}, {32768, 4096}};
+static const long long gemm_rows[] = {1, 2, 4, 8, 16, 32, 64, 128};
+static const long long bmm_shape = 256; /* per matrix n = k */
+static const int bmm_batch[] = {8, 32, 128};
+static const long long bmm_rows[] = {1, 2, 4, 8, 16, 32};
+static const long long grouped_wide_nk[2] = {2048, 512};
+static const int grouped_experts[] = {4, 16, 64};
+static const long long grouped_rows[] = {1, 2, 4, 8, 16};
+static const int mla_qh[][2] = {{1, 8}, {2, 16}, {4, 32}, {8, 64}}; /* (q_len, heads) */
+static const int gqa_q[] = {1, 2, 4, 8};
+static const long long kv_full[] = {1024, 4096, 16384, 65536};
+static const long long kv_quick[] = {256, 1024};
+static const long long row_m[] = {1, 4, 16, 64};
+static const long long row_n[] = {512, 2048, 7168, 16384};
+static const long long embed_n[] = {2048, 7168};
+
+typedef struct probe {
+    plan_bld b;
+    bool quick;
+    const cfg_scenario *sc;
+    char *why;
+    size_t len;
+    int rc;
+} probe;
+
+static int count(const probe *pr, int n) { return pr->quick && n > PROBE_QUICK ? PROBE_QUICK : n; }
+
+/* "64k" for whole kibi-units of at least 1024, else the number: names must fit PLAN_NAME_MAX. */
+static void num_label(char *buf, size_t len, long long v)
+{
+    if (v >= 1024 && v % 1024 == 0)
+        snprintf(buf, len, "%lldk", v / 1024);
+    else
+        snprintf(buf, len, "%lld", v);
+}
+
+/* A main-stream op of `kind` with bf16 weights, the scenario's activations and TP degree. */
+static plan_op tmpl(const probe *pr, plan_op_kind kind)
+{
+    plan_op t;
+    memset(&t, 0, sizeof(t));
+    t.kind = kind;
+    t.layer = -1;
+    t.stream = PLAN_STREAM_MAIN;
+    t.batch = 1;
+    t.wdtype = CFG_DT_BF16;
+    t.adtype = pr->b.act;
+    t.ranks = pr->b.ranks;
+    return t;
+}
+
+/* PLAN_PROBE_REPEAT copies of `t` as distinct ops of the point (class, rows, size). */
+static void add_point(probe *pr, const plan_op *t, const char *cls, long long rows, const char *size)
+{
+    for (int i = 0; i < PLAN_PROBE_REPEAT && !pr->rc; i++) {
+        char name[64];
+        int n = strcmp(cls, "silu_mul") == 0 ? snprintf(name, sizeof(name), "probe.r%lld.%s.%d.silu_mul", rows, size, i)
+                                             : snprintf(name, sizeof(name), "probe.%s.r%lld.%s.%d", cls, rows, size, i);
+        if (n >= PLAN_NAME_MAX) {
+            snprintf(pr->why, pr->len, "probe op name '%s' does not fit %d characters", name, PLAN_NAME_MAX - 1);
+            pr->rc = -1;
+            return;
+        }
+        plan_op *op = plan_bld_add(&pr->b, t->kind, name, -1);
+        char keep[PLAN_NAME_MAX];
+        memcpy(keep, op->name, sizeof(keep));
+        *op = *t;
+        memcpy(op->name, keep, sizeof(keep));
+        plan_op_finalize(op);
+    }
+}
+
+/* gemm_wide (n >= k) and gemm_narrow (the transposes): m rows against one weight matrix. */
+static void gemms(probe *pr)
+{
+    for (int wide = 1; wide >= 0; wide--)
+        for (int r = 0; r < count(pr, LEN(gemm_rows)); r++)
+            for (int s = 0; s < count(pr, LEN(gemm_nk)); s++) {
+                plan_op t = tmpl(pr, PLAN_OP_GEMM);
+                t.m = gemm_rows[r];
+                t.n = wide ? gemm_nk[s][0] : gemm_nk[s][1];
+                t.k = wide ? gemm_nk[s][1] : gemm_nk[s][0];
+                char a[24], b[24], size[56];
+                num_label(a, sizeof(a), t.n);
+                num_label(b, sizeof(b), t.k);
+                snprintf(size, sizeof(size), "%sx%s", a, b);
+                add_point(pr, &t, wide ? "gemm_wide" : "gemm_narrow", t.m, size);
+            }
+    for (int r = 0; r < count(pr, LEN(bmm_rows)); r++)
+        for (int s = 0; s < count(pr, LEN(bmm_batch)); s++) {
+            plan_op t = tmpl(pr, PLAN_OP_GEMM);
+            t.m = bmm_rows[r];
+            t.n = t.k = bmm_shape;
+            t.batch = bmm_batch[s];
+            char size[24];
+            snprintf(size, sizeof(size), "b%d", t.batch);
+            add_point(pr, &t, "gemm_batched", t.m, size);
+        }
+}
+
+/* grouped_wide / grouped_narrow: rows per expert x experts routed rows over `experts` weights. */
+static void grouped(probe *pr)
+{
+    for (int wide = 1; wide >= 0; wide--)
+        for (int r = 0; r < count(pr, LEN(grouped_rows)); r++)
+            for (int s = 0; s < count(pr, LEN(grouped_experts)); s++) {
+                plan_op t = tmpl(pr, PLAN_OP_GROUPED_GEMM);
+                t.batch = grouped_experts[s];
+                t.m = grouped_rows[r] * t.batch;
+                t.n = wide ? grouped_wide_nk[0] : grouped_wide_nk[1];
+                t.k = wide ? grouped_wide_nk[1] : grouped_wide_nk[0];
+                char size[24];
+                snprintf(size, sizeof(size), "e%d", t.batch);
+                add_point(pr, &t, wide ? "grouped_wide" : "grouped_narrow", grouped_rows[r], size);
+            }
+}
+
+/* Attention as plan_build.c builds it: MLA reads one latent of kv_lora_rank + rope per token shared by
+ * every head (values are the latent); GQA reads kv_heads keys and values of head_dim per token. */
+static void attention(probe *pr)
+{
+    const cfg_scenario *sc = pr->sc;
+    const int tp = pr->b.ranks;
+    const long long *kv = pr->quick ? kv_quick : kv_full;
+    const int n_kv = pr->quick ? LEN(kv_quick) : LEN(kv_full);
+    const cfg_model *t = &sc->target;
+    if (t->attention.kind == CFG_ATTN_MLA)
+        for (int r = 0; r < count(pr, LEN(mla_qh)); r++)
+            for (int s = 0; s < n_kv; s++) {
+                plan_op o = tmpl(pr, PLAN_OP_ATTENTION);
+                o.q_len = mla_qh[r][0];
+                o.heads = mla_qh[r][1];
+                o.kv_heads = 1;
+                o.kv_len = kv[s];
+                o.qk_dim = t->attention.kv_lora_rank + t->attention.qk_rope_head_dim;
+                o.v_dim = t->attention.kv_lora_rank;
+                o.kv_shared = true;
+                char size[24];
+                num_label(size, sizeof(size), o.kv_len);
+                add_point(pr, &o, "attention_mla", o.q_len * o.heads, size);
+            }
+    /* The draft's attention when there is a draft, else the target's. */
+    const cfg_model *g = sc->speculative.algorithm != CFG_SPEC_NONE ? &sc->draft : t;
+    if (g->attention.kind != CFG_ATTN_GQA)
+        return;
+    const int kv_all = g->attention.kv_heads ? g->attention.kv_heads : g->attention.heads;
+    const int heads = g->attention.heads / tp, kvh = kv_all >= tp ? kv_all / tp : 1;
+    if (heads < 1 || heads % kvh) {
+        snprintf(pr->why, pr->len, "attention_gqa: %d heads over %d KV heads per rank at tp=%d do not group evenly",
+                 heads, kvh, tp);
+        pr->rc = -1;
+        return;
+    }
+    for (int r = 0; r < count(pr, LEN(gqa_q)); r++)
+        for (int s = 0; s < n_kv; s++) {
+            plan_op o = tmpl(pr, PLAN_OP_ATTENTION);
+            o.q_len = gqa_q[r];
+            o.heads = heads;
+            o.kv_heads = kvh;
+            o.kv_len = kv[s];
+            o.qk_dim = o.v_dim = g->attention.head_dim;
+            char size[24];
+            num_label(size, sizeof(size), o.kv_len);
+            add_point(pr, &o, "attention_gqa", o.q_len * (heads / kvh), size);
+        }
+}
+
+/* norm, elementwise (the replay's axpby), silu_mul over m x n; embedding over the vocab shard. */
+static void rowwise(probe *pr)
+{
+    static const struct {
+        plan_op_kind kind;
+        const char *cls;
+    } kinds[] = {{PLAN_OP_NORM, "norm"}, {PLAN_OP_ELEMENTWISE, "elementwise"}, {PLAN_OP_ELEMENTWISE, "silu_mul"}};
+    for (int c = 0; c < LEN(kinds); c++)
+        for (int r = 0; r < count(pr, LEN(row_m)); r++)
+            for (int s = 0; s < count(pr, LEN(row_n)); s++) {
+                plan_op t = tmpl(pr, kinds[c].kind);
+                t.m = row_m[r];
+                t.n = row_n[s];
+                char size[24];
+                num_label(size, sizeof(size), t.n);
+                add_point(pr, &t, kinds[c].cls, t.m, size);
+            }
+    for (int r = 0; r < count(pr, LEN(row_m)); r++)
+        for (int s = 0; s < count(pr, LEN(embed_n)); s++) {
+            plan_op t = tmpl(pr, PLAN_OP_EMBEDDING);
+            t.m = row_m[r];
+            t.n = embed_n[s];
+            t.k = pr->sc->target.vocab / pr->b.ranks;
+            char size[24];
+            num_label(size, sizeof(size), t.n);
+            add_point(pr, &t, "embedding", t.m, size);
+        }
+}
+
+int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, size_t len)
+{
+    memset(out, 0, sizeof(*out));
+    const int tp = sc->parallel.tp > 0 ? sc->parallel.tp : 1;
+    snprintf(out->scenario, sizeof(out->scenario), "probe of %s", sc->name ? sc->name : "");
+    out->ranks = tp;
+    out->batch = 1;
+    out->context = (int)(quick ? kv_quick[LEN(kv_quick) - 1] : kv_full[LEN(kv_full) - 1]);
+    out->phases = util_xcalloc(1, sizeof(plan_phase));
+    out->n_phases = 1;
+    plan_phase *ph = &out->phases[0];
+    snprintf(ph->name, sizeof(ph->name), "probe");
+    ph->kind = PLAN_PHASE_DECODE;
+    snprintf(ph->model, sizeof(ph->model), "target");
+    ph->tokens = 1;
+    ph->batch = 1;
+    probe pr = {.b = {.ph = ph, .ranks = tp, .rows = 1, .act = (cfg_dtype)sc->target.activation_dtype},
+                .quick = quick, .sc = sc, .why = why, .len = len};
+    /* The smallest kernel the replay launches: what it measures is the gap a graph node costs. */
+    for (int i = 0; i < PLAN_PROBE_EMPTY; i++)
+        plan_bld_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.empty", -1, 1, 8);
+    gemms(&pr);
+    grouped(&pr);
+    attention(&pr);
+    rowwise(&pr);
+    if (pr.rc) {
+        plan_free(out);
+        return -1;
+    }
+    plan_summarize(out);
+    return 0;
+}
+
+static double align256(double b) { return b > 0 ? (double)(((unsigned long long)b + 255) / 256 * 256) : 0.0; }
+
+double plan_probe_arena_bytes(const plan *p)
+{
+    double total = 0.0;
+    for (int ph = 0; ph < p->n_phases; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++) {
+            const plan_op *op = &p->phases[ph].ops[i];
+            double b = 0.0;
+            switch (op->kind) {
+            case PLAN_OP_GEMM:
+            case PLAN_OP_GROUPED_GEMM: b = 2.0 * op->k * op->n * op->batch; break;
+            case PLAN_OP_EMBEDDING: b = 2.0 * op->k * op->n; break;
+            case PLAN_OP_ATTENTION: {
+                const double tok = (double)op->batch * op->kv_len * (op->kv_shared ? 1 : op->kv_heads);
+                b = 2.0 * tok * (op->kv_shared ? op->qk_dim : op->qk_dim + op->v_dim);
+                break;
+            }
+            default: break;
+            }
+            total += align256(b);
+        }
+    return total;
+}

@@ -1,0 +1,32 @@
+/* plan_probe: the synthetic plan that `vpsim calibrate --measure` replays to measure the probed compute
+ * laws (measured.compute.<class>, cfg_system.h) of one GPU.
+ *
+ * One phase "probe", every op on the main stream, finalised as real plans finalise theirs (bytes and
+ * flops by plan_op_finalize, bf16 weights private to each op as the devices allocate them). First
+ * PLAN_PROBE_EMPTY tiny elementwise ops "probe.empty" (m = 1, n = 8) whose time is the graph gap, then
+ * every grid point of every class PLAN_PROBE_REPEAT times in a row as distinct ops named
+ * "probe.<class>.r<rows>.<size>.<i>" (silu_mul: "probe.r<rows>.<size>.<i>.silu_mul", because the
+ * replay picks the SiLU kernel by that suffix). <rows> is the law's rows coordinate, <size> what varies
+ * within a rows value (a GEMM's NxK, a batch "b<n>", experts "e<n>", a KV length, a row width), numbers
+ * of whole kibi-units written with a "k" (65536 -> 64k). The grid is the table in plan_probe.c. */
+#ifndef VPSIM_PLAN_PROBE_H
+#define VPSIM_PLAN_PROBE_H
+
+#include "plan.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PLAN_PROBE_EMPTY 16 /* probe.empty ops: their median is launch.graph_node_us */
+#define PLAN_PROBE_REPEAT 3 /* ops per grid point: their median is the point's time */
+
+/* Build the probe plan for the scenario's models at its tensor-parallel degree (attention heads and
+ * the vocab shard as the real plan has them per rank). `quick`: the small grid the CPU device runs in
+ * seconds (CI). 0, or -1 with a reason in `why`. */
+int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, size_t len);
+
+/* Bytes the CUDA device allocates for the plan's private weights and KV caches (its arena: each op's
+ * bf16 weights or cache, rounded up to 256 B), so a user sees what the probe needs before it runs. */
+double plan_probe_arena_bytes(const plan *p);
+
+#endif

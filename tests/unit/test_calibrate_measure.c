@@ -1,0 +1,229 @@
+/* vpsim calibrate --measure: the probe plan (plan_probe_build) and the system file the CPU device's quick
+ * probe writes. */
+#include "test_helpers.h"
+#include "th_plan.h"
+
+#include "../../sim/config/cfg_system.h"
+#include "../../sim/model/model.h"
+#include "../../sim/plan/plan_probe.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void load(const char *rel, const char *const *sets, int n_sets, const char *system, cfg_scenario *sc)
+{
+    cfg_error err = {{0}};
+    cr_assert_eq(cfg_scenario_load(th_path(rel), sets, n_sets, system, sc, &err), 0, "loading %s: %s", rel, err.msg);
+}
+
+/* Ops per law class; asserts that every op after the empty ones is filed by model_law_class under the
+ * class its name says (silu_mul ops carry it as their suffix). */
+static void count_classes(const plan *p, int *n)
+{
+    memset(n, 0, sizeof(int) * CFG_LAW_COUNT);
+    const plan_phase *ph = &p->phases[0];
+    cr_assert_eq(p->n_phases, 1);
+    cr_assert_str_eq(ph->name, "probe");
+    for (int i = 0; i < ph->n_ops; i++) {
+        const plan_op *op = &ph->ops[i];
+        cr_assert_eq(op->stream, PLAN_STREAM_MAIN, "%s", op->name);
+        if (i < PLAN_PROBE_EMPTY) {
+            cr_assert_str_eq(op->name, "probe.empty");
+            cr_assert(op->kind == PLAN_OP_ELEMENTWISE && op->m == 1 && op->n == 8);
+            continue;
+        }
+        double rows = 0;
+        const int c = model_law_class(op, &rows);
+        cr_assert(c >= 0 && c < CFG_LAW_COUNT, "%s has no law class", op->name);
+        char want[64];
+        if (c == CFG_LAW_SILU_MUL)
+            snprintf(want, sizeof(want), "probe.r%.0f.", rows);
+        else
+            snprintf(want, sizeof(want), "probe.%s.r%.0f.", cfg_law_names[c], rows);
+        cr_assert_eq(strncmp(op->name, want, strlen(want)), 0, "%s: model_law_class says %s rows %.0f", op->name,
+                     cfg_law_names[c], rows);
+        n[c]++;
+    }
+}
+
+/* Grid sizes by hand (plan_probe.h); every point 3 ops. configs/default.yaml's draft is GQA, so both
+ * attention classes are probed. */
+Test(calibrate_measure, probe_plan_counts_per_class_and_names)
+{
+    cfg_scenario sc;
+    load("configs/default.yaml", NULL, 0, NULL, &sc);
+    plan p;
+    char why[256] = "";
+    int n[CFG_LAW_COUNT];
+    const int full[CFG_LAW_COUNT] = {
+        [CFG_LAW_GEMM_WIDE] = 8 * 5 * 3,   [CFG_LAW_GEMM_NARROW] = 8 * 5 * 3, [CFG_LAW_GEMM_BATCHED] = 6 * 3 * 3,
+        [CFG_LAW_GROUPED_WIDE] = 5 * 3 * 3, [CFG_LAW_GROUPED_NARROW] = 5 * 3 * 3,
+        [CFG_LAW_ATTENTION_MLA] = 4 * 4 * 3, [CFG_LAW_ATTENTION_GQA] = 4 * 4 * 3, [CFG_LAW_NORM] = 4 * 4 * 3,
+        [CFG_LAW_ELEMENTWISE] = 4 * 4 * 3, [CFG_LAW_SILU_MUL] = 4 * 4 * 3,   [CFG_LAW_EMBEDDING] = 4 * 2 * 3,
+    };
+    cr_assert_eq(plan_probe_build(&sc, false, &p, why, sizeof(why)), 0, "%s", why);
+    count_classes(&p, n);
+    int total = PLAN_PROBE_EMPTY;
+    for (int c = 0; c < CFG_LAW_COUNT; c++) {
+        cr_expect_eq(n[c], full[c], "full grid, %s: %d ops", cfg_law_names[c], n[c]);
+        total += full[c];
+    }
+    cr_assert_eq(p.phases[0].n_ops, total);
+    plan_free(&p);
+    /* quick: 2 rows values x 2 sizes (x 2 KV lengths for attention; embedding has only 2 widths). */
+    cr_assert_eq(plan_probe_build(&sc, true, &p, why, sizeof(why)), 0, "%s", why);
+    count_classes(&p, n);
+    for (int c = 0; c < CFG_LAW_COUNT; c++)
+        cr_expect_eq(n[c], 2 * 2 * 3, "quick grid, %s: %d ops", cfg_law_names[c], n[c]);
+    plan_free(&p);
+    cfg_scenario_free(&sc);
+}
+
+/* gemm_wide at m = 4, (n, k) = (8192, 1024) bf16: reads 1024 x 8192 x 2 B of weights + 4 x 1024 x 2 B of
+ * activations, writes 4 x 8192 x 2 B. MLA at the default target (Kimi-K2.5: kv_lora_rank 512, rope 64):
+ * q_len 2 x 16 heads over 4096 tokens of one 576-wide latent. GQA: the draft's 64 heads and 64 KV heads
+ * over tp = 8 ranks, 8 and 8 per rank (rows = q_len). Embedding: the vocab shard 163840 / 8. */
+Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
+{
+    cfg_scenario sc;
+    load("configs/default.yaml", NULL, 0, NULL, &sc);
+    plan p;
+    char why[256] = "";
+    cr_assert_eq(plan_probe_build(&sc, false, &p, why, sizeof(why)), 0, "%s", why);
+    const plan_phase *ph = &p.phases[0];
+    const plan_op *g = th_find_op(ph, "probe.gemm_wide.r4.8kx1k.1", -1);
+    th_assert_gemm(g, 4, 1024, 8192, 1);
+    cr_assert_float_eq(g->bytes_read + g->bytes_written, 1024.0 * 8192 * 2 + 4 * 1024 * 2 + 4 * 8192 * 2, 0.5);
+    const plan_op *n = th_find_op(ph, "probe.gemm_narrow.r4.1kx8k.0", -1);
+    th_assert_gemm(n, 4, 8192, 1024, 1);
+    const plan_op *a = th_find_op(ph, "probe.attention_mla.r32.4k.2", -1);
+    cr_assert(a->kv_shared && a->q_len == 2 && a->heads == 16 && a->kv_len == 4096 && a->qk_dim == 576 &&
+              a->v_dim == 512 && a->batch == 1);
+    const plan_op *q = th_find_op(ph, "probe.attention_gqa.r4.64k.0", -1);
+    cr_assert(!q->kv_shared && q->q_len == 4 && q->heads == 8 && q->kv_heads == 8 && q->qk_dim == 128);
+    const plan_op *e = th_find_op(ph, "probe.embedding.r16.7k.0", -1);
+    cr_assert(e->kind == PLAN_OP_EMBEDDING && e->m == 16 && e->n == 7168 && e->k == 163840 / 8);
+    const plan_op *s = th_find_op(ph, "probe.r64.16k.2.silu_mul", -1);
+    cr_assert(s->kind == PLAN_OP_ELEMENTWISE && s->m == 64 && s->n == 16384);
+    const plan_op *gr = th_find_op(ph, "probe.grouped_narrow.r16.e64.0", -1);
+    th_assert_gemm(gr, 16 * 64, 2048, 512, 64);
+    /* The arena, class by class (every size a multiple of 256 B): GEMMs 1+4+16+64+256 MiB x 8 rows x 3 ops
+     * x 2 orientations; bmm 128 KiB x (8+32+128) x 6 rows x 3; grouped 2 MiB x (4+16+64) x 5 rows x 3 x 2;
+     * embedding 20480 x (2048+7168) x 2 B x 4 rows x 3; MLA 576 x 2 B per token, GQA 8 KV heads x 256 x
+     * 2 B per token, over 1k+4k+16k+64k tokens x 4 rows x 3. 30.6 GiB in all. */
+    const double mib = 1024.0 * 1024.0, kv = 1024 + 4096 + 16384 + 65536;
+    const double want = 341 * mib * 8 * 3 * 2 + 128 * 1024.0 * 168 * 6 * 3 + 2 * mib * 84 * 5 * 3 * 2 +
+                        20480.0 * 9216 * 2 * 4 * 3 + 1152 * kv * 12 + 4096 * kv * 12;
+    cr_assert_float_eq(plan_probe_arena_bytes(&p), want, 0.5, "%.0f", plan_probe_arena_bytes(&p));
+    plan_free(&p);
+    cfg_scenario_free(&sc);
+}
+
+/* Every law table of the file: as long as its rows, rows ascending, bytes strictly increasing within a
+ * rows value, times >= 0. Returns the points. */
+static int check_table(const cfg_law_table *t, const char *name)
+{
+    cr_assert(t->n_rows == t->n_bytes && t->n_rows == t->n_us, "%s: lengths %d %d %d", name, t->n_rows, t->n_bytes,
+              t->n_us);
+    for (int i = 0; i < t->n_rows; i++) {
+        cr_assert_geq(t->us[i], 0.0, "%s point %d", name, i);
+        if (i == 0)
+            continue;
+        cr_assert_geq(t->rows[i], t->rows[i - 1], "%s: rows must ascend", name);
+        if (t->rows[i] == t->rows[i - 1])
+            cr_assert_gt(t->bytes[i], t->bytes[i - 1], "%s: bytes must grow within rows %.0f", name, t->rows[i]);
+    }
+    return t->n_rows;
+}
+
+Test(calibrate_measure, quick_cpu_probe_writes_a_system_file_the_model_loads, .timeout = 120)
+{
+    char dir[] = "/tmp/vpsim-probe-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/sys.yaml", dir);
+    th_result r = th_run("calibrate --measure configs/tiny.yaml --device cpu --quick --passes 2 --out %s", path);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, "", "the file goes to --out");
+    cr_assert_not_null(strstr(r.err, "probe of 148 ops (quick grid)"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "gemm_wide"), "the summary names the classes:\n%s", r.err);
+    th_free(&r);
+    char *text = th_slurp(path);
+    cr_assert_not_null(text);
+    const char *gap = strstr(text, "\n  graph_node_us: ");
+    cr_assert_not_null(gap, "%s", text);
+    cr_assert_not_null(strstr(gap, "  # measured: vpsim calibrate --measure, "), "%s", gap);
+    cr_assert_not_null(strstr(text, "median of 16 ops x 2 eager passes"), "%s", text);
+    cr_assert_not_null(strstr(text, "median of 3 ops x 2 passes (eager)"), "%s", text);
+    free(text);
+    /* Bound as the tiny scenario's system: every class its plan runs has a sound table. */
+    cfg_scenario sc;
+    load("configs/tiny.yaml", NULL, 0, path, &sc);
+    cr_assert(sc.system.measured.use);
+    plan p;
+    char why[256] = "";
+    cr_assert_eq(plan_build(&sc, &p, why, sizeof(why)), 0, "%s", why);
+    bool used[CFG_LAW_COUNT] = {0};
+    for (int ph = 0; ph < p.n_phases; ph++)
+        for (int i = 0; i < p.phases[ph].n_ops; i++) {
+            const int c = model_law_class(&p.phases[ph].ops[i], NULL);
+            if (c >= 0)
+                used[c] = true;
+        }
+    for (int c = 0; c < CFG_LAW_COUNT; c++) {
+        const int pts = check_table(&sc.system.measured.compute[c], cfg_law_names[c]);
+        if (used[c])
+            cr_expect_gt(pts, 0, "the tiny plan runs %s ops but the probe wrote no points", cfg_law_names[c]);
+    }
+    cr_assert(used[CFG_LAW_GEMM_WIDE] && used[CFG_LAW_ATTENTION_MLA] && used[CFG_LAW_ATTENTION_GQA]);
+    /* gemm_wide quick points: rows 1 and 2 at (2048, 256) and (4096, 512), bytes by plan_op_finalize. */
+    const cfg_law_table *gw = &sc.system.measured.compute[CFG_LAW_GEMM_WIDE];
+    cr_assert_eq(gw->n_rows, 4);
+    cr_assert_float_eq(gw->bytes[0], 256.0 * 2048 * 2 + 1 * 256 * 2 + 1 * 2048 * 2, 0.5);
+    cr_assert_float_eq(gw->bytes[3], 512.0 * 4096 * 2 + 2 * 512 * 2 + 2 * 4096 * 2, 0.5);
+    plan_free(&p);
+    cfg_scenario_free(&sc);
+    r = th_run("model configs/tiny.yaml --system %s --backend none", path);
+    cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
+    th_free(&r);
+    r = th_sh("rm -rf '%s'", dir);
+    th_free(&r);
+}
+
+Test(calibrate_measure, bad_inputs_exit_2_and_write_nothing, .timeout = 60)
+{
+    char dir[] = "/tmp/vpsim-probe-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/sys.yaml", dir);
+    th_expect_bad(th_run("calibrate --measure configs/tiny.yaml --results x.json --out %s", path), "--results",
+                  "without --measure");
+    th_expect_bad(th_run("calibrate --measure configs/tiny.yaml --device tpu --out %s", path), "--device 'tpu'",
+                  "valid choices: cuda, cpu");
+    th_expect_bad(th_run("calibrate --measure configs/tiny.yaml --device cpu --quick --out %s/no/such/f.yaml", dir),
+                  "--out", "does not exist");
+    th_expect_bad(th_run("calibrate --measure configs/tiny.yaml --device cpu --quick --passes 0 --out %s", path),
+                  "--passes", "0");
+    th_expect_bad(th_run("calibrate --measure configs/tiny.yaml --device cpu --quick --base %s/none.yaml --out %s",
+                         dir, path),
+                  "--base", "none.yaml");
+    cr_assert_eq(access(path, F_OK), -1, "nothing may be written on a refusal");
+    th_result r = th_run("calibrate --measure --help");
+    cr_assert_eq(r.status, 0);
+    cr_assert_not_null(strstr(r.out, "--quick"), "%s", r.out);
+    th_free(&r);
+    r = th_sh("rm -rf '%s'", dir);
+    th_free(&r);
+}
+
+Test(calibrate_measure, more_than_one_rank_is_refused, .timeout = 150)
+{
+    th_need_mpirun();
+    th_result r = th_sh(TH_MPIRUN " -np 2 build/vpsim calibrate --measure configs/tiny.yaml --device cpu --quick");
+    cr_assert_neq(r.status, 0);
+    cr_assert_not_null(strstr(r.err, "the probe measures one GPU; run it without mpirun or with -np 1"), "%s", r.err);
+    th_free(&r);
+}

@@ -31,10 +31,11 @@ static void measure_help(void)
            "Measure this GPU's compute laws: replay a plan of microbenchmark ops (GEMMs of 1-256 MB weights at\n"
            "1-128 rows and their transposes, batched and grouped GEMMs, MLA and GQA decode attention at KV\n"
            "lengths 1k-64k, norms, element-wise ops, SiLU-and-multiply, embedding lookups; 16 empty ops first)\n"
-           "with the replay's executor (the kernels and per-op timing of `vpsim run`, collectives none), and\n"
-           "write a whole system file: the base with measured.compute.<class> (rows, bytes, us: per point the\n"
-           "median of its 3 ops over N passes, less the graph gap), launch.graph_node_us (the median of the 16\n"
-           "empty ops) and measured.use: true. Attention uses SCENARIO's shapes (MLA dims of the target, GQA\n"
+           "with the replay's kernels, and write a whole system file: the base with measured.compute.<class>\n"
+           "(rows, bytes, us). Each point is 4 like ops with private weights, captured as a CUDA graph of the\n"
+           "first op and one of all 4, each launched alone after an L2 flush: (t(4) - t(1)) / 3 is what one\n"
+           "more such op adds to a graph (median of N passes), less launch.graph_node_us, which is the same\n"
+           "for the empty ops; measured.use: true. Attention uses SCENARIO's shapes (MLA dims of the target, GQA\n"
            "heads per rank of the draft at its TP), embedding its vocab shard. One GPU: run it without mpirun.\n"
            "\n"
            "options:\n"
@@ -44,7 +45,8 @@ static void measure_help(void)
            "                  is for tests (with --quick): its laws are CPU timings, not a GPU's\n"
            "  --quick         a small grid (2 rows values, the 2 smallest sizes, KV 256 and 1024): seconds on\n"
            "                  the CPU device\n"
-           "  --passes N      instrumented passes (default 20; a CUDA graph where the device has graphs)\n"
+           "  --passes N      timed pairs of launches per point (default 20; CUDA graphs where the device has\n"
+           "                  them, else eager launches)\n"
            "  --out FILE      write the system file there (atomically); default: standard output\n"
            "A summary (class, points, rows, us range) goes to standard error.\n"
            "\n"
@@ -108,18 +110,6 @@ static int parse_args(int argc, char **argv, meas_args *a)
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 typedef struct law_point {
     double rows, bytes, us;
 } law_point;
@@ -138,32 +128,43 @@ typedef struct law_set {
     double gap_us;
 } law_set;
 
-/* The points of the probe's per-op times: the gap (median of the empty ops), then per grid point the
- * median of its PLAN_PROBE_REPEAT ops less the gap, floored at 0, filed under model_law_class's class
- * and rows. 0, or VP_EXIT_FAIL when the plan is not laid out as plan_probe.h says. */
-static int collect(const plan *p, const double *op_us, law_set *ls)
+/* The probe's groups for exec_time_groups (plan_probe.h): the empty ops, then each grid point's
+ * PLAN_PROBE_REPEAT ops; the last op is the L2 flush. Returns the number of groups. */
+static int make_groups(const plan *p, int *first, int *count)
+{
+    const int n_ops = p->phases[0].n_ops;
+    int g = 0;
+    first[g] = 0;
+    count[g++] = PLAN_PROBE_EMPTY;
+    for (int i = PLAN_PROBE_EMPTY; i + PLAN_PROBE_REPEAT <= n_ops - 1; i += PLAN_PROBE_REPEAT) {
+        first[g] = i;
+        count[g++] = PLAN_PROBE_REPEAT;
+    }
+    return g;
+}
+
+/* The points of the probe's per-group times: the gap (what one more empty op adds to a graph), then per
+ * grid point its time less the gap, floored at 0, filed under model_law_class's class and rows.
+ * 0, or VP_EXIT_FAIL when the plan is not laid out as plan_probe.h says. */
+static int collect(const plan *p, const int *first, int n_groups, const double *group_us, law_set *ls)
 {
     const plan_phase *ph = &p->phases[0];
-    double v[PLAN_PROBE_EMPTY > PLAN_PROBE_REPEAT ? PLAN_PROBE_EMPTY : PLAN_PROBE_REPEAT];
-    for (int i = 0; i < PLAN_PROBE_EMPTY; i++)
-        v[i] = op_us[i];
-    ls->gap_us = median(v, PLAN_PROBE_EMPTY);
+    ls->gap_us = group_us[0];
     for (int c = 0; c < CFG_LAW_COUNT; c++)
-        ls->pts[c] = util_xcalloc((size_t)ph->n_ops / PLAN_PROBE_REPEAT + 1, sizeof(law_point));
-    for (int i = PLAN_PROBE_EMPTY; i + PLAN_PROBE_REPEAT <= ph->n_ops; i += PLAN_PROBE_REPEAT) {
-        const plan_op *op = &ph->ops[i];
+        ls->pts[c] = util_xcalloc((size_t)n_groups + 1, sizeof(law_point));
+    for (int g = 1; g < n_groups; g++) {
+        const plan_op *op = &ph->ops[first[g]];
         double rows = 0.0;
         const int c = model_law_class(op, &rows);
         for (int j = 0; j < PLAN_PROBE_REPEAT; j++) {
             double r2;
-            if (model_law_class(&ph->ops[i + j], &r2) != c || r2 != rows || c < 0) {
+            if (model_law_class(&ph->ops[first[g] + j], &r2) != c || r2 != rows || c < 0) {
                 fprintf(stderr, "vpsim calibrate: internal: probe op %s does not match its point\n",
-                        ph->ops[i + j].name);
+                        ph->ops[first[g] + j].name);
                 return VP_EXIT_FAIL;
             }
-            v[j] = op_us[i + j];
         }
-        const double us = median(v, PLAN_PROBE_REPEAT) - ls->gap_us;
+        const double us = group_us[g] - ls->gap_us;
         ls->pts[c][ls->n[c]++] = (law_point){rows, op->bytes_read + op->bytes_written, us > 0.0 ? us : 0.0};
     }
     for (int c = 0; c < CFG_LAW_COUNT; c++)
@@ -203,9 +204,9 @@ static void fresh_text(util_buf *out, const law_set *ls, const char *where, int 
         util_buf_printf(out, "]\n      us: [");
         for (int i = 0; i < ls->n[c]; i++)
             util_buf_printf(out, "%s%.4g", i ? ", " : "", pt[i].us);
-        util_buf_printf(out, "]\n      source: \"measured: vpsim calibrate --measure, %s, median of %d ops x %d passes "
-                             "(%s)\"\n",
-                        where, PLAN_PROBE_REPEAT, passes, graph ? "graph" : "eager");
+        util_buf_printf(out, "]\n      source: \"measured: vpsim calibrate --measure, %s, (t(%d ops) - t(1)) / %d, "
+                             "median of %d passes (%s, L2 flushed)\"\n",
+                        where, PLAN_PROBE_REPEAT, PLAN_PROBE_REPEAT - 1, passes, graph ? "graph" : "eager");
     }
     util_buf_printf(out, "launch:\n  graph_node_us: %.4g\n", ls->gap_us);
 }
@@ -213,8 +214,8 @@ static void fresh_text(util_buf *out, const law_set *ls, const char *where, int 
 /* class, points, rows and us range of each table, for the user (standard error). */
 static void summary(const law_set *ls, bool graph)
 {
-    fprintf(stderr, "vpsim calibrate: launch.graph_node_us %.3f us (median of %d empty ops, %s)\n", ls->gap_us,
-            PLAN_PROBE_EMPTY, graph ? "CUDA graph" : "eager: no graph on this device");
+    fprintf(stderr, "vpsim calibrate: launch.graph_node_us %.3f us (what one more of %d empty ops adds, %s)\n",
+            ls->gap_us, PLAN_PROBE_EMPTY, graph ? "CUDA graph" : "eager: no graph on this device");
     fprintf(stderr, "  %-15s %6s %13s %21s\n", "class", "points", "rows", "us (gap taken out)");
     for (int c = 0; c < CFG_LAW_COUNT; c++) {
         if (!ls->n[c]) {
@@ -242,7 +243,6 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, cons
         .backend = CFG_BACKEND_NONE,
         .iters = a->passes,
         .warmup = PROBE_WARMUP,
-        .instrumented_iters = a->passes,
         .debug_corrupt_rank = -1,
         .seed = sc->run.seed,
         .progress = isatty(2),
@@ -255,23 +255,33 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, cons
     /* The laws price ops inside the cycle as model mode replays it: a graph where the device has one. */
     opt.graph = dev && dev->has_graphs;
     exec_result res;
+    const int n_ops = p->phases[0].n_ops;
+    int *first = util_xcalloc((size_t)n_ops, sizeof(int)), *count = util_xcalloc((size_t)n_ops, sizeof(int));
+    double *group_us = util_xcalloc((size_t)n_ops, sizeof(double));
+    const int n_groups = make_groups(p, first, count);
+    const exec_groups g = {.first = first, .count = count, .n_groups = n_groups, .k_few = 1,
+                           .passes = a->passes, .warmup = PROBE_WARMUP, .flush_op = n_ops - 1};
     exec_watch_start(d, "calibrate", EXEC_WATCH_DEFAULT_S);
-    rc = exec_run(d, &opt, p, &res);
+    rc = exec_time_groups(d, &opt, p, &g, group_us, &res);
     exec_watch_stop();
     if (rc == VP_EXIT_USAGE && opt.device == CFG_DEVICE_CPU && !a->quick)
         fprintf(stderr, "vpsim calibrate: the CPU device runs the --quick grid (the full one is sized for a GPU)\n");
-    if (rc)
-        return rc == 1 ? VP_EXIT_FAIL : rc;
     law_set ls;
     memset(&ls, 0, sizeof(ls));
-    rc = collect(p, res.op_us, &ls);
+    if (rc == 0)
+        rc = collect(p, first, n_groups, group_us, &ls);
+    else
+        rc = rc == 1 ? VP_EXIT_FAIL : rc;
+    free(first);
+    free(count);
+    free(group_us);
     util_buf fresh = {0}, header = {0}, out = {0};
     if (rc == 0) {
         char where[320], note[480];
         where_text(where, sizeof(where), d, &res);
-        fresh_text(&fresh, &ls, where, a->passes, res.inst_graph);
-        snprintf(note, sizeof(note), "measured: vpsim calibrate --measure, %s, median of %d ops x %d %s passes", where,
-                 PLAN_PROBE_EMPTY, a->passes, res.inst_graph ? "graph" : "eager");
+        fresh_text(&fresh, &ls, where, a->passes, res.graph);
+        snprintf(note, sizeof(note), "measured: vpsim calibrate --measure, %s, (t(%d empty ops) - t(1)) / %d, median of %d %s passes",
+                 where, PLAN_PROBE_EMPTY, PLAN_PROBE_EMPTY - 1, a->passes, res.graph ? "graph" : "eager");
         const char *base = a->base ? a->base : sc->system_path;
         util_buf_printf(&header, "# System file written by `vpsim calibrate --measure`\n"
                                  "#   base:   %s (its values with the comments beside them, and its header below)\n"
@@ -280,7 +290,7 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, cons
         rc = cal_system_text(base, fresh.s, header.s, "launch.graph_node_us", note, &out);
     }
     if (rc == 0) {
-        summary(&ls, res.inst_graph);
+        summary(&ls, res.graph);
         rc = cli_emit(&a->c, out.s, out.len);
     }
     for (int c = 0; c < CFG_LAW_COUNT; c++)

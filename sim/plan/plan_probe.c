@@ -238,6 +238,8 @@ int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, s
     grouped(&pr);
     attention(&pr);
     rowwise(&pr);
+    plan_bld_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.flush", -1, 1,
+                     quick ? PLAN_PROBE_FLUSH_ELEMS_QUICK : PLAN_PROBE_FLUSH_ELEMS);
     if (pr.rc) {
         plan_free(out);
         return -1;

@@ -8,7 +8,8 @@
  * "probe.<class>.r<rows>.<size>.<i>" (silu_mul: "probe.r<rows>.<size>.<i>.silu_mul", because the
  * replay picks the SiLU kernel by that suffix). <rows> is the law's rows coordinate, <size> what varies
  * within a rows value (a GEMM's NxK, a batch "b<n>", experts "e<n>", a KV length, a row width), numbers
- * of whole kibi-units written with a "k" (65536 -> 64k). The grid is the table in plan_probe.c. */
+ * of whole kibi-units written with a "k" (65536 -> 64k). The grid is the table in plan_probe.c. Last,
+ * one "probe.flush" op (below). */
 #ifndef VPSIM_PLAN_PROBE_H
 #define VPSIM_PLAN_PROBE_H
 
@@ -17,8 +18,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define PLAN_PROBE_EMPTY 16 /* probe.empty ops: their median is launch.graph_node_us */
-#define PLAN_PROBE_REPEAT 3 /* ops per grid point: their median is the point's time */
+#define PLAN_PROBE_EMPTY 16 /* probe.empty ops: the time one more adds to a graph is launch.graph_node_us */
+#define PLAN_PROBE_REPEAT 4 /* ops per grid point: (t(4) - t(1)) / 3 is the point's time (exec_time_groups) */
+/* The last op, "probe.flush": an element-wise pass over 2 x 128 MiB (2 x 2 MiB quick) run before every
+ * timed launch, so that each point's weights come from DRAM as in a replayed cycle (H200 L2: 50 MiB). */
+#define PLAN_PROBE_FLUSH_ELEMS (64ll << 20)
+#define PLAN_PROBE_FLUSH_ELEMS_QUICK (1ll << 20)
 
 /* Build the probe plan for the scenario's models at its tensor-parallel degree (attention heads and
  * the vocab shard as the real plan has them per rank). `quick`: the small grid the CPU device runs in

@@ -35,6 +35,12 @@ static void count_classes(const plan *p, int *n)
             cr_assert(op->kind == PLAN_OP_ELEMENTWISE && op->m == 1 && op->n == 8);
             continue;
         }
+        if (i == ph->n_ops - 1) { /* the L2 flush: 2 x 128 MiB (quick: 2 x 2 MiB) of bf16 */
+            cr_assert_str_eq(op->name, "probe.flush");
+            cr_assert(op->kind == PLAN_OP_ELEMENTWISE && op->m == 1 &&
+                      (op->n == 64ll << 20 || op->n == 1ll << 20), "n = %lld", op->n);
+            continue;
+        }
         double rows = 0;
         const int c = model_law_class(op, &rows);
         cr_assert(c >= 0 && c < CFG_LAW_COUNT, "%s has no law class", op->name);
@@ -49,7 +55,7 @@ static void count_classes(const plan *p, int *n)
     }
 }
 
-/* Grid sizes by hand (plan_probe.h); every point 3 ops. configs/default.yaml's draft is GQA, so both
+/* Grid sizes by hand (plan_probe.h); every point 4 ops, then the flush op. configs/default.yaml's draft is GQA, so both
  * attention classes are probed. */
 Test(calibrate_measure, probe_plan_counts_per_class_and_names)
 {
@@ -59,14 +65,14 @@ Test(calibrate_measure, probe_plan_counts_per_class_and_names)
     char why[256] = "";
     int n[CFG_LAW_COUNT];
     const int full[CFG_LAW_COUNT] = {
-        [CFG_LAW_GEMM_WIDE] = 8 * 5 * 3,   [CFG_LAW_GEMM_NARROW] = 8 * 5 * 3, [CFG_LAW_GEMM_BATCHED] = 6 * 3 * 3,
-        [CFG_LAW_GROUPED_WIDE] = 5 * 3 * 3, [CFG_LAW_GROUPED_NARROW] = 5 * 3 * 3,
-        [CFG_LAW_ATTENTION_MLA] = 4 * 4 * 3, [CFG_LAW_ATTENTION_GQA] = 4 * 4 * 3, [CFG_LAW_NORM] = 4 * 4 * 3,
-        [CFG_LAW_ELEMENTWISE] = 4 * 4 * 3, [CFG_LAW_SILU_MUL] = 4 * 4 * 3,   [CFG_LAW_EMBEDDING] = 4 * 2 * 3,
+        [CFG_LAW_GEMM_WIDE] = 8 * 5 * 4,   [CFG_LAW_GEMM_NARROW] = 8 * 5 * 4, [CFG_LAW_GEMM_BATCHED] = 6 * 3 * 4,
+        [CFG_LAW_GROUPED_WIDE] = 5 * 3 * 4, [CFG_LAW_GROUPED_NARROW] = 5 * 3 * 4,
+        [CFG_LAW_ATTENTION_MLA] = 4 * 4 * 4, [CFG_LAW_ATTENTION_GQA] = 4 * 4 * 4, [CFG_LAW_NORM] = 4 * 4 * 4,
+        [CFG_LAW_ELEMENTWISE] = 4 * 4 * 4, [CFG_LAW_SILU_MUL] = 4 * 4 * 4,   [CFG_LAW_EMBEDDING] = 4 * 2 * 4,
     };
     cr_assert_eq(plan_probe_build(&sc, false, &p, why, sizeof(why)), 0, "%s", why);
     count_classes(&p, n);
-    int total = PLAN_PROBE_EMPTY;
+    int total = PLAN_PROBE_EMPTY + 1;
     for (int c = 0; c < CFG_LAW_COUNT; c++) {
         cr_expect_eq(n[c], full[c], "full grid, %s: %d ops", cfg_law_names[c], n[c]);
         total += full[c];
@@ -77,7 +83,7 @@ Test(calibrate_measure, probe_plan_counts_per_class_and_names)
     cr_assert_eq(plan_probe_build(&sc, true, &p, why, sizeof(why)), 0, "%s", why);
     count_classes(&p, n);
     for (int c = 0; c < CFG_LAW_COUNT; c++)
-        cr_expect_eq(n[c], 2 * 2 * 3, "quick grid, %s: %d ops", cfg_law_names[c], n[c]);
+        cr_expect_eq(n[c], 2 * 2 * 4, "quick grid, %s: %d ops", cfg_law_names[c], n[c]);
     plan_free(&p);
     cfg_scenario_free(&sc);
 }
@@ -110,13 +116,13 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
     cr_assert(s->kind == PLAN_OP_ELEMENTWISE && s->m == 64 && s->n == 16384);
     const plan_op *gr = th_find_op(ph, "probe.grouped_narrow.r16.e64.0", -1);
     th_assert_gemm(gr, 16 * 64, 2048, 512, 64);
-    /* The arena, class by class (every size a multiple of 256 B): GEMMs 1+4+16+64+256 MiB x 8 rows x 3 ops
-     * x 2 orientations; bmm 128 KiB x (8+32+128) x 6 rows x 3; grouped 2 MiB x (4+16+64) x 5 rows x 3 x 2;
-     * embedding 20480 x (2048+7168) x 2 B x 4 rows x 3; MLA 576 x 2 B per token, GQA 8 KV heads x 256 x
-     * 2 B per token, over 1k+4k+16k+64k tokens x 4 rows x 3. 30.6 GiB in all. */
+    /* The arena, class by class (every size a multiple of 256 B): GEMMs 1+4+16+64+256 MiB x 8 rows x 4 ops
+     * x 2 orientations; bmm 128 KiB x (8+32+128) x 6 rows x 4; grouped 2 MiB x (4+16+64) x 5 rows x 4 x 2;
+     * embedding 20480 x (2048+7168) x 2 B x 4 rows x 4; MLA 576 x 2 B per token, GQA 8 KV heads x 256 x
+     * 2 B per token, over 1k+4k+16k+64k tokens x 4 rows x 4. 40.8 GiB in all. */
     const double mib = 1024.0 * 1024.0, kv = 1024 + 4096 + 16384 + 65536;
-    const double want = 341 * mib * 8 * 3 * 2 + 128 * 1024.0 * 168 * 6 * 3 + 2 * mib * 84 * 5 * 3 * 2 +
-                        20480.0 * 9216 * 2 * 4 * 3 + 1152 * kv * 12 + 4096 * kv * 12;
+    const double want = 341 * mib * 8 * 4 * 2 + 128 * 1024.0 * 168 * 6 * 4 + 2 * mib * 84 * 5 * 4 * 2 +
+                        20480.0 * 9216 * 2 * 4 * 4 + 1152 * kv * 16 + 4096 * kv * 16;
     cr_assert_float_eq(plan_probe_arena_bytes(&p), want, 0.5, "%.0f", plan_probe_arena_bytes(&p));
     plan_free(&p);
     cfg_scenario_free(&sc);
@@ -148,7 +154,7 @@ Test(calibrate_measure, quick_cpu_probe_writes_a_system_file_the_model_loads, .t
     th_result r = th_run("calibrate --measure configs/tiny.yaml --device cpu --quick --passes 2 --out %s", path);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "", "the file goes to --out");
-    cr_assert_not_null(strstr(r.err, "probe of 148 ops (quick grid)"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "probe of 193 ops (quick grid)"), "%s", r.err);
     cr_assert_not_null(strstr(r.err, "gemm_wide"), "the summary names the classes:\n%s", r.err);
     th_free(&r);
     char *text = th_slurp(path);
@@ -156,8 +162,8 @@ Test(calibrate_measure, quick_cpu_probe_writes_a_system_file_the_model_loads, .t
     const char *gap = strstr(text, "\n  graph_node_us: ");
     cr_assert_not_null(gap, "%s", text);
     cr_assert_not_null(strstr(gap, "  # measured: vpsim calibrate --measure, "), "%s", gap);
-    cr_assert_not_null(strstr(text, "median of 16 ops x 2 eager passes"), "%s", text);
-    cr_assert_not_null(strstr(text, "median of 3 ops x 2 passes (eager)"), "%s", text);
+    cr_assert_not_null(strstr(text, "(t(16 empty ops) - t(1)) / 15, median of 2 eager passes"), "%s", text);
+    cr_assert_not_null(strstr(text, "(t(4 ops) - t(1)) / 3, median of 2 passes (eager, L2 flushed)"), "%s", text);
     free(text);
     /* Bound as the tiny scenario's system: every class its plan runs has a sound table. */
     cfg_scenario sc;

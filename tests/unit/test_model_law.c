@@ -285,9 +285,9 @@ Test(model_law_op, gemm_rows_above_the_table_keep_the_compute_term)
     cfg_scenario sc;
     load(&sc, th_path("configs/systems/h200-1x.yaml"), NULL, 0);
     cfg_system *s = &sc.system;
-    s->measured.compute[CFG_LAW_GEMM_WIDE] =
-        (cfg_law_table){.n_rows = 4, .n_bytes = 4, .n_us = 4, .rows = {1, 1, 256, 256}, .bytes = {1e6, 1e8, 1e6, 1e8},
-                        .us = {1, 10, 1, 10}};
+    cfg_law_table *law = &s->measured.compute[CFG_LAW_GEMM_WIDE];
+    *law = (cfg_law_table){.n_rows = 4, .n_bytes = 4, .n_us = 4, .rows = {1, 1, 256, 256}, .bytes = {1e6, 1e8, 1e6, 1e8},
+                           .us = {1, 10, 1, 10}, .source = law->source}; /* the loaded '' is freed with sc */
     const char *src = NULL;
     /* m = 256 (the largest rows probed): the law alone although t_compute is larger. bytes = 4096 x 4096 x 2
      * + 2 x 256 x 4096 x 2 = 37748736; 1 + (37748736 - 1e6) / 99e6 x 9 = 4.340794. t_compute = 2 x 256 x
@@ -305,8 +305,8 @@ Test(model_law_op, gemm_rows_above_the_table_keep_the_compute_term)
     cr_assert_float_eq(model_term_get(&terms, "t_law"), 4.722095, EPS);
     cr_assert_float_eq(model_term_get(&terms, "t_compute"), 21.713687, EPS);
     /* A law slower than the compute term stays: 100 + 40943040 / 99e6 x 900 = 472.209455. */
-    s->measured.compute[CFG_LAW_GEMM_WIDE].us[0] = s->measured.compute[CFG_LAW_GEMM_WIDE].us[2] = 100;
-    s->measured.compute[CFG_LAW_GEMM_WIDE].us[1] = s->measured.compute[CFG_LAW_GEMM_WIDE].us[3] = 1000;
+    law->us[0] = law->us[2] = 100;
+    law->us[1] = law->us[3] = 1000;
     cr_assert_float_eq(model_op_us(s, &op, false, NULL, &src), 472.209455, EPS);
     /* A narrow GEMM (n < k) has no law here: the formula. */
     op.n = 1024;
@@ -367,6 +367,15 @@ Test(model_law_cli, compare_names_probed_sources)
     r = th_run("compare configs/default.yaml --variants '%s' --system '%s' --backend none", vpath, path);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "mixed: op kinds 1 probed, 0 partly probed, 0 measured,"), "%s", r.out);
+    th_free(&r);
+    unlink(path);
+    free(path);
+
+    /* A law for wide GEMMs only: the plan's narrow and batched GEMMs keep the formula. */
+    path = system_with("  compute:\n    gemm_wide:\n      rows: [1]\n      bytes: [1e6]\n      us: [5]\n");
+    r = th_run("compare configs/default.yaml --variants '%s' --system '%s' --backend none", vpath, path);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "mixed: op kinds 0 probed, 1 partly probed, 0 measured,"), "%s", r.out);
     th_free(&r);
     unlink(path);
     free(path);

@@ -188,7 +188,8 @@ static double probed_us(const cfg_system *sys, const plan_op *op, const cfg_law_
 {
     const int c = model_law_class(op, NULL);
     model_term_add(terms, "bytes", bytes, "B", "read %.0f + written %.0f", op->bytes_read, op->bytes_written);
-    model_term_add(terms, "rows", rows, "", "what fills a tile (docs/model.md \"Probed compute laws\")");
+    model_term_add(terms, "rows", rows, "", "law measured.compute.%s (%d points); rows: docs/model.md \"Probed "
+                   "compute laws\"", cfg_law_names[c], t->n_us);
     double us = model_law_eval(t, rows, bytes, terms);
     const double top = t->rows[t->n_rows - 1];
     if ((op->kind == PLAN_OP_GEMM || op->kind == PLAN_OP_GROUPED_GEMM) && rows > top) {
@@ -198,8 +199,6 @@ static double probed_us(const cfg_system *sys, const plan_op *op, const cfg_law_
         model_term_add(terms, "t_kernel", us, "us", "max(t_law, t_compute): rows %.0f above the largest probed %.0f; "
                        "%s-bound", rows, top, cmp ? "compute" : "law");
     }
-    model_term_add(terms, "law", (double)t->n_us, "points", "measured.compute.%s: its probed points",
-                   cfg_law_names[c]);
     return us;
 }
 

@@ -99,11 +99,11 @@ static double group_eval(const cfg_law_table *t, int first, int n, double bytes,
     const double *b = t->bytes + first, *u = t->us + first;
     if (bytes <= b[0]) {
         /* Below the smallest size measured the op is latency-bound: it does not get faster. */
-        snprintf(why, len, "bytes %.3g at or below the smallest point %.3g: its time", bytes, b[0]);
+        snprintf(why, len, "bytes %.4g at or below the smallest point %.4g: its time", bytes, b[0]);
         return u[0];
     }
     if (n == 1) {
-        snprintf(why, len, "bytes %.3g above the one point %.3g: its time x bytes / %.3g", bytes, b[0], b[0]);
+        snprintf(why, len, "bytes %.4g above the one point %.4g: its time x bytes / %.4g", bytes, b[0], b[0]);
         return u[0] * bytes / b[0];
     }
     if (bytes > b[n - 1]) {
@@ -111,14 +111,14 @@ static double group_eval(const cfg_law_table *t, int first, int n, double bytes,
         const bool last = s > 0;
         if (!last) /* noise made the last segment flat or falling: the average rate of the largest point */
             s = u[n - 1] / b[n - 1];
-        snprintf(why, len, "bytes %.3g above the largest %.3g: + %.4g us/MB (%s)", bytes, b[n - 1], s * 1e6,
+        snprintf(why, len, "bytes %.4g above the largest %.4g: + %.4g us/MB (%s)", bytes, b[n - 1], s * 1e6,
                  last ? "last segment's slope" : "last segment not rising: average rate");
         return u[n - 1] + (bytes - b[n - 1]) * s;
     }
     int i = 1;
     while (b[i] < bytes) /* b[0] < bytes <= b[n-1]: stops at n-1 at the latest */
         i++;
-    snprintf(why, len, "bytes %.3g between %.3g and %.3g (linear)", bytes, b[i - 1], b[i]);
+    snprintf(why, len, "bytes %.4g between %.4g and %.4g (linear)", bytes, b[i - 1], b[i]);
     return u[i - 1] + (bytes - b[i - 1]) / (b[i] - b[i - 1]) * (u[i] - u[i - 1]);
 }
 

@@ -101,7 +101,7 @@ Test(model_law, rows_between_two_groups_are_linear_in_log_rows)
     cr_assert_float_eq(term(&terms, "law@rows 4")->value, 3.804693, EPS);
     cr_assert_float_eq(term(&terms, "t_law")->value, us, 1e-12);
     cr_assert(strstr(term(&terms, "t_law")->note, "rows 3 between 2 and 4 (log)"), "%s", term(&terms, "t_law")->note);
-    cr_assert(strstr(term(&terms, "law@rows 2")->note, "between 4.19e+06 and 1.68e+07 (linear)"), "%s",
+    cr_assert(strstr(term(&terms, "law@rows 2")->note, "between 4.194e+06 and 1.678e+07 (linear)"), "%s",
               term(&terms, "law@rows 2")->note);
 }
 

@@ -62,6 +62,8 @@ Test(model_law, above_the_largest_point_a_rising_last_segment_sets_the_slope)
      * 21.0 + (1e8 - 67108864) x s = 21.0 + 32891136 x 2.721945e-7 = 29.952788 */
     cr_assert_float_eq(model_law_eval(&t, 4, 1e8, &terms), 29.952788, EPS);
     cr_assert(strstr(term(&terms, "law@rows 4")->note, "last segment's slope"), "%s", term(&terms, "law@rows 4")->note);
+    /* docs/model.md: the same at rows 8, above the largest rows (the rows-4 law). */
+    cr_assert_float_eq(model_law_eval(&t, 8, 1e8, NULL), 29.952788, EPS);
 }
 
 Test(model_law, above_the_largest_point_a_falling_or_flat_last_segment_uses_the_average_rate)

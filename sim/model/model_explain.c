@@ -165,9 +165,10 @@ static void explain_layer(util_buf *out, const model_ctx *ctx)
                         plan_stream_names[op->stream], us, src);
         print_terms(out, &t, "      ");
         if (strcmp(src, "probed") == 0) { /* the law's provenance, whole: it can be long */
-            const cfg_law_table *law = &s->measured.compute[model_law_class(op, NULL)];
+            const int c = model_law_class(op, NULL);
+            const cfg_law_table *law = &s->measured.compute[c];
             char lead[64];
-            snprintf(lead, sizeof(lead), "      measured.compute.%s source: ", cfg_law_names[model_law_class(op, NULL)]);
+            snprintf(lead, sizeof(lead), "      measured.compute.%s source: ", cfg_law_names[c]);
             print_wrapped(out, lead, law->source && law->source[0] ? law->source : "not given");
         }
         sum += us + gap;

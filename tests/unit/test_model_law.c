@@ -69,7 +69,8 @@ Test(model_law, above_the_largest_point_a_rising_last_segment_sets_the_slope)
 Test(model_law, above_the_largest_point_a_falling_or_flat_last_segment_uses_the_average_rate)
 {
     /* Falling 9 -> 8 us: s = 8 / 4e6 = 2e-6 us/B; at 8e6: 8 + 4e6 x 2e-6 = 16. */
-    cfg_law_table t = {.n_rows = 3, .n_bytes = 3, .n_us = 3, .rows = {1, 1, 1}, .bytes = {1e6, 2e6, 4e6}, .us = {5, 9, 8}};
+    cfg_law_table t = {.n_rows = 3, .n_bytes = 3, .n_us = 3, .rows = {1, 1, 1}, .bytes = {1e6, 2e6, 4e6},
+                       .us = {5, 9, 8}};
     model_terms terms = {.n = 0};
     cr_assert_float_eq(model_law_eval(&t, 1, 8e6, &terms), 16.0, 1e-9);
     cr_assert(strstr(term(&terms, "law@rows 1")->note, "not rising"), "%s", term(&terms, "law@rows 1")->note);
@@ -288,8 +289,9 @@ Test(model_law_op, gemm_rows_above_the_table_keep_the_compute_term)
     load(&sc, th_path("configs/systems/h200-1x.yaml"), NULL, 0);
     cfg_system *s = &sc.system;
     cfg_law_table *law = &s->measured.compute[CFG_LAW_GEMM_WIDE];
-    *law = (cfg_law_table){.n_rows = 4, .n_bytes = 4, .n_us = 4, .rows = {1, 1, 256, 256}, .bytes = {1e6, 1e8, 1e6, 1e8},
-                           .us = {1, 10, 1, 10}, .source = law->source}; /* the loaded '' is freed with sc */
+    *law = (cfg_law_table){.n_rows = 4, .n_bytes = 4, .n_us = 4, .rows = {1, 1, 256, 256},
+                           .bytes = {1e6, 1e8, 1e6, 1e8}, .us = {1, 10, 1, 10},
+                           .source = law->source}; /* the loaded '' is freed with sc */
     const char *src = NULL;
     /* m = 256 (the largest rows probed): the law alone although t_compute is larger. bytes = 4096 x 4096 x 2
      * + 2 x 256 x 4096 x 2 = 37748736; 1 + (37748736 - 1e6) / 99e6 x 9 = 4.340794. t_compute = 2 x 256 x

@@ -18,8 +18,8 @@ static void compare_help(void)
            "\n"
            "Model every variant of SCENARIO (default configs/default.yaml) listed in FILE and rank them best\n"
            "first by tok/s: cycle, verify and verify-comm ms, tok/s, gain over the baseline variant, whether\n"
-           "it fits the GPU's memory, where the figures come from (measured tables or formulas) and what the\n"
-           "serving engine would need to run it. FILE is a YAML list of variants:\n"
+           "it fits the GPU's memory, where the figures come from (probed laws, measured tables or formulas)\n"
+           "and what the serving engine would need to run it. FILE is a YAML list of variants:\n"
            "\n"
            "  - name: baseline NCCL\n"
            "    baseline: true             # gains are against this one (at most one; default: the first)\n"
@@ -88,33 +88,55 @@ static const plan_slot *plan_for(cmp_state *st, const compare_variant *v, const 
     return s;
 }
 
-/* measured / formula / mixed, from the verify allreduce's method and the op tables the plan uses. */
+/* probed / measured / formula / mixed, from the verify allreduce's method and how the plan's compute ops
+ * are priced (model_op_source): per op kind, probed when every op of it has a probed law, partly probed
+ * when some have, else measured when its measured.ops table applies, else formula. A backend without
+ * communication (one rank, `none`) has no allreduce figure to name. */
 static void row_source(const cfg_scenario *sc, const plan *p, const results_cycle *r, char *buf, size_t len)
 {
     const cfg_system *s = &sc->system;
-    bool kinds[PLAN_OP_KIND_COUNT] = {0};
-    int n_kinds = 0, n_measured = 0;
+    int ops[PLAN_OP_KIND_COUNT] = {0}, probed[PLAN_OP_KIND_COUNT] = {0};
     for (int ph = 0; ph < p->n_phases; ph++)
         for (int i = 0; i < p->phases[ph].n_ops; i++) {
-            const plan_op_kind k = p->phases[ph].ops[i].kind;
-            if (!plan_op_is_compute(k) || kinds[k])
+            const plan_op *op = &p->phases[ph].ops[i];
+            if (!plan_op_is_compute(op->kind))
                 continue;
-            kinds[k] = true;
-            n_kinds++;
-            n_measured += s->measured.use && (int)k < (int)CFG_SYS_OPS_COUNT && s->measured.ops[k].n_us > 0;
+            ops[op->kind]++;
+            probed[op->kind] += strcmp(model_op_source(s, op), "probed") == 0;
         }
-    const bool has_ar = r->allreduce_method[0] != '\0';
-    const bool ar_measured = !strncmp(r->allreduce_method, "measured", 8);
-    if ((!has_ar || ar_measured) && n_measured == n_kinds && (has_ar || n_kinds))
-        snprintf(buf, len, "measured");
-    else if (!ar_measured && n_measured == 0)
-        snprintf(buf, len, "formula");
-    else if (n_measured == 0 || n_measured == n_kinds)
-        snprintf(buf, len, "mixed: allreduce %s, ops %s", ar_measured ? "measured" : "formula",
-                 n_measured ? "measured" : "formula");
+    int n_kinds = 0, n_probed = 0, n_partly = 0, n_measured = 0;
+    for (int k = 0; k < PLAN_OP_KIND_COUNT; k++) {
+        if (!ops[k])
+            continue;
+        n_kinds++;
+        if (probed[k] == ops[k])
+            n_probed++;
+        else if (probed[k])
+            n_partly++;
+        else
+            n_measured += s->measured.use && k < (int)CFG_SYS_OPS_COUNT && s->measured.ops[k].n_us > 0;
+    }
+    const int n_formula = n_kinds - n_probed - n_partly - n_measured;
+    const char *ar = !r->allreduce_method[0] || strstr(r->allreduce_method, "no communication") ? NULL
+                     : !strncmp(r->allreduce_method, "measured", 8)                           ? "measured"
+                                                                                                : "formula";
+    const char *all = !n_kinds                ? NULL
+                      : n_probed == n_kinds   ? "probed"
+                      : n_measured == n_kinds ? "measured"
+                      : n_formula == n_kinds  ? "formula"
+                                              : NULL;
+    if (!n_kinds)
+        snprintf(buf, len, "%s", ar ? ar : "formula");
+    else if (all && (!ar || !strcmp(ar, all)))
+        snprintf(buf, len, "%s", all);
+    else if (all)
+        snprintf(buf, len, "mixed: allreduce %s, ops %s", ar, all);
+    else if (n_probed + n_partly == 0)
+        snprintf(buf, len, "mixed: %s%s%s%d of %d op kinds measured", ar ? "allreduce " : "", ar ? ar : "",
+                 ar ? ", " : "", n_measured, n_kinds);
     else
-        snprintf(buf, len, "mixed: allreduce %s, %d of %d op kinds measured", ar_measured ? "measured" : "formula",
-                 n_measured, n_kinds);
+        snprintf(buf, len, "mixed: %s%s%sop kinds %d probed, %d partly probed, %d measured, %d formula",
+                 ar ? "allreduce " : "", ar ? ar : "", ar ? ", " : "", n_probed, n_partly, n_measured, n_formula);
 }
 
 /* What the engines would need: "runs as is" for "yes", else their own "no: why". */

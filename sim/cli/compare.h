@@ -50,7 +50,7 @@ typedef struct compare_row {
      * backend does not apply here (results warning `table-not-applied`): its gain over a baseline that
      * uses the measurement compares a formula with a measurement. */
     bool apart;
-    char source[96];       /* "measured", "formula" or "mixed: ..." */
+    char source[128];      /* "probed", "measured", "formula" or "mixed: ..." */
     char engine[300];      /* what SGLang / vLLM would need */
 } compare_row;
 

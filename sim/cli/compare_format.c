@@ -9,8 +9,8 @@
 
 static const char *const how_to_read =
     "ranked by tok/s, best first; gain = tok/s / the baseline's (*) - 1; fits = per-rank GPU memory against "
-    "system.gpu.memory_gib; source = where the cost figures come from (measured tables of the system file, or "
-    "formulas); a row that does not fit gets no tok/s; rows marked ~ are ranked apart, after the others: their "
+    "system.gpu.memory_gib; source = where the cost figures come from (probed laws or measured tables of the "
+    "system file, or formulas); a row that does not fit gets no tok/s; rows marked ~ are ranked apart, after the others: their "
     "allreduce figure is the formula because the system file's measurement for that backend does not apply "
     "under the variant's conditions (see below)";
 

@@ -38,10 +38,14 @@ double model_term_get(const model_terms *t, const char *name);
 
 /* ---- compute ops ---- */
 
-/* One compute op's kernel duration (us) on `sys`: max(floor, memory time, compute time), or the measured
- * table for its kind when measured.use is on. `in_l2`: the cycle's working set fits in L2. `source` (may
- * be NULL) receives "formula" or "measured". */
+/* One compute op's kernel duration (us) on `sys`, graph-node gap not included. When measured.use is on:
+ * the probed law of its class (measured.compute.<class>; GEMMs with rows above the probed ones take
+ * max(law, t_compute)), else the measured table for its kind (measured.ops.<kind>); otherwise
+ * max(floor, memory time, compute time). `in_l2`: the cycle's working set fits in L2. `source` (may be
+ * NULL) receives "probed", "measured" or "formula". */
 double model_op_us(const cfg_system *sys, const plan_op *op, bool in_l2, model_terms *terms, const char **source);
+/* The `source` model_op_us would give the op, without pricing it. */
+const char *model_op_source(const cfg_system *sys, const plan_op *op);
 /* The pure bandwidth part of an op (no latency, no floor): what side-stream overlap cannot hide. */
 double model_op_mem_us(const cfg_system *sys, const plan_op *op, bool in_l2);
 
@@ -113,11 +117,12 @@ const char *model_table_check(const cfg_sys_table *t);
 /* Probed compute laws (model_law.c; docs/model.md "Probed compute laws"). The op's law class
  * (cfg_law_class) and its rows coordinate, or -1 for an op no law prices (collectives). */
 int model_law_class(const plan_op *op, double *rows);
-/* "" when the table is sound (equal lengths, rows ascending, bytes strictly increasing within a rows
- * value), else why not. */
+/* "" when the table is sound (equal lengths, rows and bytes > 0, rows ascending, bytes strictly increasing
+ * within a rows value, us >= 0), else why not. */
 const char *model_law_check(const cfg_law_table *t);
-/* The per-op time (us, graph gap not included) the table gives at (rows, bytes); NAN for an empty
- * table. Adds its terms (which points, which rule) when terms is not NULL. */
+/* The per-op time (us, graph gap not included) the table gives at (rows, bytes); NAN for an empty table
+ * (or one whose lists differ in length). Adds its terms when terms is not NULL: "law@rows R" per rows
+ * group used (which byte points, which rule), then "t_law" (which rows, which rule). */
 double model_law_eval(const cfg_law_table *t, double rows, double bytes, model_terms *terms);
 
 /* ---- the cycle ---- */

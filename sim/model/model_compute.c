@@ -1,5 +1,6 @@
-/* Compute ops: roofline with a kernel floor and a shape-dependent tensor efficiency, or a measured table.
- * Formulas in docs/model.md ("Compute ops"). */
+/* Compute ops: the probed law of the op's class, a measured per-kind table, or the roofline with a kernel
+ * floor and a shape-dependent tensor efficiency, in that order. Formulas in docs/model.md ("Compute ops",
+ * "Probed compute laws"). */
 #include "model.h"
 
 #include <math.h>
@@ -133,9 +134,84 @@ static double peak_tflops(const cfg_system *sys, const plan_op *op, const char *
 }
 
 
+/* t_compute of an op with flops (0 without): flops / (peak x gemm_efficiency x tile fill). */
+static double compute_us(const cfg_system *sys, const plan_op *op, model_terms *terms)
+{
+    if (op->flops <= 0)
+        return 0.0;
+    const char *what = "";
+    const double peak = peak_tflops(sys, op, &what);
+    double eff = 1.0;
+    const double rows = tile_rows(op);
+    if (rows > 0) {
+        const double fill = rows / sys->gpu.gemm_tile_m;
+        eff = sys->gpu.gemm_efficiency * (fill < 1.0 ? fill : 1.0);
+        model_term_add(terms, "tile_fill", fill < 1.0 ? fill : 1.0, "", "min(1, rows %.0f / gemm_tile_m %d)", rows,
+                       sys->gpu.gemm_tile_m);
+    }
+    const double t_cmp = op->flops / (peak * 1e6 * eff);
+    model_term_add(terms, "t_compute", t_cmp, "us", "flops %.3g / (%s %.0f TFLOP/s x efficiency %.3f)", op->flops,
+                   what, peak, eff);
+    return t_cmp;
+}
+
+/* The probed law of the op's class when it applies (measured.use on, the class's table has points). */
+static const cfg_law_table *op_law(const cfg_system *sys, const plan_op *op, double *rows)
+{
+    if (!sys->measured.use || !plan_op_is_compute(op->kind))
+        return NULL;
+    const int c = model_law_class(op, rows);
+    if (c < 0)
+        return NULL;
+    const cfg_law_table *t = &sys->measured.compute[c];
+    return t->n_us > 0 && t->n_rows == t->n_us && t->n_bytes == t->n_us ? t : NULL;
+}
+
+const char *model_op_source(const cfg_system *sys, const plan_op *op)
+{
+    double rows;
+    if (op_law(sys, op, &rows))
+        return "probed";
+    if (sys->measured.use && plan_op_is_compute(op->kind)) {
+        const cfg_sys_table *t = &sys->measured.ops[op->kind];
+        if (t->n_bytes > 0 && t->n_bytes == t->n_us)
+            return "measured";
+    }
+    return "formula";
+}
+
+/* An op priced by its class's probed law. GEMMs with more rows than any probed point keep the formula's
+ * compute term as a floor: the law holds its largest rows value flat, and prefill-sized rows are
+ * compute-bound where the probed decode shapes were not. */
+static double probed_us(const cfg_system *sys, const plan_op *op, const cfg_law_table *t, double rows, double bytes,
+                        model_terms *terms)
+{
+    const int c = model_law_class(op, NULL);
+    model_term_add(terms, "bytes", bytes, "B", "read %.0f + written %.0f", op->bytes_read, op->bytes_written);
+    model_term_add(terms, "rows", rows, "", "law measured.compute.%s (%d points); rows: docs/model.md \"Probed "
+                   "compute laws\"", cfg_law_names[c], t->n_us);
+    double us = model_law_eval(t, rows, bytes, terms);
+    const double top = t->rows[t->n_rows - 1];
+    if ((op->kind == PLAN_OP_GEMM || op->kind == PLAN_OP_GROUPED_GEMM) && rows > top) {
+        const double t_cmp = compute_us(sys, op, terms);
+        const bool cmp = t_cmp > us;
+        us = cmp ? t_cmp : us;
+        model_term_add(terms, "t_kernel", us, "us", "max(t_law, t_compute): rows %.0f above the largest probed %.0f; "
+                       "%s-bound", rows, top, cmp ? "compute" : "law");
+    }
+    return us;
+}
+
 double model_op_us(const cfg_system *sys, const plan_op *op, bool in_l2, model_terms *terms, const char **source)
 {
     const double bytes = op->bytes_read + op->bytes_written;
+    double rows;
+    const cfg_law_table *law = op_law(sys, op, &rows);
+    if (law) {
+        if (source)
+            *source = "probed";
+        return probed_us(sys, op, law, rows, bytes, terms);
+    }
     if (sys->measured.use && plan_op_is_compute(op->kind)) {
         const cfg_sys_table *t = &sys->measured.ops[op->kind];
         if (t->n_bytes > 0 && t->n_bytes == t->n_us) {
@@ -159,23 +235,7 @@ double model_op_us(const cfg_system *sys, const plan_op *op, bool in_l2, model_t
                        sys->gpu.mem_efficiency);
         model_term_add(terms, "t_mem", t_mem, "us", "mem_latency_us %.2f + bytes / bandwidth", sys->gpu.mem_latency_us);
     }
-
-    double t_cmp = 0.0;
-    if (op->flops > 0) {
-        const char *what = "";
-        const double peak = peak_tflops(sys, op, &what);
-        double eff = 1.0;
-        const double rows = tile_rows(op);
-        if (rows > 0) {
-            const double fill = rows / sys->gpu.gemm_tile_m;
-            eff = sys->gpu.gemm_efficiency * (fill < 1.0 ? fill : 1.0);
-            model_term_add(terms, "tile_fill", fill < 1.0 ? fill : 1.0, "", "min(1, rows %.0f / gemm_tile_m %d)", rows,
-                           sys->gpu.gemm_tile_m);
-        }
-        t_cmp = op->flops / (peak * 1e6 * eff);
-        model_term_add(terms, "t_compute", t_cmp, "us", "flops %.3g / (%s %.0f TFLOP/s x efficiency %.3f)", op->flops,
-                       what, peak, eff);
-    }
+    const double t_cmp = compute_us(sys, op, terms);
     const double floor_us = sys->gpu.kernel_floor_us;
     double t = floor_us;
     const char *bound = "floor";

@@ -49,6 +49,11 @@ static const char *check_tables(const cfg_system *s, char *buf, size_t len)
             snprintf(buf, len, "system.measured.ops.%s: %s", plan_op_kind_names[i], why);
             return buf;
         }
+    for (int i = 0; i < CFG_LAW_COUNT; i++)
+        if (*(why = model_law_check(&s->measured.compute[i]))) {
+            snprintf(buf, len, "system.measured.compute.%s: %s", cfg_law_names[i], why);
+            return buf;
+        }
     if (*(why = model_topo_check(s))) {
         snprintf(buf, len, "%s", why);
         return buf;

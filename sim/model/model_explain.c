@@ -164,6 +164,13 @@ static void explain_layer(util_buf *out, const model_ctx *ctx)
         util_buf_printf(out, "  %-26s %-12s %-4s %8.2f us (%s)\n", op->name, plan_op_kind_names[op->kind],
                         plan_stream_names[op->stream], us, src);
         print_terms(out, &t, "      ");
+        if (strcmp(src, "probed") == 0) { /* the law's provenance, whole: it can be long */
+            const int c = model_law_class(op, NULL);
+            const cfg_law_table *law = &s->measured.compute[c];
+            char lead[64];
+            snprintf(lead, sizeof(lead), "      measured.compute.%s source: ", cfg_law_names[c]);
+            print_wrapped(out, lead, law->source && law->source[0] ? law->source : "not given");
+        }
         sum += us + gap;
     }
     const int base = ctx->phases[ph].first;

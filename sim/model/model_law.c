@@ -4,6 +4,7 @@
 #include "model.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The replay runs a quantised GEMM as a bf16 GEMM of the same weight bytes, its width scaled by
@@ -56,4 +57,113 @@ int model_law_class(const plan_op *op, double *rows)
     if (rows)
         *rows = r < 1.0 ? 1.0 : r;
     return c;
+}
+
+const char *model_law_check(const cfg_law_table *t)
+{
+    static _Thread_local char why[200];
+    if (t->n_rows != t->n_bytes || t->n_bytes != t->n_us) {
+        snprintf(why, sizeof(why), "rows, bytes and us must have one value per point (rows has %d, bytes %d, us %d)",
+                 t->n_rows, t->n_bytes, t->n_us);
+        return why;
+    }
+    for (int i = 0; i < t->n_us; i++) {
+        /* The law interpolates in log(rows) and scales by bytes: both must be positive (NaN fails too). */
+        if (!(t->rows[i] > 0) || !(t->bytes[i] > 0)) {
+            snprintf(why, sizeof(why), "rows and bytes must be > 0 (point %d: rows %g, bytes %g)", i, t->rows[i],
+                     t->bytes[i]);
+            return why;
+        }
+        if (!(t->us[i] >= 0)) {
+            snprintf(why, sizeof(why), "us must be >= 0 (us[%d]=%g)", i, t->us[i]);
+            return why;
+        }
+        if (i == 0)
+            continue;
+        if (t->rows[i] < t->rows[i - 1]) {
+            snprintf(why, sizeof(why), "rows must be ascending (rows[%d]=%g after %g)", i, t->rows[i], t->rows[i - 1]);
+            return why;
+        }
+        if (t->rows[i] == t->rows[i - 1] && !(t->bytes[i] > t->bytes[i - 1])) {
+            snprintf(why, sizeof(why), "bytes must be strictly increasing within rows %g (bytes[%d]=%g after %g)",
+                     t->rows[i], i, t->bytes[i], t->bytes[i - 1]);
+            return why;
+        }
+    }
+    return "";
+}
+
+/* f_j(B): the time at `bytes` of the points first..first+n-1 (one rows value), and the rule used. */
+static double group_eval(const cfg_law_table *t, int first, int n, double bytes, char *why, size_t len)
+{
+    const double *b = t->bytes + first, *u = t->us + first;
+    if (bytes <= b[0]) {
+        /* Below the smallest size measured the op is latency-bound: it does not get faster. */
+        snprintf(why, len, "bytes %.4g at or below the smallest point %.4g: its time", bytes, b[0]);
+        return u[0];
+    }
+    if (n == 1) {
+        snprintf(why, len, "bytes %.4g above the one point %.4g: its time x bytes / %.4g", bytes, b[0], b[0]);
+        return u[0] * bytes / b[0];
+    }
+    if (bytes > b[n - 1]) {
+        double s = (u[n - 1] - u[n - 2]) / (b[n - 1] - b[n - 2]);
+        const bool last = s > 0;
+        if (!last) /* noise made the last segment flat or falling: the average rate of the largest point */
+            s = u[n - 1] / b[n - 1];
+        snprintf(why, len, "bytes %.4g above the largest %.4g: + %.4g us/MB (%s)", bytes, b[n - 1], s * 1e6,
+                 last ? "last segment's slope" : "last segment not rising: average rate");
+        return u[n - 1] + (bytes - b[n - 1]) * s;
+    }
+    int i = 1;
+    while (b[i] < bytes) /* b[0] < bytes <= b[n-1]: stops at n-1 at the latest */
+        i++;
+    snprintf(why, len, "bytes %.4g between %.4g and %.4g (linear)", bytes, b[i - 1], b[i]);
+    return u[i - 1] + (bytes - b[i - 1]) / (b[i] - b[i - 1]) * (u[i] - u[i - 1]);
+}
+
+/* The points of the rows group that starts at `first`: how many share its rows value. */
+static int group_len(const cfg_law_table *t, int first)
+{
+    int k = first + 1;
+    while (k < t->n_us && t->rows[k] == t->rows[first])
+        k++;
+    return k - first;
+}
+
+static double group_term(const cfg_law_table *t, int first, double bytes, model_terms *terms)
+{
+    char why[192], name[40];
+    const double f = group_eval(t, first, group_len(t, first), bytes, why, sizeof(why));
+    snprintf(name, sizeof(name), "law@rows %.6g", t->rows[first]);
+    model_term_add(terms, name, f, "us", "%s", why);
+    return f;
+}
+
+double model_law_eval(const cfg_law_table *t, double rows, double bytes, model_terms *terms)
+{
+    const int n = t->n_us;
+    if (n <= 0 || t->n_rows != n || t->n_bytes != n)
+        return NAN;
+    /* lo: the first point of the last group whose rows <= `rows` (or of the first group when below all). */
+    int lo = 0;
+    for (int k = group_len(t, 0); k < n && t->rows[k] <= rows; k += group_len(t, k))
+        lo = k;
+    const int hi = lo + group_len(t, lo);
+    const double r_lo = t->rows[lo];
+    double us;
+    if (rows <= r_lo || hi >= n) {
+        us = group_term(t, lo, bytes, terms);
+        model_term_add(terms, "t_law", fmax(us, 0.0), "us", "rows %.4g %s rows %.4g", rows,
+                       rows == r_lo ? "at the points of" : rows < r_lo ? "below the smallest, the law of" :
+                       "above the largest, the law of", r_lo);
+    } else {
+        const double r_hi = t->rows[hi];
+        const double w = (log(rows) - log(r_lo)) / (log(r_hi) - log(r_lo));
+        const double f_lo = group_term(t, lo, bytes, terms), f_hi = group_term(t, hi, bytes, terms);
+        us = f_lo + w * (f_hi - f_lo);
+        model_term_add(terms, "t_law", fmax(us, 0.0), "us", "rows %.4g between %.4g and %.4g (log): w %.4f", rows,
+                       r_lo, r_hi, w);
+    }
+    return fmax(us, 0.0);
 }

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Model against replay on held-out scenarios (issue #13 item 3).
+
+For every `run-<case>.json` in FOLDER (a `vpsim run --backend none` of configs/default.yaml on one GPU,
+with its --set options), price the same scenario with `vpsim model --system SYSTEM --backend none`
+(the binary of this checkout) and compare per op class (gemm, attention, other: each summed over the
+cycle's phases, gaps included as both sides count them) and the cycle (model: phases without the host
+overhead; replay: the timed cycle median). error = (model - measured) / measured.
+
+usage: bench/heldout.py FOLDER SYSTEM [--vpsim build/vpsim] [--json OUT.json]
+Prints a markdown table; exit 0 (the table says which cases are outside 10 % per class / 5 % cycle).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+CLASSES = ("gemm", "attention", "other")
+
+
+def sets_of(run):
+    args, out, i = run.get("command_line", []), [], 0
+    while i < len(args):
+        if args[i] == "--set" and i + 1 < len(args):
+            out += ["--set", args[i + 1]]
+            i += 2
+        else:
+            i += 1
+    return out
+
+
+def class_sums(doc):
+    b = doc["backends"][0]
+    return {c: sum(p.get(c + "_ms", 0.0) for p in b["phases"]) for c in CLASSES}
+
+
+def model_of(vpsim, system, sets):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "m.json")
+        cmd = [vpsim, "model", "configs/default.yaml", "--system", system, "--backend", "none", "--format", "json",
+               "--out", out] + sets
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        with open(out) as f:
+            return json.load(f)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("folder")
+    ap.add_argument("system")
+    ap.add_argument("--vpsim", default="build/vpsim")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    rows = []
+    for name in sorted(os.listdir(a.folder)):
+        if not (name.startswith("run-") and name.endswith(".json")):
+            continue
+        with open(os.path.join(a.folder, name)) as f:
+            run = json.load(f)
+        sets = sets_of(run)
+        model = model_of(a.vpsim, a.system, sets)
+        meas, mod = class_sums(run), class_sums(model)
+        mb = model["backends"][0]
+        row = {"case": name[4:-5], "sets": " ".join(s for s in sets if s != "--set")}
+        for c in CLASSES:
+            row[c] = (meas[c], mod[c], 100.0 * (mod[c] - meas[c]) / meas[c] if meas[c] else float("nan"))
+        cyc_meas = run["measured"]["cycle_median_ms"]
+        cyc_mod = mb["cycle_ms"] - mb["host_ms"]
+        row["cycle"] = (cyc_meas, cyc_mod, 100.0 * (cyc_mod - cyc_meas) / cyc_meas)
+        row["ok"] = all(abs(row[c][2]) <= 10 for c in CLASSES) and abs(row["cycle"][2]) <= 5
+        rows.append(row)
+    print("| case | --set | gemm ms meas / model (err) | attention | other | cycle | within 10 % / 5 % |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        cells = [f"{r[c][0]:.3f} / {r[c][1]:.3f} ({r[c][2]:+.1f}%)" for c in CLASSES + ("cycle",)]
+        print(f"| {r['case']} | {r['sets'] or '-'} | " + " | ".join(cells) + f" | {'yes' if r['ok'] else 'no'} |")
+    if a.json:
+        with open(a.json + ".tmp", "w") as f:
+            json.dump(rows, f, indent=1)
+        os.replace(a.json + ".tmp", a.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

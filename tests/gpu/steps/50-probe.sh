@@ -1,0 +1,26 @@
+# shellcheck shell=bash
+# The compute probe (`vpsim calibrate --measure`, issue #13) on CUDA (sourced by tests/gpu/run_gpu_tests.sh
+# after 20-exec.sh, whose helpers it uses). The quick grid in CUDA graphs: the file loads, every class
+# the default scenario uses has a law, the gap is a graph's, GEMM time grows with the weight bytes at a
+# fixed rows value, and model mode prices the ops by the laws.
+PROBE="$LOGS/probe-quick.yaml"
+run_step probe-cuda-quick "$VPSIM" calibrate --measure configs/default.yaml --system configs/systems/h200-1x.yaml \
+    --device cuda --quick --passes 5 --out "$PROBE"
+run_step probe-cuda-quick-laws "$PY" - "$PROBE" <<'PYEOF'
+# Plain text, not a YAML library (the device machine may lack one): calibrate writes these lines itself.
+import re, sys
+text = open(sys.argv[1]).read()
+tables = dict(re.findall(r"\n    ([a-z_]+):\n      rows: \[[^]]*\]\n      bytes: \[[^]]*\]\n      us: \[([^]]*)\]\n"
+                         r"      source: \"[^\"]*graph, L2 flushed", text))
+for c in ["gemm_wide", "gemm_narrow", "gemm_batched", "grouped_wide", "grouped_narrow", "attention_mla",
+          "attention_gqa", "norm", "elementwise", "silu_mul", "embedding"]:
+    n = len(tables[c].split(",")) if c in tables else 0
+    print(f"law {c}: {n} points measured in a graph ok={int(n == 4)} ")
+us = [float(v) for v in tables.get("gemm_wide", "0").split(",")]
+grows = len(us) == 4 and us[1] > us[0] and us[3] > us[2]
+print(f"gemm_wide time grows with bytes at each rows value: {us} ok={int(grows)} ")
+gap = float(re.search(r"\n  graph_node_us: ([0-9.e+-]+)", text).group(1))
+print(f"graph_node_us {gap} in (0, 20) ok={int(0 < gap < 20)} ")
+PYEOF
+run_step probe-cuda-model-explain bash -c "\"$VPSIM\" model configs/default.yaml --system \"$PROBE\" --backend none \
+    --explain | grep -c '(probed)'"

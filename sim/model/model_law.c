@@ -7,15 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The replay runs a quantised GEMM as a bf16 GEMM of the same weight bytes, its width scaled by
- * bytes-per-weight / 2 (dev_cuda.c n_effective): the shape cuBLAS sees is that one. */
-static double effective_n(const plan_op *op)
-{
-    if (op->wdtype != CFG_DT_INT4 && op->wdtype != CFG_DT_FP8)
-        return (double)op->n;
-    return (double)op->n * cfg_dtype_weight_bytes(op->wdtype, op->wgroup) / 2.0;
-}
-
 static bool name_ends_with(const char *s, const char *suffix)
 {
     size_t a = strlen(s), b = strlen(suffix);
@@ -29,12 +20,12 @@ int model_law_class(const plan_op *op, double *rows)
     switch (op->kind) {
     case PLAN_OP_GEMM:
         r = (double)op->m;
-        c = op->batch > 1 ? CFG_LAW_GEMM_BATCHED : effective_n(op) >= (double)op->k ? CFG_LAW_GEMM_WIDE : CFG_LAW_GEMM_NARROW;
+        c = op->batch > 1 ? CFG_LAW_GEMM_BATCHED : plan_op_effective_n(op) >= (double)op->k ? CFG_LAW_GEMM_WIDE : CFG_LAW_GEMM_NARROW;
         break;
     case PLAN_OP_GROUPED_GEMM:
         /* The replay spreads the rows evenly over the touched experts (one strided-batched GEMM). */
         r = op->batch > 0 ? ceil((double)op->m / op->batch) : (double)op->m;
-        c = effective_n(op) >= (double)op->k ? CFG_LAW_GROUPED_WIDE : CFG_LAW_GROUPED_NARROW;
+        c = plan_op_effective_n(op) >= (double)op->k ? CFG_LAW_GROUPED_WIDE : CFG_LAW_GROUPED_NARROW;
         break;
     case PLAN_OP_ATTENTION:
         /* Query rows that read one KV head: what fills the score tile of one sequence. */

@@ -121,6 +121,9 @@ void plan_free(plan *p);
 /* Append an op (used by the builder and by the JSON loader), and recompute its derived terms. */
 plan_op *plan_phase_add_op(plan_phase *ph);
 void plan_op_finalize(plan_op *op);
+/* The output width the replay's GEMM has: a quantised GEMM (INT4, FP8) runs as a bf16 GEMM reading the
+ * same weight bytes, its width scaled by bytes-per-weight / 2 (sim/exec/dev_cuda.c); else n. */
+double plan_op_effective_n(const plan_op *op);
 /* Elements one rank sends (`in`) and receives (`out`) in a collective op (see plan_op.count). */
 void plan_collective_elems(const plan_op *op, long long *in, long long *out);
 /* collectives.allreduce_split (plan_split.c): each layer allreduce that feeds an RMSNorm becomes

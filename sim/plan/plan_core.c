@@ -171,3 +171,10 @@ const plan_phase *plan_find_phase(const plan *p, const char *name)
             return &p->phases[i];
     return NULL;
 }
+
+double plan_op_effective_n(const plan_op *op)
+{
+    if (op->wdtype != CFG_DT_INT4 && op->wdtype != CFG_DT_FP8)
+        return (double)op->n;
+    return (double)op->n * cfg_dtype_weight_bytes(op->wdtype, op->wgroup) / 2.0;
+}

@@ -118,20 +118,50 @@ static void gemms(probe *pr)
 }
 
 /* grouped_wide / grouped_narrow: rows per expert x experts routed rows over `experts` weights. */
+/* Grouped GEMMs at the per-expert shapes of the scenario's target (w13: 2 x intermediate / TP by hidden;
+ * w2: hidden by intermediate / TP; the routed experts' dtype, which the replay runs as a bf16 GEMM of the
+ * same bytes): how well cuBLAS fills the GPU depends on the per-expert output width, which a quantised
+ * w13 makes very narrow (Kimi-K2.5 INT4 at TP 8: 512 x 0.5625 / 2 = 144 wide, 7168 deep), and no generic
+ * shape stands for that. A class the target has no shape for (a dense model, or both in one class) takes the generic
+ * per-expert (2048, 512) / (512, 2048). */
 static void grouped(probe *pr)
 {
-    for (int wide = 1; wide >= 0; wide--)
+    const cfg_model *m = &pr->sc->target;
+    const int tp = pr->b.ranks;
+    plan_op shape[2]; /* [1] wide, [0] narrow */
+    bool have[2] = {false, false};
+    if (m->moe.experts > 0 && m->moe.intermediate / tp > 0) {
+        const long long inter = m->moe.intermediate / tp, h = m->hidden;
+        const long long nk[2][2] = {{2 * inter, h}, {h, inter}};
+        for (int i = 0; i < 2; i++) {
+            plan_op t = tmpl(pr, PLAN_OP_GROUPED_GEMM);
+            t.n = nk[i][0];
+            t.k = nk[i][1];
+            t.wdtype = (cfg_dtype)m->weights.routed_experts.dtype;
+            t.wgroup = m->weights.routed_experts.group;
+            const int wide = plan_op_effective_n(&t) >= (double)t.k;
+            if (!have[wide]) {
+                shape[wide] = t;
+                have[wide] = true;
+            }
+        }
+    }
+    for (int wide = 1; wide >= 0; wide--) {
+        if (!have[wide]) {
+            shape[wide] = tmpl(pr, PLAN_OP_GROUPED_GEMM);
+            shape[wide].n = wide ? grouped_wide_nk[0] : grouped_wide_nk[1];
+            shape[wide].k = wide ? grouped_wide_nk[1] : grouped_wide_nk[0];
+        }
         for (int r = 0; r < count(pr, LEN(grouped_rows)); r++)
             for (int s = 0; s < count(pr, LEN(grouped_experts)); s++) {
-                plan_op t = tmpl(pr, PLAN_OP_GROUPED_GEMM);
+                plan_op t = shape[wide];
                 t.batch = grouped_experts[s];
                 t.m = grouped_rows[r] * t.batch;
-                t.n = wide ? grouped_wide_nk[0] : grouped_wide_nk[1];
-                t.k = wide ? grouped_wide_nk[1] : grouped_wide_nk[0];
                 char size[24];
                 snprintf(size, sizeof(size), "e%d", t.batch);
                 add_point(pr, &t, wide ? "grouped_wide" : "grouped_narrow", grouped_rows[r], size);
             }
+    }
 }
 
 /* Attention as plan_build.c builds it: MLA reads one latent of kv_lora_rank + rope per token shared by
@@ -259,7 +289,13 @@ double plan_probe_arena_bytes(const plan *p)
             double b = 0.0;
             switch (op->kind) {
             case PLAN_OP_GEMM:
-            case PLAN_OP_GROUPED_GEMM: b = 2.0 * op->k * op->n * op->batch; break;
+            case PLAN_OP_GROUPED_GEMM: {
+                /* The device's stand-in width for quantised weights (dev_cuda.c n_effective). */
+                const bool quantised = op->wdtype == CFG_DT_INT4 || op->wdtype == CFG_DT_FP8;
+                const double n = quantised ? (double)((long long)(plan_op_effective_n(op) + 7) / 8 * 8) : (double)op->n;
+                b = 2.0 * op->k * n * op->batch;
+                break;
+            }
             case PLAN_OP_EMBEDDING: b = 2.0 * op->k * op->n; break;
             case PLAN_OP_ATTENTION: {
                 const double tok = (double)op->batch * op->kv_len * (op->kv_shared ? 1 : op->kv_heads);

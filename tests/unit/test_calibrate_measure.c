@@ -114,14 +114,20 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
     cr_assert(e->kind == PLAN_OP_EMBEDDING && e->m == 16 && e->n == 7168 && e->k == 163840 / 8);
     const plan_op *s = th_find_op(ph, "probe.r64.16k.2.silu_mul", -1);
     cr_assert(s->kind == PLAN_OP_ELEMENTWISE && s->m == 64 && s->n == 16384);
+    /* Grouped: the target's own per-expert shapes. Kimi-K2.5 at TP 8: w13 512 x 7168 INT4 (group 32:
+     * 0.5 + 2 / 32 = 0.5625 B a weight, replayed 512 x 0.5625 / 2 = 144 wide: narrow), w2 7168 x 256
+     * (2016 wide: wide). */
     const plan_op *gr = th_find_op(ph, "probe.grouped_narrow.r16.e64.0", -1);
-    th_assert_gemm(gr, 16 * 64, 2048, 512, 64);
+    th_assert_gemm(gr, 16 * 64, 7168, 512, 64);
+    cr_assert(gr->wdtype == CFG_DT_INT4 && gr->wgroup == 32);
+    const plan_op *gw = th_find_op(ph, "probe.grouped_wide.r1.e4.3", -1);
+    th_assert_gemm(gw, 4, 256, 7168, 4);
     /* The arena, class by class (every size a multiple of 256 B): GEMMs 1+4+16+64+256 MiB x 8 rows x 4 ops
-     * x 2 orientations; bmm 128 KiB x (8+32+128) x 6 rows x 4; grouped 2 MiB x (4+16+64) x 5 rows x 4 x 2;
+     * x 2 orientations; bmm 128 KiB x (8+32+128) x 6 rows x 4; grouped (7168 x 144 + 256 x 2016) x 2 B x (4+16+64) x 5 rows x 4;
      * embedding 20480 x (2048+7168) x 2 B x 4 rows x 4; MLA 576 x 2 B per token, GQA 8 KV heads x 256 x
-     * 2 B per token, over 1k+4k+16k+64k tokens x 4 rows x 4. 40.8 GiB in all. */
+     * 2 B per token, over 1k+4k+16k+64k tokens x 4 rows x 4. 39.1 GiB in all. */
     const double mib = 1024.0 * 1024.0, kv = 1024 + 4096 + 16384 + 65536;
-    const double want = 341 * mib * 8 * 4 * 2 + 128 * 1024.0 * 168 * 6 * 4 + 2 * mib * 84 * 5 * 4 * 2 +
+    const double want = 341 * mib * 8 * 4 * 2 + 128 * 1024.0 * 168 * 6 * 4 + (7168.0 * 144 + 256 * 2016) * 2 * 84 * 5 * 4 +
                         20480.0 * 9216 * 2 * 4 * 4 + 1152 * kv * 16 + 4096 * kv * 16;
     cr_assert_float_eq(plan_probe_arena_bytes(&p), want, 0.5, "%.0f", plan_probe_arena_bytes(&p));
     plan_free(&p);

@@ -176,10 +176,9 @@ Test(fusion, default_oneshot_saves_one_norm_launch_per_fused_pair)
 
 static th_result mpirun_fused(const char *extra)
 {
-    const char *bin = getenv("VPSIM_BIN");
-    return th_sh(TH_MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu --backend mpi --set "
-                           "fusion.allreduce_residual_norm=true --check --iters 1 --warmup 0 %s",
-                 bin ? bin : "build/vpsim", extra);
+    return th_mpirun(2, "run configs/tiny.yaml --device cpu --backend mpi --set fusion.allreduce_residual_norm=true "
+                        "--check --iters 1 --warmup 0 %s",
+                     extra);
 }
 
 Test(fusion, cpu_replay_checks_allreduce_norm_and_fails_when_corrupted, .timeout = 120)

@@ -248,10 +248,9 @@ Test(tbo_replay, cpu_check_passes_at_2_ranks_and_says_the_replay_is_serial, .tim
     cr_assert_not_null(mkdtemp(tmpl));
     char path[300];
     snprintf(path, sizeof(path), "%s/results.json", tmpl);
-    const char *bin = getenv("VPSIM_BIN");
-    th_result r = th_sh(TH_MPIRUN " -np 2 '%s' run configs/tiny.yaml --set workload.batch=3 --set overlap.two_batch=true "
-                                  "--device cpu --backend mpi --check --iters 2 --warmup 1 --out %s",
-                        bin ? bin : "build/vpsim", path);
+    th_result r = th_mpirun(2, "run configs/tiny.yaml --set workload.batch=3 --set overlap.two_batch=true --device cpu "
+                               "--backend mpi --check --iters 2 --warmup 1 --out %s",
+                            path);
     cr_assert_eq(r.status, 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
     cr_assert(strstr(r.out, "CHECK FAILED") == NULL, "%s", r.out);
     char *json = th_slurp(path);

@@ -3,6 +3,7 @@
 #include "../../sim/model/model_internal.h"
 #include "../../sim/plan/plan_json.h"
 #include "test_helpers.h"
+#include "th_model.h"
 #include "th_plan.h"
 
 #include <criterion/criterion.h>
@@ -212,20 +213,7 @@ Test(tbo_model, stretch_comes_from_the_system_sms_and_channels)
 
 static double verify_ms(const char *const *sets, int n, cfg_backend be)
 {
-    cfg_scenario sc;
-    plan p;
-    th_plan_build("configs/default.yaml", sets, n, &sc, &p);
-    char why[256];
-    model_ctx *ctx = model_prepare(&sc, &p, why, sizeof(why));
-    cr_assert_not_null(ctx, "%s", why);
-    results_cycle r;
-    model_eval(ctx, be, false, &r);
-    cr_assert(r.available, "%s", r.reason);
-    const double ms = r.verify_ms;
-    results_cycle_free(&r);
-    model_free(ctx);
-    th_plan_done(&sc, &p);
-    return ms;
+    return th_model_cycle(sets, n, be, NULL, NULL).verify_ms;
 }
 
 Test(tbo_model, overlap_hides_communication_and_costs_a_second_weight_read)

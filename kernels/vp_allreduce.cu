@@ -78,7 +78,6 @@ __global__ void __launch_bounds__(VP_AR_THREADS) push_kernel(const vp_ar_args a)
         return;
     const int parity = (int)(epoch & 1u);
     const long long lines = (a.count + 3) / 4;
-    const u64 tag = (u64)epoch << 32;
     bool ok = true;
     for (long long j = blockIdx.x * (long long)blockDim.x + threadIdx.x; ok && j < lines;
          j += (long long)gridDim.x * blockDim.x) {
@@ -96,17 +95,8 @@ __global__ void __launch_bounds__(VP_AR_THREADS) push_kernel(const vp_ar_args a)
                 if (k < n)
                     d[k >> 1] |= (unsigned)src[k] << (16 * (k & 1));
         }
-        const u64 w0 = tag | d[0], w1 = tag | d[1];
-        for (int k = 1; k < a.world; k++)
-            st_volatile_v2u64(landing(a, (a.rank + k) % a.world, parity, a.rank, j), w0, w1);
         float acc[4] = {0.f, 0.f, 0.f, 0.f};
-        for (int r = 0; r < a.world && ok; r++) { // fixed order: bit-identical on every rank
-            u64 g0 = w0, g1 = w1;
-            if (r != a.rank)
-                ok = wait_line(a, landing(a, a.rank, parity, r, j), epoch, r, j, &g0, &g1);
-            add_word(acc, (unsigned)g0);
-            add_word(acc + 2, (unsigned)g1);
-        }
+        ok = push_line(a, parity, epoch, j, d[0], d[1], acc);
         if (!ok)
             break;
         bf16 *dst = (bf16 *)a.out + e0;

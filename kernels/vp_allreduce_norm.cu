@@ -165,7 +165,6 @@ __global__ void __launch_bounds__(VP_AR_THREADS) push_norm_kernel(const vp_ar_ar
     const bool live = call_begin(a, &epoch);
     const row_walk w = make_walk();
     const int parity = (int)(epoch & 1u);
-    const u64 tag = (u64)epoch << 32;
     const int per_row = nm.width / 4;
     const int first = w.b * (int)blockDim.x + (int)threadIdx.x, stride = w.k * (int)blockDim.x;
     bool ok = live;
@@ -177,17 +176,8 @@ __global__ void __launch_bounds__(VP_AR_THREADS) push_norm_kernel(const vp_ar_ar
             const unsigned short *src = (const unsigned short *)a.in[a.rank] + e0;
             const unsigned d0 = (unsigned)src[0] | (unsigned)src[1] << 16;
             const unsigned d1 = (unsigned)src[2] | (unsigned)src[3] << 16;
-            const u64 w0 = tag | d0, w1 = tag | d1;
-            for (int k = 1; k < a.world; k++)
-                st_volatile_v2u64(landing(a, (a.rank + k) % a.world, parity, a.rank, j), w0, w1);
             float acc[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-            for (int r = 0; r < a.world && ok; r++) { // fixed order: bit-identical on every rank
-                u64 g0 = w0, g1 = w1;
-                if (r != a.rank)
-                    ok = wait_line(a, landing(a, a.rank, parity, r, j), epoch, r, j, &g0, &g1);
-                add_word(acc, (unsigned)g0);
-                add_word(acc + 2, (unsigned)g1);
-            }
+            ok = push_line(a, parity, epoch, j, d0, d1, acc);
             if (ok)
                 ss += add_residual<false>(acc, nm, e0, 4);
         }

@@ -329,6 +329,26 @@ __device__ __forceinline__ void add_word(float *acc, unsigned d)
     acc[1] += f.y;
 }
 
+// Line j of this rank (its 4 bf16 elements as the pairs d0, d1), tagged with the epoch, stored into every
+// peer's landing buffer; then every rank's copy of the line added into acc[0..3] in the fixed order
+// 0..N-1, so the sum is bit-identical on every rank. False when a wait failed (timeout or a failed rank).
+__device__ __forceinline__ bool push_line(const vp_ar_args &a, int parity, unsigned epoch, long long j, unsigned d0,
+                                          unsigned d1, float *acc)
+{
+    const u64 tag = (u64)epoch << 32, w0 = tag | d0, w1 = tag | d1;
+    for (int k = 1; k < a.world; k++)
+        st_volatile_v2u64(landing(a, (a.rank + k) % a.world, parity, a.rank, j), w0, w1);
+    bool ok = true;
+    for (int r = 0; r < a.world && ok; r++) {
+        u64 g0 = w0, g1 = w1;
+        if (r != a.rank)
+            ok = wait_line(a, landing(a, a.rank, parity, r, j), epoch, r, j, &g0, &g1);
+        add_word(acc, (unsigned)g0);
+        add_word(acc + 2, (unsigned)g1);
+    }
+    return ok;
+}
+
 } // namespace
 
 #endif

@@ -33,7 +33,6 @@
 _Static_assert(COMM_MAX_RANKS == VP_AR_MAX_RANKS, "comm_custom.h and vp_allreduce.h disagree on the rank limit");
 _Static_assert(sizeof(cudaIpcMemHandle_t) == COMM_REG_HANDLE_BYTES, "IPC handle size changed");
 
-
 typedef enum { ALGO_ONESHOT, ALGO_TWOSHOT, ALGO_PUSH } custom_algo;
 static const char *const algo_names[] = {"oneshot", "twoshot", "push"};
 static const char *const algo_desc[] = {
@@ -287,10 +286,12 @@ static void query_topology(custom_state *s, const comm_reg_record *recs)
     free(all);
 }
 
-static vp_ar_args base_args(const custom_state *s)
+static vp_ar_args base_args(const custom_state *s, long long count, void *out)
 {
     vp_ar_args a;
     memset(&a, 0, sizeof(a));
+    a.count = count;
+    a.out = out;
     a.rank = s->rank;
     a.world = s->world;
     for (int r = 0; r < s->world; r++) {
@@ -307,8 +308,7 @@ static vp_ar_args base_args(const custom_state *s)
  * mappings; a pair that fails is named by both ends before the job aborts. */
 static void p2p_check(comm_ctx *x, custom_state *s)
 {
-    vp_ar_args a = base_args(s);
-    a.out = s->local[COMM_REG_SIGNAL]; /* unused by the probe; keeps the argument check simple */
+    vp_ar_args a = base_args(s, 0, s->local[COMM_REG_SIGNAL]); /* out: unused; keeps the argument check simple */
     cudaStream_t st = x->dev->stream(x, 0);
     VP_KERNEL(vp_ar_probe(&a, st));
     VP_CUDA(cudaStreamSynchronize(st));
@@ -416,13 +416,21 @@ static bool overlaps(const void *a, long long a_count, const void *b, long long 
     return x < y + b_count * 2 && y < x + a_count * 2;
 }
 
-static void check_count(const custom_state *s, long long elems)
+/* The prologue of every collective: an earlier call's timeout aborts first, an empty call does nothing
+ * (false), `elems` (what it touches in a registered buffer) must fit the registration; then it counts. */
+static bool begin_call(custom_state *s, vp_ar_args *a, void *recv, long long count, long long elems)
 {
-    if (elems <= s->max_count)
-        return;
-    char msg[160];
-    snprintf(msg, sizeof(msg), "%lld elements exceed the %lld registered at init", elems, s->max_count);
-    dist_fail(__FILE__, __LINE__, "custom allreduce", msg);
+    check_error(s);
+    if (count <= 0)
+        return false;
+    if (elems > s->max_count) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "%lld elements exceed the %lld registered at init", elems, s->max_count);
+        dist_fail(__FILE__, __LINE__, "custom allreduce", msg);
+    }
+    *a = base_args(s, count, recv);
+    s->calls++;
+    return true;
 }
 
 /* Inputs that peers read must be registered buffers at their base (the same offset on every rank);
@@ -444,18 +452,12 @@ static void map_input(comm_ctx *x, custom_state *s, vp_ar_args *a, const void *s
 
 static void custom_allreduce(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
-    (void)op;
-    (void)flat;
+    (void)op, (void)flat;
     custom_state *s = x->state;
-    check_error(s);
-    if (count <= 0)
+    vp_ar_args a;
+    if (!begin_call(s, &a, recv, count, count))
         return;
-    check_count(s, count);
     cudaStream_t st = x->dev->stream(x, 0);
-    vp_ar_args a = base_args(s);
-    a.count = count;
-    a.out = recv;
-    s->calls++;
     if (s->algo == ALGO_PUSH) { /* reads only its own input, locally: any pointer, in place included */
         a.in[s->rank] = send;
         VP_KERNEL(vp_allreduce_push(&a, st));
@@ -478,19 +480,14 @@ static void custom_allreduce_norm(comm_ctx *x, const plan_op *op, int flat, cons
 {
     custom_state *s = x->state;
     const bool fused = s->algo == ALGO_ONESHOT || (s->algo == ALGO_PUSH && op->n % 4 == 0);
-    if (!fused || count <= 0) {
+    vp_ar_args a;
+    if (!fused || !begin_call(s, &a, recv, count, count)) { /* unfused, or an empty call */
         custom_allreduce(x, op, flat, send, recv, count);
         if (count > 0)
             x->dev->residual_norm(x, recv, residual, weight, op->m, op->n);
         return;
     }
-    check_error(s);
-    check_count(s, count);
     cudaStream_t st = x->dev->stream(x, 0);
-    vp_ar_args a = base_args(s);
-    a.count = count;
-    a.out = recv;
-    s->calls++;
     const vp_ar_norm nm = {residual, weight, (int)op->m, (int)op->n, 1e-6f};
     if (s->algo == ALGO_PUSH) {
         a.in[s->rank] = send;
@@ -505,17 +502,11 @@ static void custom_allreduce_norm(comm_ctx *x, const plan_op *op, int flat, cons
  * all-gather (logits) is not what they are compared on. */
 static void custom_allgather(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
-    (void)op;
-    (void)flat;
+    (void)op, (void)flat;
     custom_state *s = x->state;
-    check_error(s);
-    if (count <= 0)
+    vp_ar_args a;
+    if (!begin_call(s, &a, recv, count, count * s->world))
         return;
-    check_count(s, count * s->world);
-    vp_ar_args a = base_args(s);
-    a.count = count;
-    a.out = recv;
-    s->calls++;
     map_input(x, s, &a, send, true, recv, count * s->world);
     VP_KERNEL(vp_allgather_oneshot(&a, x->dev->stream(x, 0)));
 }
@@ -526,17 +517,11 @@ static void custom_allgather(comm_ctx *x, const plan_op *op, int flat, const voi
 static void custom_reduce_scatter(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
                                   long long count)
 {
-    (void)op;
-    (void)flat;
+    (void)op, (void)flat;
     custom_state *s = x->state;
-    check_error(s);
-    if (count <= 0)
+    vp_ar_args a;
+    if (!begin_call(s, &a, recv, count, count))
         return;
-    check_count(s, count);
-    vp_ar_args a = base_args(s);
-    a.count = count;
-    a.out = recv;
-    s->calls++;
     map_input(x, s, &a, send, true, recv, count / s->world);
     VP_KERNEL(vp_reduce_scatter_oneshot(&a, x->dev->stream(x, 0)));
 }

@@ -7,6 +7,7 @@
  * sizes (m <= a few dozen rows) these GEMMs are memory-bound, so time follows the bytes; what the
  * stand-in misses is the dequantisation arithmetic (small next to the DRAM traffic at m <= 32) and
  * any difference in the tuned kernels' efficiency. README "Replay fidelity" states the error. */
+#include "dev_bf16.h"
 #include "dev_nvml.h"
 #include "dev_sizes.h"
 #include "exec.h"
@@ -471,38 +472,18 @@ static void *cuda_send(exec_ctx *x) { return st(x)->send; }
 static void *cuda_recv(exec_ctx *x) { return st(x)->recv; }
 static void *cuda_stream(exec_ctx *x, int which) { return st(x)->s[which]; }
 
-static float bf16_to_float(uint16_t h)
-{
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, sizeof(f));
-    return f;
-}
-
-static uint16_t float_to_bf16(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof(u));
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return 0x7fc0; /* NaN stays NaN */
-    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
-    return (uint16_t)(u >> 16);
-}
-
 static void cuda_to_host(exec_ctx *x, float *dst, const void *src, long long n)
 {
     cuda_state *s = st(x);
     VP_CUDA(cudaMemcpyAsync(s->host_bf16, src, (size_t)n * 2, cudaMemcpyDeviceToHost, s->s[0]));
     VP_CUDA(cudaStreamSynchronize(s->s[0]));
-    for (long long i = 0; i < n; i++)
-        dst[i] = bf16_to_float(s->host_bf16[i]);
+    dev_bf16_to_float(dst, s->host_bf16, n);
 }
 
 static void cuda_from_host(exec_ctx *x, void *dst, const float *src, long long n)
 {
     cuda_state *s = st(x);
-    for (long long i = 0; i < n; i++)
-        s->host_bf16[i] = float_to_bf16(src[i]);
+    dev_float_to_bf16(s->host_bf16, src, n);
     VP_CUDA(cudaMemcpyAsync(dst, s->host_bf16, (size_t)n * 2, cudaMemcpyHostToDevice, s->s[0]));
     VP_CUDA(cudaStreamSynchronize(s->s[0]));
 }

@@ -115,8 +115,7 @@ Test(bench_formats, csv_has_one_line_per_row_and_the_mark_as_a_column)
 
 static th_result bench(const char *args)
 {
-    const char *bin = getenv("VPSIM_BIN");
-    return th_sh(TH_MPIRUN " -np 2 '%s' bench-allreduce --device cpu -n 2 -w 0 %s", bin ? bin : "build/vpsim", args);
+    return th_mpirun(2, "bench-allreduce --device cpu -n 2 -w 0 %s", args);
 }
 
 Test(bench_formats, csv_under_mpirun_marks_the_verify_payload_in_its_column, .timeout = 150)

@@ -191,8 +191,7 @@ Test(comm_bench, json_has_stable_keys)
 
 static th_result bench(int np, const char *args)
 {
-    const char *bin = getenv("VPSIM_BIN");
-    return th_sh(TH_MPIRUN " -np %d '%s' bench-allreduce %s", np, bin ? bin : "build/vpsim", args);
+    return th_mpirun(np, "bench-allreduce %s", args);
 }
 
 Test(exec_bench_cli, mpi_on_cpu_checks_clean_under_mpirun_np4, .timeout = 150)

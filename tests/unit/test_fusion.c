@@ -3,6 +3,7 @@
 #include "../../sim/exec/exec.h"
 #include "../../sim/model/model.h"
 #include "test_helpers.h"
+#include "th_model.h"
 #include "th_plan.h"
 
 #include <criterion/criterion.h>
@@ -121,17 +122,7 @@ Test(fusion, norm_part_terms_hand_computed)
 
 static double cycle_ms(cfg_scenario *sc, plan *p, const char *const *sets, int n, cfg_backend be)
 {
-    th_plan_build("configs/default.yaml", sets, n, sc, p);
-    char why[256];
-    model_ctx *ctx = model_prepare(sc, p, why, sizeof(why));
-    cr_assert_not_null(ctx, "%s", why);
-    results_cycle r;
-    model_eval(ctx, be, false, &r);
-    cr_assert(r.available, "%s", r.reason);
-    const double ms = r.cycle_ms;
-    results_cycle_free(&r);
-    model_free(ctx);
-    return ms;
+    return th_model_cycle(sets, n, be, sc, p).cycle_ms;
 }
 
 /* Default scenario (CUDA graphs): a fused pair drops the norm's graph node and kernel and adds the
@@ -176,10 +167,9 @@ Test(fusion, default_oneshot_saves_one_norm_launch_per_fused_pair)
 
 static th_result mpirun_fused(const char *extra)
 {
-    const char *bin = getenv("VPSIM_BIN");
-    return th_sh(TH_MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu --backend mpi --set "
-                           "fusion.allreduce_residual_norm=true --check --iters 1 --warmup 0 %s",
-                 bin ? bin : "build/vpsim", extra);
+    return th_mpirun(2, "run configs/tiny.yaml --device cpu --backend mpi --set fusion.allreduce_residual_norm=true "
+                        "--check --iters 1 --warmup 0 %s",
+                     extra);
 }
 
 Test(fusion, cpu_replay_checks_allreduce_norm_and_fails_when_corrupted, .timeout = 120)

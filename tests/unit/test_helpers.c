@@ -71,17 +71,35 @@ th_result th_sh(const char *fmt, ...)
     return r;
 }
 
-th_result th_run(const char *fmt, ...)
+/* `PREFIX'BIN' ARGS` through the shell, BIN being VPSIM_BIN (make test sets it) or build/vpsim. */
+__attribute__((format(printf, 2, 0))) static th_result run_vpsim(const char *prefix, const char *fmt, va_list ap)
 {
     util_buf b = {0};
     const char *bin = getenv("VPSIM_BIN");
-    util_buf_printf(&b, "'%s' ", bin ? bin : "build/vpsim");
-    va_list ap;
-    va_start(ap, fmt);
+    util_buf_printf(&b, "%s'%s' ", prefix, bin ? bin : "build/vpsim");
     util_buf_vprintf(&b, fmt, ap);
-    va_end(ap);
     th_result r = run_shell(b.s);
     util_buf_free(&b);
+    return r;
+}
+
+th_result th_run(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    th_result r = run_vpsim("", fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+th_result th_mpirun(int np, const char *fmt, ...)
+{
+    char prefix[sizeof(TH_MPIRUN) + 32];
+    snprintf(prefix, sizeof(prefix), TH_MPIRUN " -np %d ", np);
+    va_list ap;
+    va_start(ap, fmt);
+    th_result r = run_vpsim(prefix, fmt, ap);
+    va_end(ap);
     return r;
 }
 

@@ -29,6 +29,8 @@ void th_expect_bad(th_result r, const char *where, const char *what);
 #define TH_MPIRUN                                                                                                       \
     "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "                  \
     "timeout -k 5 120 mpirun --allow-run-as-root --oversubscribe --bind-to none"
+/* Run `TH_MPIRUN -np NP build/vpsim ARGS` (ARGS as for th_run) from the repo root; captures both streams. */
+th_result th_mpirun(int np, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Skip the calling test when mpirun is not installed. */
 void th_need_mpirun(void);
 

@@ -4,6 +4,7 @@
 #include "../../sim/config/cfg_provenance.h"
 #include "../../sim/model/model.h"
 #include "test_helpers.h"
+#include "th_model.h"
 #include "th_plan.h"
 
 #include <criterion/criterion.h>
@@ -15,20 +16,7 @@
 
 static double tok_per_s(const char *const *sets, int n_sets, cfg_backend be)
 {
-    cfg_scenario sc;
-    plan p;
-    th_plan_build("configs/default.yaml", sets, n_sets, &sc, &p);
-    char why[256];
-    model_ctx *ctx = model_prepare(&sc, &p, why, sizeof(why));
-    cr_assert_not_null(ctx, "%s", why);
-    results_cycle r;
-    model_eval(ctx, be, false, &r);
-    cr_assert(r.available, "%s", r.reason);
-    const double v = r.tok_per_s;
-    results_cycle_free(&r);
-    model_free(ctx);
-    th_plan_done(&sc, &p);
-    return v;
+    return th_model_cycle(sets, n_sets, be, NULL, NULL).tok_per_s;
 }
 
 static const model_sens_item *find(const model_sens_item *it, int n, const char *key)

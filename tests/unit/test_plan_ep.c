@@ -265,8 +265,7 @@ Test(plan_ep, model_costs_the_ep8_alltoalls)
 
 static th_result mpirun_vpsim(const char *args)
 {
-    const char *bin = getenv("VPSIM_BIN");
-    return th_sh(TH_MPIRUN " -np 2 '%s' run %s", bin ? bin : "build/vpsim", args);
+    return th_mpirun(2, "run %s", args);
 }
 
 /* The CPU replay of the EP plan (MPI_Alltoall on fp32 host buffers), every collective checked. */

@@ -42,10 +42,8 @@ Test(policy_wiring, bad_policy_from_set_names_the_argument)
  * of them (a size taken in bf16 bytes would send them all to the first rule). */
 Test(policy_wiring, run_routes_each_allreduce_by_its_size, .timeout = 120)
 {
-    const char *bin = getenv("VPSIM_BIN");
-    th_result r = th_sh(TH_MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu "
-                        "--allreduce-policy 'mpi<=2K,mpi' --check --iters 2 --warmup 0",
-                        bin ? bin : "build/vpsim");
+    th_result r = th_mpirun(2, "run configs/tiny.yaml --device cpu --allreduce-policy 'mpi<=2K,mpi' --check --iters 2 "
+                               "--warmup 0");
     cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
     cr_assert(strstr(r.out, "mpi<=2K,mpi") != NULL, "the policy names the row:\n%s", r.out);
     const char *calls = strstr(r.out, "allreduces per rule on this rank: ");

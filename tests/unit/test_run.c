@@ -11,8 +11,7 @@
 
 static th_result mpirun_vpsim(int np, const char *args)
 {
-    const char *bin = getenv("VPSIM_BIN");
-    return th_sh(TH_MPIRUN " -np %d '%s' run %s", np, bin ? bin : "build/vpsim", args);
+    return th_mpirun(np, "run %s", args);
 }
 
 static void check_ranks(int np)

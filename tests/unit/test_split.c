@@ -147,8 +147,7 @@ Test(plan_split, fusion_and_split_together_are_refused_naming_both_keys)
 
 static th_result mpirun2(const char *args)
 {
-    const char *bin = getenv("VPSIM_BIN");
-    return th_sh(TH_MPIRUN " -np 2 '%s' %s", bin ? bin : "build/vpsim", args);
+    return th_mpirun(2, "%s", args);
 }
 
 Test(split_cpu, replay_checks_every_collective_and_a_corruption_fails_them_all, .timeout = 120)
@@ -251,10 +250,9 @@ Test(split_bench, model_and_saved_results_use_the_collective, .timeout = 120)
     cr_assert_not_null(mkdtemp(dir));
     char path[600];
     snprintf(path, sizeof(path), "%s/rs.json", dir);
-    const char *bin = getenv("VPSIM_BIN");
-    th_result r = th_sh(TH_MPIRUN " -np 2 '%s' bench-allreduce --device cpu --backend mpi --collective reduce_scatter --sizes 4K "
-                        "-n 2 -w 0 --model --format json --out %s",
-              bin ? bin : "build/vpsim", path);
+    th_result r = th_mpirun(2, "bench-allreduce --device cpu --backend mpi --collective reduce_scatter --sizes 4K -n 2 "
+                               "-w 0 --model --format json --out %s",
+                            path);
     cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
     th_free(&r);
     cfg_error err;

@@ -3,6 +3,7 @@
 #include "../../sim/model/model_internal.h"
 #include "../../sim/plan/plan_json.h"
 #include "test_helpers.h"
+#include "th_model.h"
 #include "th_plan.h"
 
 #include <criterion/criterion.h>
@@ -212,20 +213,7 @@ Test(tbo_model, stretch_comes_from_the_system_sms_and_channels)
 
 static double verify_ms(const char *const *sets, int n, cfg_backend be)
 {
-    cfg_scenario sc;
-    plan p;
-    th_plan_build("configs/default.yaml", sets, n, &sc, &p);
-    char why[256];
-    model_ctx *ctx = model_prepare(&sc, &p, why, sizeof(why));
-    cr_assert_not_null(ctx, "%s", why);
-    results_cycle r;
-    model_eval(ctx, be, false, &r);
-    cr_assert(r.available, "%s", r.reason);
-    const double ms = r.verify_ms;
-    results_cycle_free(&r);
-    model_free(ctx);
-    th_plan_done(&sc, &p);
-    return ms;
+    return th_model_cycle(sets, n, be, NULL, NULL).verify_ms;
 }
 
 Test(tbo_model, overlap_hides_communication_and_costs_a_second_weight_read)
@@ -248,10 +236,9 @@ Test(tbo_replay, cpu_check_passes_at_2_ranks_and_says_the_replay_is_serial, .tim
     cr_assert_not_null(mkdtemp(tmpl));
     char path[300];
     snprintf(path, sizeof(path), "%s/results.json", tmpl);
-    const char *bin = getenv("VPSIM_BIN");
-    th_result r = th_sh(TH_MPIRUN " -np 2 '%s' run configs/tiny.yaml --set workload.batch=3 --set overlap.two_batch=true "
-                                  "--device cpu --backend mpi --check --iters 2 --warmup 1 --out %s",
-                        bin ? bin : "build/vpsim", path);
+    th_result r = th_mpirun(2, "run configs/tiny.yaml --set workload.batch=3 --set overlap.two_batch=true --device cpu "
+                               "--backend mpi --check --iters 2 --warmup 1 --out %s",
+                            path);
     cr_assert_eq(r.status, 0, "exit %d\n%s\n%s", r.status, r.out, r.err);
     cr_assert(strstr(r.out, "CHECK FAILED") == NULL, "%s", r.out);
     char *json = th_slurp(path);

@@ -1,0 +1,15 @@
+/* Model fixture for the model tests: one scenario's modelled cycle, asserting (Criterion) on the way. */
+#ifndef VPSIM_TH_MODEL_H
+#define VPSIM_TH_MODEL_H
+
+#include "../../sim/config/cfg.h"
+#include "../../sim/plan/plan.h"
+#include "../../sim/results/results.h"
+
+/* configs/default.yaml with --set strings `sets`, planned and evaluated by the model on `be` (asserting
+ * that it is available). The result's per-op times are already freed (op_us NULL): read its scalars.
+ * With sc and p given, the scenario and plan are left there for the caller (th_plan_done them); with
+ * both NULL they are freed here. */
+results_cycle th_model_cycle(const char *const *sets, int n_sets, cfg_backend be, cfg_scenario *sc, plan *p);
+
+#endif

@@ -89,32 +89,94 @@ static void add_point(probe *pr, const plan_op *t, const char *cls, long long ro
     }
 }
 
-/* gemm_wide (n >= k) and gemm_narrow (the transposes): m rows against one weight matrix. */
+/* The scenario's own GEMM weight shapes (n, k, batch, dtype), each once, by class (model_law_class's
+ * rule: batched when batch > 1, else wide when the replayed width >= k). How well cuBLAS fills the GPU
+ * at a few rows depends on the shape, not only on the bytes (Kimi-K2.5's 1536 x 1536 q_b_proj runs at a
+ * third of the rate of a 4096 x 512 matrix of the same size on the H200), so the probe measures the
+ * shapes the scenario runs; another model or TP degree is priced by the law between them (bytes).
+ * Shapes within 2 % of the weight bytes of one already kept in the class are left out (the law needs
+ * bytes strictly increasing within a rows value). Returns how many it kept, at most `cap`. */
+static int scenario_gemm_shapes(const probe *pr, int cls_wanted, plan_op *out, int cap)
+{
+    plan real;
+    char why[256];
+    if (plan_build(pr->sc, &real, why, sizeof(why)))
+        return 0;
+    int n = 0;
+    for (int ph = 0; ph < real.n_phases; ph++)
+        for (int i = 0; i < real.phases[ph].n_ops && n < cap; i++) {
+            const plan_op *op = &real.phases[ph].ops[i];
+            if (op->kind != PLAN_OP_GEMM)
+                continue;
+            const int cls = op->batch > 1 ? 2 : plan_op_effective_n(op) >= (double)op->k ? 1 : 0;
+            if (cls != cls_wanted)
+                continue;
+            bool dup = false;
+            for (int j = 0; j < n && !dup; j++)
+                dup = op->weight_bytes > 0.98 * out[j].weight_bytes && op->weight_bytes < 1.02 * out[j].weight_bytes;
+            if (dup)
+                continue;
+            plan_op t = tmpl(pr, PLAN_OP_GEMM);
+            t.n = op->n;
+            t.k = op->k;
+            t.batch = op->batch;
+            t.wdtype = op->wdtype;
+            t.wgroup = op->wgroup;
+            t.weight_bytes = op->weight_bytes;
+            out[n++] = t;
+        }
+    plan_free(&real);
+    return n;
+}
+
+/* gemm_wide, gemm_narrow, gemm_batched: m rows against the scenario's shapes of the class; a class the
+ * scenario has no shape in takes the generic grid ((n, k) from (2048, 256) to (32768, 4096) and the
+ * transposes; 256 x 256 at batch 8/32/128). quick: the generic grid. */
 static void gemms(probe *pr)
 {
-    for (int wide = 1; wide >= 0; wide--)
-        for (int r = 0; r < count(pr, LEN(gemm_rows)); r++)
-            for (int s = 0; s < count(pr, LEN(gemm_nk)); s++) {
-                plan_op t = tmpl(pr, PLAN_OP_GEMM);
-                t.m = gemm_rows[r];
-                t.n = wide ? gemm_nk[s][0] : gemm_nk[s][1];
-                t.k = wide ? gemm_nk[s][1] : gemm_nk[s][0];
+    static const char *const names[3] = {"gemm_narrow", "gemm_wide", "gemm_batched"};
+    const int nrows[3] = {count(pr, LEN(gemm_rows)), count(pr, LEN(gemm_rows)), count(pr, LEN(bmm_rows))};
+    for (int cls = 1; cls >= 0; cls = cls == 1 ? 0 : cls == 0 ? 2 : -1) {
+        plan_op shapes[64];
+        const int own = pr->quick ? 0 : scenario_gemm_shapes(pr, cls, shapes, LEN(shapes) - 8);
+        double lo = 1e300, hi = 0.0;
+        for (int s = 0; s < own; s++) {
+            lo = shapes[s].weight_bytes < lo ? shapes[s].weight_bytes : lo;
+            hi = shapes[s].weight_bytes > hi ? shapes[s].weight_bytes : hi;
+        }
+        /* The generic grid: all of it for a class the scenario has no shape in, else the sizes outside
+         * the scenario's range, so the law has points to extrapolate from on both sides. */
+        int n = own;
+        const int ns = cls == 2 ? count(pr, LEN(bmm_batch)) : count(pr, LEN(gemm_nk));
+        for (int s = 0; s < ns; s++) {
+            plan_op t = tmpl(pr, PLAN_OP_GEMM);
+            if (cls == 2) {
+                t.n = t.k = bmm_shape;
+                t.batch = bmm_batch[s];
+            } else {
+                t.n = cls ? gemm_nk[s][0] : gemm_nk[s][1];
+                t.k = cls ? gemm_nk[s][1] : gemm_nk[s][0];
+            }
+            const double w = 2.0 * t.n * t.k * t.batch;
+            if (own == 0 || w < 0.98 * lo || w > 1.02 * hi)
+                shapes[n++] = t;
+        }
+        for (int r = 0; r < nrows[cls]; r++)
+            for (int s = 0; s < n; s++) {
+                plan_op t = shapes[s];
+                t.m = cls == 2 ? bmm_rows[r] : gemm_rows[r];
                 char a[24], b[24], size[56];
                 num_label(a, sizeof(a), t.n);
                 num_label(b, sizeof(b), t.k);
-                snprintf(size, sizeof(size), "%sx%s", a, b);
-                add_point(pr, &t, wide ? "gemm_wide" : "gemm_narrow", t.m, size);
+                if (s < own) /* the scenario's shape number s: names must fit PLAN_NAME_MAX */
+                    snprintf(size, sizeof(size), "s%d", s);
+                else if (t.batch > 1)
+                    snprintf(size, sizeof(size), "b%d", t.batch);
+                else
+                    snprintf(size, sizeof(size), "%sx%s", a, b);
+                add_point(pr, &t, names[cls], t.m, size);
             }
-    for (int r = 0; r < count(pr, LEN(bmm_rows)); r++)
-        for (int s = 0; s < count(pr, LEN(bmm_batch)); s++) {
-            plan_op t = tmpl(pr, PLAN_OP_GEMM);
-            t.m = bmm_rows[r];
-            t.n = t.k = bmm_shape;
-            t.batch = bmm_batch[s];
-            char size[24];
-            snprintf(size, sizeof(size), "b%d", t.batch);
-            add_point(pr, &t, "gemm_batched", t.m, size);
-        }
+    }
 }
 
 /* grouped_wide / grouped_narrow: rows per expert x experts routed rows over `experts` weights. */

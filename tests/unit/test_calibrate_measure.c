@@ -55,7 +55,7 @@ static void count_classes(const plan *p, int *n)
     }
 }
 
-/* Grid sizes by hand (plan_probe.h); every point 4 ops, then the flush op. configs/default.yaml's draft is GQA, so both
+/* Grid sizes by hand (plan_probe.h; GEMM shapes listed in the next test); every point 4 ops, then the flush op. configs/default.yaml's draft is GQA, so both
  * attention classes are probed. */
 Test(calibrate_measure, probe_plan_counts_per_class_and_names)
 {
@@ -65,7 +65,7 @@ Test(calibrate_measure, probe_plan_counts_per_class_and_names)
     char why[256] = "";
     int n[CFG_LAW_COUNT];
     const int full[CFG_LAW_COUNT] = {
-        [CFG_LAW_GEMM_WIDE] = 8 * 5 * 4,   [CFG_LAW_GEMM_NARROW] = 8 * 5 * 4, [CFG_LAW_GEMM_BATCHED] = 6 * 3 * 4,
+        [CFG_LAW_GEMM_WIDE] = 8 * 6 * 4,   [CFG_LAW_GEMM_NARROW] = 8 * 9 * 4, [CFG_LAW_GEMM_BATCHED] = 6 * 3 * 4,
         [CFG_LAW_GROUPED_WIDE] = 5 * 3 * 4, [CFG_LAW_GROUPED_NARROW] = 5 * 3 * 4,
         [CFG_LAW_ATTENTION_MLA] = 4 * 4 * 4, [CFG_LAW_ATTENTION_GQA] = 4 * 4 * 4, [CFG_LAW_NORM] = 4 * 4 * 4,
         [CFG_LAW_ELEMENTWISE] = 4 * 4 * 4, [CFG_LAW_SILU_MUL] = 4 * 4 * 4,   [CFG_LAW_EMBEDDING] = 4 * 2 * 4,
@@ -100,11 +100,19 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
     char why[256] = "";
     cr_assert_eq(plan_probe_build(&sc, false, &p, why, sizeof(why)), 0, "%s", why);
     const plan_phase *ph = &p.phases[0];
-    const plan_op *g = th_find_op(ph, "probe.gemm_wide.r4.8kx1k.1", -1);
-    th_assert_gemm(g, 4, 1024, 8192, 1);
-    cr_assert_float_eq(g->bytes_read + g->bytes_written, 1024.0 * 8192 * 2 + 4 * 1024 * 2 + 4 * 8192 * 2, 0.5);
-    const plan_op *n = th_find_op(ph, "probe.gemm_narrow.r4.1kx8k.0", -1);
-    th_assert_gemm(n, 4, 8192, 1024, 1);
+    /* GEMMs: the scenario's own shapes in plan order (the draft's phase first), then the generic sizes
+     * outside their range. Wide s0 is the target's o_proj (7168 x 1024 at TP 8), narrow s0 the draft's
+     * qkv_proj (3072 x 14336); the generic 2048 x 256 (1 MiB) is below every wide shape of Kimi, the
+     * generic narrow 256 x 2048 too; the generic 8192 x 1024 (16 MiB) lies inside the range: left out. */
+    const plan_op *g = th_find_op(ph, "probe.gemm_wide.r4.s0.1", -1);
+    th_assert_gemm(g, 4, 1024, 7168, 1);
+    cr_assert_float_eq(g->bytes_read + g->bytes_written, 1024.0 * 7168 * 2 + 4 * 1024 * 2 + 4 * 7168 * 2, 0.5);
+    const plan_op *n = th_find_op(ph, "probe.gemm_narrow.r4.s0.0", -1);
+    th_assert_gemm(n, 4, 14336, 3072, 1);
+    th_assert_gemm(th_find_op(ph, "probe.gemm_wide.r8.2kx256.3", -1), 8, 256, 2048, 1);
+    th_assert_gemm(th_find_op(ph, "probe.gemm_narrow.r1.256x2k.0", -1), 1, 2048, 256, 1);
+    for (int i = 0; i < ph->n_ops; i++)
+        cr_assert(strstr(ph->ops[i].name, ".8kx1k.") == NULL, "%s: inside the scenario's range", ph->ops[i].name);
     const plan_op *a = th_find_op(ph, "probe.attention_mla.r32.4k.2", -1);
     cr_assert(a->kv_shared && a->q_len == 2 && a->heads == 16 && a->kv_len == 4096 && a->qk_dim == 576 &&
               a->v_dim == 512 && a->batch == 1);
@@ -122,12 +130,20 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
     cr_assert(gr->wdtype == CFG_DT_INT4 && gr->wgroup == 32);
     const plan_op *gw = th_find_op(ph, "probe.grouped_wide.r1.e4.3", -1);
     th_assert_gemm(gw, 4, 256, 7168, 4);
-    /* The arena, class by class (every size a multiple of 256 B): GEMMs 1+4+16+64+256 MiB x 8 rows x 4 ops
-     * x 2 orientations; bmm 128 KiB x (8+32+128) x 6 rows x 4; grouped (7168 x 144 + 256 x 2016) x 2 B x (4+16+64) x 5 rows x 4;
+    /* The arena, class by class (every size a multiple of 256 B), 4 ops a point. GEMM weight bytes x 8 rows:
+     * narrow qkv_proj 3072 x 14336, mlp.gate_up 4608 x 7168, draft lm_head 4000 x 7168, fused_qkv_a 2112 x
+     * 7168, gate 384 x 7168, shared.gate_up 512 x 7168, fc 7168 x 21504 and generic 256 x 2048, 512 x 4096;
+     * wide o_proj 7168 x 1024, mlp.down 7168 x 2304, q_b 1536 x 1536, shared.down 7168 x 256, lm_head 20480 x
+     * 7168 and generic 2048 x 256 (x 2 B each); batched x 6 rows: w_kc 512 x 128 x 8 heads and generic 256 x
+     * 256 x 32 and x 128 (w_vc has w_kc's bytes: one of them); grouped (7168 x 144 + 256 x 2016) x 2 B x (4+16+64) x 5 rows x 4;
      * embedding 20480 x (2048+7168) x 2 B x 4 rows x 4; MLA 576 x 2 B per token, GQA 8 KV heads x 256 x
-     * 2 B per token, over 1k+4k+16k+64k tokens x 4 rows x 4. 39.1 GiB in all. */
-    const double mib = 1024.0 * 1024.0, kv = 1024 + 4096 + 16384 + 65536;
-    const double want = 341 * mib * 8 * 4 * 2 + 128 * 1024.0 * 168 * 6 * 4 + (7168.0 * 144 + 256 * 2016) * 2 * 84 * 5 * 4 +
+     * 2 B per token, over 1k+4k+16k+64k tokens x 4 rows x 4. 45.2 GiB in all. */
+    const double kv = 1024 + 4096 + 16384 + 65536;
+    const double narrow = 3072.0 * 14336 + 4608 * 7168 + 4000 * 7168 + 2112 * 7168 + 384 * 7168 + 512 * 7168 +
+                          7168 * 21504 + 256 * 2048 + 512 * 4096;
+    const double wide = 7168.0 * 1024 + 7168 * 2304 + 1536 * 1536 + 7168 * 256 + 20480 * 7168 + 2048 * 256;
+    const double bmm = 512.0 * 128 * 8 + 256 * 256 * (32 + 128);
+    const double want = (narrow + wide) * 2 * 8 * 4 + bmm * 2 * 6 * 4 + (7168.0 * 144 + 256 * 2016) * 2 * 84 * 5 * 4 +
                         20480.0 * 9216 * 2 * 4 * 4 + 1152 * kv * 16 + 4096 * kv * 16;
     cr_assert_float_eq(plan_probe_arena_bytes(&p), want, 0.5, "%.0f", plan_probe_arena_bytes(&p));
     plan_free(&p);

@@ -9,6 +9,8 @@ overhead; replay: the timed cycle median). error = (model - measured) / measured
 
 usage: bench/heldout.py FOLDER SYSTEM [--vpsim build/vpsim] [--json OUT.json]
 Prints a markdown table; exit 0 (the table says which cases are outside 10 % per class / 5 % cycle).
+--json writes the same as a `vpsim.heldout/1` document (written to a temp file, then renamed), which
+`make report` (analysis/make_report.py) draws as its held-out page.
 """
 import argparse
 import json
@@ -63,7 +65,8 @@ def main():
         model = model_of(a.vpsim, a.system, sets)
         meas, mod = class_sums(run), class_sums(model)
         mb = model["backends"][0]
-        row = {"case": name[4:-5], "sets": " ".join(s for s in sets if s != "--set")}
+        row = {"case": name[4:-5], "run": name, "sets": " ".join(s for s in sets if s != "--set"),
+               "gpu": run.get("environment", {}).get("gpu", "")}
         for c in CLASSES:
             row[c] = (meas[c], mod[c], 100.0 * (mod[c] - meas[c]) / meas[c] if meas[c] else float("nan"))
         cyc_meas = run["measured"]["cycle_median_ms"]
@@ -77,8 +80,17 @@ def main():
         cells = [f"{r[c][0]:.3f} / {r[c][1]:.3f} ({r[c][2]:+.1f}%)" for c in CLASSES + ("cycle",)]
         print(f"| {r['case']} | {r['sets'] or '-'} | " + " | ".join(cells) + f" | {'yes' if r['ok'] else 'no'} |")
     if a.json:
+        doc = {"schema": "vpsim.heldout/1", "system": a.system, "scenario": "configs/default.yaml",
+               "what": "model (vpsim model --backend none, CUDA graph) against replay (vpsim run --backend none, one "
+                       "rank) per op class summed over the cycle's phases, and the cycle (model without host "
+                       "overhead vs the timed median); error = (model - measured) / measured",
+               "bounds": {"class_pct": 10.0, "cycle_pct": 5.0},
+               "cases": [{"case": r["case"], "run": r["run"], "sets": r["sets"], "gpu": r["gpu"],
+                          "within_bounds": r["ok"],
+                          **{c: {"measured_ms": r[c][0], "modelled_ms": r[c][1], "error_pct": r[c][2]}
+                             for c in CLASSES + ("cycle",)}} for r in rows]}
         with open(a.json + ".tmp", "w") as f:
-            json.dump(rows, f, indent=1)
+            json.dump(doc, f, indent=1)
         os.replace(a.json + ".tmp", a.json)
     return 0
 

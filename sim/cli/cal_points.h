@@ -2,6 +2,7 @@
 #ifndef VPSIM_CAL_POINTS_H
 #define VPSIM_CAL_POINTS_H
 
+#include "cli.h"
 #include "../util/util.h"
 
 #include <stddef.h>
@@ -43,5 +44,9 @@ int cal_check_points(const char *kind, const cal_point *pts, int n, char *why, s
  * VP_EXIT_USAGE after saying why (nothing in `out` is to be written then). */
 int cal_system_text(const char *base, const char *fresh_text, const char *header, const char *note_key,
                     const char *note, util_buf *out);
+
+/* The end of calibrate's and calibrate --measure's argument checks (after getopt): the scenario
+ * argument and --format (a system file is YAML). 0, or an exit status after the message. */
+int cal_args_tail(cli_common *c, int argc, char **argv);
 
 #endif

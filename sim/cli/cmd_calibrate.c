@@ -18,6 +18,15 @@
 #include <string.h>
 
 
+int cal_args_tail(cli_common *c, int argc, char **argv)
+{
+    if (cli_positional(c, argc, argv, optind, "calibrate"))
+        return VP_EXIT_USAGE;
+    if (c->format != CLI_FMT_TABLE)
+        return cli_usage_error("calibrate", "--format: calibrate writes a YAML system file, no other format");
+    return 0;
+}
+
 static void calibrate_help(void)
 {
     printf("usage: vpsim calibrate [SCENARIO] --results RESULTS.json [--set K=V]... [--out FILE]\n"
@@ -191,12 +200,8 @@ static int parse_args(int argc, char **argv, cal_args *a)
         else
             rc = cli_take_common("calibrate", &a->c, opt, optarg, argv);
     }
-    if (rc)
+    if (rc || (rc = cal_args_tail(&a->c, argc, argv)))
         return rc;
-    if (cli_positional(&a->c, argc, argv, optind, "calibrate"))
-        return VP_EXIT_USAGE;
-    if (a->c.format != CLI_FMT_TABLE)
-        return cli_usage_error("calibrate", "--format: calibrate writes a YAML system file, no other format");
     if (!a->results)
         return cli_usage_error("calibrate", "--results RESULTS.json is required (the --out of a `vpsim run`)");
     return 0;

@@ -99,12 +99,8 @@ static int parse_args(int argc, char **argv, meas_args *a)
         default: rc = cli_take_common("calibrate", &a->c, opt, optarg, argv); break;
         }
     }
-    if (rc)
+    if (rc || (rc = cal_args_tail(&a->c, argc, argv)))
         return rc;
-    if (cli_positional(&a->c, argc, argv, optind, "calibrate"))
-        return VP_EXIT_USAGE;
-    if (a->c.format != CLI_FMT_TABLE)
-        return cli_usage_error("calibrate", "--format: calibrate writes a YAML system file, no other format");
     if (a->c.plan_path)
         return cli_usage_error("calibrate", "--plan: --measure builds its own probe plan from the scenario");
     return 0;

@@ -1,6 +1,6 @@
 /* The probe plan of `vpsim calibrate --measure` (plan_probe.h). Its grid spans what decode and verify
- * passes run: GEMM weights from 1 to 256 MB at 1 to 128 rows, attention from one query row per KV head
- * to 512 and KV lengths to 64k, row-wise ops up to 64 rows of 16k. The law's rows coordinate of every
+ * passes run: the scenario's GEMM shapes at 1 to 128 rows, attention from one query row per KV head
+ * to 512 and KV lengths to 128k, row-wise ops up to 64 rows of 16k. The law's rows coordinate of every
  * op is written into its name by the same rule model_law_class applies (the unit test holds the two
  * together). */
 #include "plan_probe.h"
@@ -25,9 +25,12 @@ static const long long bmm_rows[] = {1, 2, 4, 8, 16, 32};
 static const long long grouped_wide_nk[2] = {2048, 512};
 static const int grouped_experts[] = {4, 16, 64};
 static const long long grouped_rows[] = {1, 2, 4, 8, 16};
-static const int mla_qh[][2] = {{1, 8}, {2, 16}, {4, 32}, {8, 64}}; /* (q_len, heads) */
+/* (q_len, heads): query rows that share the latent, 8 to 512 in powers of two. The kernel's cost is not
+ * log-linear in rows across a factor of 4 (a row tile fills, then compute grows), so every doubling is a
+ * point. */
+static const int mla_qh[][2] = {{1, 8}, {1, 16}, {2, 16}, {4, 16}, {4, 32}, {8, 32}, {8, 64}};
 static const int gqa_q[] = {1, 2, 4, 8};
-static const long long kv_full[] = {1024, 4096, 16384, 65536};
+static const long long kv_full[] = {1024, 4096, 16384, 65536, 131072}; /* to the longest context asked about */
 static const long long kv_quick[] = {256, 1024};
 static const long long row_m[] = {1, 4, 16, 64};
 static const long long row_n[] = {512, 2048, 7168, 16384};

@@ -2,7 +2,7 @@
 """One-page report (Markdown + HTML, with PNG/SVG figures) from a folder of vpsim outputs.
 
 Reads every vpsim output in the folder (results JSON from `vpsim model` / `vpsim run`, sweep CSVs,
-bench-allreduce JSON, plan JSON), draws the figures and writes REPORT/report.md and REPORT/report.html.
+bench-allreduce JSON, plan JSON, compare JSON, held-out JSON from bench/heldout.py), draws the figures and writes REPORT/report.md and REPORT/report.html.
 Where each number came from is taken from the files and from the folder's README.md (see
 vpsim_provenance.py); every figure and table names its sources.
 
@@ -22,7 +22,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import report_render  # noqa: E402
 import vpsim_draw as draw  # noqa: E402
 import vpsim_extract as ex  # noqa: E402
-from vpsim_inputs import InputError, load_bench, load_json, load_plan, load_ranking, load_results, load_sweep, read_text  # noqa: E402
+from vpsim_inputs import (InputError, load_bench, load_heldout, load_json, load_plan, load_ranking,  # noqa: E402
+                          load_results, load_sweep, read_text)
 from vpsim_provenance import command_of, describe, read_readme  # noqa: E402
 
 SWEEP_TITLES = {
@@ -33,14 +34,15 @@ SWEEP_TITLES = {
     "workload.batch": "Throughput against batch (modelled)",
 }
 SCHEMA_LOADERS = {"vpsim.results/1": ("results", load_results), "vpsim.bench_allreduce/1": ("bench", load_bench),
-                  "vpsim.plan/1": ("plan", load_plan), "vpsim.compare/1": ("ranking", load_ranking)}
+                  "vpsim.plan/1": ("plan", load_plan), "vpsim.compare/1": ("ranking", load_ranking),
+                  "vpsim.heldout/1": ("heldout", load_heldout)}
 
 
 def discover(folder):
     """{kind: [(path, doc)]} and a list of skipped files with why. Malformed vpsim outputs raise."""
     if not os.path.isdir(folder):
         raise InputError(folder, "no such folder")
-    found = {"results": [], "bench": [], "plan": [], "sweep": [], "ranking": []}
+    found = {"results": [], "bench": [], "plan": [], "sweep": [], "ranking": [], "heldout": []}
     skipped = []
     for name in sorted(os.listdir(folder)):
         path = os.path.join(folder, name)
@@ -63,7 +65,7 @@ def discover(folder):
             else:
                 skipped.append((name, "CSV that is not a vpsim sweep (no backend / tok_per_s columns)"))
     if not any(found.values()):
-        raise InputError(folder, "no vpsim outputs (results/bench/plan JSON or sweep CSV) in this folder")
+        raise InputError(folder, "no vpsim outputs (results/bench/plan/compare/held-out JSON or sweep CSV) in this folder")
     return found, skipped
 
 
@@ -399,6 +401,41 @@ def section_compare(found, out, blocks, readme):
                                                        for c in ex.COMPARE_CLASSES], rows))
 
 
+def section_heldout(found, out, blocks, readme):
+    """bench/heldout.py's documents: the model on a probed system file against replays of scenarios the
+    probe did not use, per op class and for the cycle, as a table and one figure of the errors."""
+    if not found["heldout"]:
+        return
+    blocks.append(("h2", "Held-out scenarios: model against replay"))
+    for path, doc in found["heldout"]:
+        cases = ex.heldout_cases(doc)
+        name = ex.stem(path) if ex.stem(path).startswith("heldout") else "heldout-" + ex.stem(path)
+        b = doc["bounds"]
+        inside = sum(c["within"] for c in cases)
+        foot = [describe("heldout", path, doc, readme)]
+        cmd = command_of(path, readme)
+        if cmd:
+            foot.append(f"command: {cmd}")
+        title = f"Held-out scenarios of {doc['scenario']}: model ({doc['system']}) against replay"
+        paths = draw.draw_heldout(cases, b, os.path.join(out, "figures", name), foot,
+                                  title)
+        blocks.append(("h3", os.path.basename(path)))
+        blocks.append(("p", f"Each case is `{doc['scenario']}` with its `--set` options, modelled on "
+                            f"`{doc['system']}` and replayed on the GPU; {doc['what']}. "
+                            f"The bounds: every op class (gemm, attention, other) within ±{b['class_pct']:g}% "
+                            f"of the replay and the cycle within ±{b['cycle_pct']:g}%; **{inside} of "
+                            f"{len(cases)} cases** are within them."))
+        blocks.append(fig_block(out, paths, title, [path]))
+        if cmd:
+            blocks.append(("p", f"Command: `{cmd}`"))
+        rows = [[c["case"], c["sets"] or "-"]
+                + [f"{meas:.3f} / {mod:.3f} ({err:+.1f}%)" for _, meas, mod, err, _ in c["rows"]]
+                + ["yes" if c["within"] else "no"] for c in cases]
+        blocks.append(("table", ["case", "--set"] + [f"{r[0]} ms: measured / modelled (error)" for r in cases[0]["rows"]]
+                       + [f"within ±{b['class_pct']:g}% / ±{b['cycle_pct']:g}%"], rows))
+        blocks.append(("p", f"Provenance: {foot[0]}."))
+
+
 def build(folder, out):
     found, skipped = discover(folder)
     readme = read_readme(folder)
@@ -418,9 +455,10 @@ def build(folder, out):
     section_sweeps(found, out, blocks, readme)
     section_ranking(found, out, blocks, readme)
     section_compare(found, out, blocks, readme)
+    section_heldout(found, out, blocks, readme)
     blocks.append(("h2", "Provenance of the inputs"))
     items = []
-    for kind in ("results", "bench", "sweep", "plan", "ranking"):
+    for kind in ("results", "bench", "sweep", "plan", "ranking", "heldout"):
         for path, doc in found[kind]:
             line = describe(kind, path, doc, readme)
             cmd = command_of(path, readme)

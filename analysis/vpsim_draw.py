@@ -297,3 +297,47 @@ def draw_ranking(doc, out_prefix, footnote, title=None):
                              label="not ranked (does not fit / did not load)")], fontsize=7, loc="lower right")
     fig.subplots_adjust(left=0.35)
     return _save(fig, out_prefix, _footnote(fig, footnote))
+
+
+HELDOUT_COLORS = {"gemm": SEGMENT_COLORS["verify GEMM"], "attention": SEGMENT_COLORS["verify attention"],
+                  "other": SEGMENT_COLORS["verify other compute"], "cycle": "#2b2b2b"}
+
+
+def draw_heldout(cases, bounds, out_prefix, footnote, title=None):
+    """Error per op class and of the cycle, grouped per held-out case (cases from
+    vpsim_extract.heldout_cases); the class bound is a shaded band, the cycle bound dashed lines, and a
+    bar outside its own bound is outlined red with its value written beside it."""
+    names = [r[0] for r in cases[0]["rows"]]
+    n, k = len(cases), len(names)
+    width = 0.8 / k
+    fig, ax = plt.subplots(figsize=(max(8.0, 1.0 * n + 3.5), 5.4))
+    cp, yp = bounds["class_pct"], bounds["cycle_pct"]
+    ax.axhspan(-cp, cp, color="#2ca02c", alpha=0.10, lw=0)
+    for y in (-yp, yp):
+        ax.axhline(y, color="black", ls="--", lw=1.0)
+    ax.axhline(0, color="black", lw=0.6)
+    worst = max(abs(r[3]) for c in cases for r in c["rows"])
+    for j, name in enumerate(names):
+        xs = [i - 0.4 + width * (j + 0.5) for i in range(n)]
+        errs = [c["rows"][j][3] for c in cases]
+        outside = [abs(c["rows"][j][3]) > c["rows"][j][4] for c in cases]
+        ax.bar(xs, errs, width * 0.92, color=HELDOUT_COLORS.get(name, f"C{j}"),
+               edgecolor=["#d00000" if o else "none" for o in outside], linewidth=1.4)
+        for x, e, o in zip(xs, errs, outside):
+            if o:
+                ax.text(x, e + (1 if e >= 0 else -1) * worst * 0.02, f"{e:+.1f}", ha="center",
+                        va="bottom" if e >= 0 else "top", fontsize=6.5, color="#b00000")
+    ax.set_xticks(range(n))
+    ax.set_xticklabels([f"{c['case']}\n{'within' if c['within'] else 'OUTSIDE'}" for c in cases], fontsize=8)
+    lim = max(worst, cp, yp) * 1.18
+    ax.set_ylim(-lim, lim)
+    ax.set_ylabel("error = (modelled - measured) / measured (%)")
+    ax.set_title(title or "Held-out scenarios: model against replay")
+    ax.grid(axis="y", alpha=0.3)
+    # Built here rather than from the bars: a bar's legend entry would copy its first bar's red outline.
+    handles = [Patch(color=HELDOUT_COLORS.get(name, f"C{j}"), label=name) for j, name in enumerate(names)]
+    handles += [Patch(color="#2ca02c", alpha=0.25, label=f"op-class bound ±{cp:g}%"),
+                Line2D([], [], color="black", ls="--", lw=1.0, label=f"cycle bound ±{yp:g}%"),
+                Patch(facecolor="white", edgecolor="#d00000", lw=1.4, label="outside its bound")]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return _save(fig, out_prefix, _footnote(fig, footnote))

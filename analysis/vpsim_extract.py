@@ -7,7 +7,7 @@ files without looking at pixels, and so the report's tables show exactly what th
 import os
 import statistics
 
-from vpsim_inputs import CSV_COLUMNS, CSV_TEXT, InputError, is_number
+from vpsim_inputs import CSV_COLUMNS, CSV_TEXT, HELDOUT_ROWS, InputError, is_number
 
 # Stacked-bar segments, bottom to top: the cycle as the issue asks for it. The draft model's phases stay
 # one segment (its own collectives included) because its share is small and the question the picture
@@ -442,4 +442,20 @@ def condition_mismatch(run, model):
         a, b = run.get(k), model.get(k)
         if a is not None and b is not None and a != b:
             out.append(f"{k} {a} (run) vs {b} (model)")
+    return out
+
+
+# ---------------------------------------------------------------- held-out scenarios
+
+def heldout_cases(doc):
+    """One dict per case of a validated vpsim.heldout/1 document, in the file's order: case, sets ("" for
+    the scenario as it is), gpu, within (the file's verdict, which the loader checked against the bounds)
+    and rows [(row, measured_ms, modelled_ms, error_pct, bound_pct)] for gemm, attention, other, cycle."""
+    b = doc["bounds"]
+    out = []
+    for c in doc["cases"]:
+        rows = [(r, c[r]["measured_ms"], c[r]["modelled_ms"], c[r]["error_pct"],
+                 b["cycle_pct"] if r == "cycle" else b["class_pct"]) for r in HELDOUT_ROWS]
+        out.append({"case": c["case"], "sets": c["sets"], "gpu": c.get("gpu", ""), "within": c["within_bounds"],
+                    "rows": rows})
     return out

@@ -10,6 +10,8 @@ Formats (their producers are the reference):
   sweep CSV              `vpsim sweep --out` (sim/cli/cmd_sweep.c): varied keys, then the results columns
   vpsim.bench_allreduce/1  `vpsim bench-allreduce --format json` (sim/exec/exec_bench_fmt.c)
   vpsim.plan/1           `vpsim plan --format json` (README "Plan JSON")
+  vpsim.heldout/1        `bench/heldout.py FOLDER SYSTEM --json OUT`: model against replay per op class and
+                         cycle on held-out scenarios
 """
 
 import csv
@@ -20,6 +22,7 @@ import os
 RESULTS_SCHEMA = "vpsim.results/1"
 BENCH_SCHEMA = "vpsim.bench_allreduce/1"
 PLAN_SCHEMA = "vpsim.plan/1"
+HELDOUT_SCHEMA = "vpsim.heldout/1"
 
 # Keys every available backend row carries (report_results.c json_backend); all in ms except as named.
 RESULT_NUMBERS = (
@@ -372,22 +375,82 @@ def load_plan(path):
     return check_plan(path, load_json(path))
 
 
+# ---------------------------------------------------------------- vpsim.heldout/1
+
+# The rows of each held-out case, in the order bench/heldout.py writes them: three op classes summed
+# over the cycle's phases, then the cycle; the first three are held to bounds.class_pct, the cycle to
+# bounds.cycle_pct.
+HELDOUT_CLASSES = ("gemm", "attention", "other")
+HELDOUT_ROWS = HELDOUT_CLASSES + ("cycle",)
+# error_pct is written with full precision; more than this apart from (modelled - measured) / measured
+# means the columns were edited or come from different runs.
+HELDOUT_ERROR_TOLERANCE_PCT = 0.01
+
+
+def check_heldout(path, doc):
+    """Validate a held-out document in place and return it: every case carries the four rows with
+    measured_ms > 0, an error_pct that agrees with its two times, and a within_bounds that agrees with
+    the bounds (the report prints it, so a verdict the numbers do not support is refused)."""
+    _check_schema(path, doc, HELDOUT_SCHEMA)
+    for key in ("system", "scenario"):
+        _need(path, doc, key, "top level", "str")
+    bounds = _need(path, doc, "bounds", "top level", "dict")
+    for key in ("class_pct", "cycle_pct"):
+        if _need(path, bounds, key, "bounds", "number") <= 0:
+            raise InputError(path, f"bounds: '{key}' must be positive, got {bounds[key]}")
+    cases = _need(path, doc, "cases", "top level", "list")
+    if not cases:
+        raise InputError(path, "top level: 'cases' is empty")
+    for i, case in enumerate(cases):
+        where = f"cases[{i}]"
+        name = _need(path, case, "case", where, "str")
+        where = f"cases[{i}] ({name})"
+        _need(path, case, "sets", where, "str")
+        for key in ("run", "gpu"):
+            if key in case and not isinstance(case[key], str):
+                raise InputError(path, f"{where}: '{key}' must be a string, got {json.dumps(case[key])[:60]}")
+        within = _need(path, case, "within_bounds", where, "bool")
+        inside = True
+        for cls in HELDOUT_ROWS:
+            row = _need(path, case, cls, where, "dict")
+            rw = f"{where}.{cls}"
+            meas, mod, err = (_need(path, row, k, rw, "number") for k in ("measured_ms", "modelled_ms", "error_pct"))
+            if meas <= 0 or mod < 0:
+                raise InputError(path, f"{rw}: measured_ms must be positive and modelled_ms not negative")
+            want = 100.0 * (mod - meas) / meas
+            if abs(err - want) > HELDOUT_ERROR_TOLERANCE_PCT:
+                raise InputError(path, f"{rw}: error_pct {err:.3f} does not match (modelled - measured) / "
+                                       f"measured = {want:.3f}")
+            inside = inside and abs(err) <= bounds["cycle_pct" if cls == "cycle" else "class_pct"]
+        if within != inside:
+            raise InputError(path, f"{where}: within_bounds is {json.dumps(within)} but the errors are "
+                                   f"{'inside' if inside else 'outside'} ±{bounds['class_pct']:g}% per class / "
+                                   f"±{bounds['cycle_pct']:g}% cycle")
+    return doc
+
+
+def load_heldout(path):
+    return check_heldout(path, load_json(path))
+
+
 # ---------------------------------------------------------------- folders
 
 def classify(path):
-    """'results' | 'bench' | 'plan' | 'sweep' | None (not a vpsim output; skipped by the report)."""
+    """'results' | 'bench' | 'plan' | 'heldout' | 'sweep' | None (not a vpsim output; skipped by the report)."""
     if path.endswith(".csv"):
         return "sweep"
     if not path.endswith(".json"):
         return None
     schema = load_json(path).get("schema")
-    return {RESULTS_SCHEMA: "results", BENCH_SCHEMA: "bench", PLAN_SCHEMA: "plan"}.get(schema)
+    return {RESULTS_SCHEMA: "results", BENCH_SCHEMA: "bench", PLAN_SCHEMA: "plan",
+            HELDOUT_SCHEMA: "heldout"}.get(schema)
 
 
 def load_any(path):
     kind = classify(path)
-    loader = {"results": load_results, "bench": load_bench, "plan": load_plan, "sweep": load_sweep}.get(kind)
+    loader = {"results": load_results, "bench": load_bench, "plan": load_plan, "heldout": load_heldout,
+              "sweep": load_sweep}.get(kind)
     if loader is None:
         raise InputError(path, "not a vpsim output (expected a .csv sweep or JSON with schema "
-                               f"{RESULTS_SCHEMA}, {BENCH_SCHEMA} or {PLAN_SCHEMA})")
+                               f"{RESULTS_SCHEMA}, {BENCH_SCHEMA}, {PLAN_SCHEMA} or {HELDOUT_SCHEMA})")
     return kind, loader(path)

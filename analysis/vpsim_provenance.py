@@ -80,6 +80,10 @@ def describe(kind, path, doc, readme):
         text = f"{name}: MODELLED (vpsim sweep, analytic model)"
     elif kind == "plan":
         text = f"{name}: schedule (vpsim plan), payloads per rank"
+    elif kind == "heldout":
+        gpus = sorted({c.get("gpu") or "?" for c in doc["cases"]})
+        text = (f"{name}: MODELLED on system {doc['system']} against {len(doc['cases'])} replays MEASURED on "
+                f"{', '.join(g.split(' (')[0] for g in gpus)} (held-out scenarios of {doc['scenario']})")
     elif kind == "ranking":
         text = f"{name}: MODELLED (vpsim compare, analytic model) on system {doc.get('system')}"
     else:

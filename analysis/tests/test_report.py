@@ -28,10 +28,12 @@ def test_every_sample_is_described_in_the_readme():
             continue
         assert name in readme, f"{name} has no entry in traces/samples/README.md"
         entry = readme[name]
-        # "vpsim ...", or the same under mpirun with environment variables before it.
-        assert re.match(r"^([A-Z0-9_]+=\S+ )*(mpirun( -\S+( \S+)?)* )?vpsim \w", entry.get("command", "")), name
+        # "vpsim ...", or the same under mpirun with environment variables before it, or one of bench/'s
+        # scripts (heldout.py runs vpsim model itself against the replays it reads).
+        assert re.match(r"^([A-Z0-9_]+=\S+ )*((mpirun( -\S+( \S+)?)* )?vpsim \w|python3 bench/\w+\.py )",
+                        entry.get("command", "")), name
         assert re.match(r"\d{4}-\d\d-\d\d", entry.get("date", "")), name
-        if name.startswith(("h200-", "bench-", "h200x2-")):
+        if name.startswith(("h200-", "bench-", "h200x2-", "heldout-")):
             assert "nvidia-h200" in entry.get("machine", ""), name
 
 
@@ -39,7 +41,8 @@ def test_sections_and_figures(report):
     out, md, htm = report
     for heading in ("## Summary", "## Scenario", "## Environment of the measurements",
                     "## Where the cycle goes, per backend", "## Allreduce latency against size",
-                    "## Sweeps (modelled)", "## Model against measurement", "## Provenance of the inputs"):
+                    "## Sweeps (modelled)", "## Model against measurement",
+                    "## Held-out scenarios: model against replay", "## Provenance of the inputs"):
         assert heading in md
     images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
     assert len(images) >= 7

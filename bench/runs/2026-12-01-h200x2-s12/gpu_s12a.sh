@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 12, call 1 (nvidia-h200): #13 items 2-3. The compute probe, then held-out replays (one rank,
+# Session 12, call 1 (kind nvidia-h200-x2, one of its two H200s used): #13 items 2-3. The compute probe, then held-out replays (one rank,
 # backend none, CUDA graph) of scenarios the probe never saw, each with the probed system file.
 V=devtmp/bin/vpsim; BASE=configs/systems/h200-1x.yaml; R=$OUT/raw; mkdir -p $R
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,memory.used --format=csv > $R/smi-before.txt

@@ -41,6 +41,8 @@ static void run_help(void)
            "  --iters N            timed cycles (median, p10, p90 reported)\n"
            "  --warmup N           untimed cycles first\n"
            "  --instrumented N     eager passes with events around every op, for the breakdown (default 3)\n"
+           "  --class-cost         also time the cycle without each compute class (gemm, attention, other):\n"
+           "                       what the class costs in context, with no per-op timer attributed\n"
            "  --target-system FILE system whose collectives backend `model` replays\n"
            "  --model-backend B    the backend whose modelled collectives `model` replays (default nccl)\n"
            "  --allreduce-policy P per-size backends, first match wins, e.g. 'oneshot<=256K,twoshot<=8M,nccl'\n"
@@ -85,6 +87,7 @@ enum {
     OPT_POLICY,
     OPT_TIMEOUT,
     OPT_FAULT,
+    OPT_CLASS_COST,
 };
 
 typedef struct run_args {
@@ -93,7 +96,7 @@ typedef struct run_args {
     int graph;   /* -1: scenario default */
     int timeout; /* -1: scenario default */
     exec_fault fault;
-    bool check;
+    bool check, class_cost;
     double max_host_gib;
     const char *target_system;
     const char *trace;
@@ -140,6 +143,7 @@ static int parse_run_args(int argc, char **argv, run_args *a)
         {"allreduce-policy", required_argument, NULL, OPT_POLICY},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"inject-fault", required_argument, NULL, OPT_FAULT},
+        {"class-cost", no_argument, NULL, OPT_CLASS_COST},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof(*a));
@@ -178,6 +182,7 @@ static int parse_run_args(int argc, char **argv, run_args *a)
                 return VP_EXIT_USAGE;
             break;
         case OPT_TARGET: a->target_system = optarg; break;
+        case OPT_CLASS_COST: a->class_cost = true; break;
         case OPT_DEBUG_CORRUPT:
             if (cli_parse_int("run", "--debug-corrupt-rank", optarg, 0, 1 << 20, &a->corrupt_rank))
                 return VP_EXIT_USAGE;
@@ -286,6 +291,7 @@ static exec_options run_options(const run_args *a, const dist_job *d, const cfg_
         .warmup = a->warmup >= 0 ? a->warmup : (sc ? sc->run.warmup : 3),
         .instrumented_iters = a->instrumented,
         .check = a->check,
+        .class_cost = a->class_cost,
         .debug_corrupt_rank = a->corrupt_rank,
         .seed = sc ? sc->run.seed : 1234,
         .progress = d->rank == 0 && isatty(2),

@@ -158,6 +158,10 @@ void cli_run_summary(util_buf *out, const plan *p, const exec_result *res, const
                     res->timer_overhead_us, res->timer_empty_pair_us);
     util_buf_printf(out, "  sum of per-op times (main stream) %.3f ms; replay overhead (cycle - sum) %+.3f ms\n", sum_ms,
                     res->cycle.median_us / 1e3 - sum_ms);
+    if (res->class_cost)
+        util_buf_printf(out, "  class cost (cycle less the cycle without it): gemm %.3f ms, attention %.3f ms, other %.3f ms\n",
+                        res->class_cost_us[PLAN_CLASS_GEMM] / 1e3, res->class_cost_us[PLAN_CLASS_ATTENTION] / 1e3,
+                        res->class_cost_us[PLAN_CLASS_OTHER] / 1e3);
     for (int i = 0; i < res->n_env; i++)
         util_buf_printf(out, "  %-24s %s\n", res->env[i].key, res->env[i].value);
     if (res->check_failures)
@@ -406,6 +410,16 @@ static void write_run_extra(util_json *j, const void *ctx)
     util_json_knum(j, "timer_overhead_us", res->timer_overhead_us);
     util_json_knum(j, "timer_empty_pair_us", res->timer_empty_pair_us);
     util_json_kint(j, "check_failures", res->check_failures);
+    if (res->class_cost) {
+        util_json_key(j, "class_cost_ms");
+        util_json_obj_begin(j);
+        for (int c = 0; c < PLAN_CLASS_COUNT; c++)
+            if (c != PLAN_CLASS_COMM)
+                util_json_knum(j, plan_class_names[c], res->class_cost_us[c] / 1e3);
+        util_json_kstr(j, "method", "cycle median less the median of the cycle with the class's compute ops left out "
+                                    "(--class-cost; same iterations, no per-op timers)");
+        util_json_obj_end(j);
+    }
     util_json_obj_end(j);
     util_json_key(j, "environment");
     util_json_obj_begin(j);

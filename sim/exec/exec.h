@@ -46,6 +46,8 @@ typedef struct exec_options {
     /* Backend model: modelled duration of every op in flat plan order (only collectives are read). */
     const double *collective_us;
     exec_fault fault;
+    /* --class-cost: time the cycle again without each compute class (exec_result.class_cost_us). */
+    bool class_cost;
     /* The scenario's NCCL tuning, set as NCCL_* variables by the NCCL backends; NULL = NCCL decides. */
     const cfg_nccl_tuning *nccl_tuning;
 } exec_options;
@@ -177,6 +179,10 @@ typedef struct exec_result {
     double *op_dur_us;   /* per rank per op, same pass */
     long long check_failures;
     char check_message[512];
+    /* --class-cost: per plan_class (gemm, attention, other; comm stays 0), the cycle median less the
+     * median of the cycle without that class's compute ops. */
+    bool class_cost;
+    double class_cost_us[PLAN_CLASS_COUNT];
     util_env_item env[UTIL_ENV_MAX];
     int n_env;
 } exec_result;

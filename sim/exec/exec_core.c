@@ -31,8 +31,9 @@ int exec_flat_index(const plan *p, int phase, int op)
     return idx + op;
 }
 
-/* Enqueue one cycle. With timers, slot 2*i / 2*i+1 bracket flat op i on the op's stream. */
-static void enqueue_cycle(exec_ctx *x, bool timers)
+/* Enqueue one cycle. With timers, slot 2*i / 2*i+1 bracket flat op i on the op's stream. Compute ops of
+ * class `skip` (a plan_class; -1: none) are left out (--class-cost). */
+static void enqueue_some(exec_ctx *x, bool timers, int skip)
 {
     const plan *p = x->plan;
     int flat = 0;
@@ -55,7 +56,7 @@ static void enqueue_cycle(exec_ctx *x, bool timers)
                 x->dev->timer_record(x, 2 * flat, s);
             if (plan_op_is_collective(op->kind)) {
                 exec_collective(x, op, flat, x->dev->comm_send(x), x->dev->comm_recv(x), op->count);
-            } else {
+            } else if ((int)plan_op_class(op->kind) != skip) {
                 exec_watch_op(flat, -1, -1);
                 x->dev->compute(x, op, flat);
             }
@@ -66,6 +67,8 @@ static void enqueue_cycle(exec_ctx *x, bool timers)
             x->dev->join(x);
     }
 }
+
+static void enqueue_cycle(exec_ctx *x, bool timers) { enqueue_some(x, timers, -1); }
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -271,14 +274,15 @@ static double measure_ops(exec_ctx *x, bool graph, const run_slots *s, double *r
     return empty_pair_us;
 }
 
-/* Timed cycles, max over ranks per iteration, into out->cycle. */
-static void time_cycles(exec_ctx *x, bool graph, const run_slots *s, exec_result *out)
+/* Timed cycles without the compute ops of class `skip` (-1: the whole cycle), max over ranks per
+ * iteration, into *stats. */
+static void time_cycles(exec_ctx *x, bool graph, const run_slots *s, int skip, exec_stats *stats)
 {
     const int iters = x->opt->iters;
     if (graph) {
-        exec_watch_step("capturing the cycle as a CUDA graph");
+        exec_watch_step("capturing the cycle as a CUDA graph%s", skip >= 0 ? " (a class left out)" : "");
         x->dev->capture_begin(x);
-        enqueue_cycle(x, false);
+        enqueue_some(x, false, skip);
         x->dev->capture_end(x, EXEC_GRAPH_TIMED);
         /* A graph warms up on its own (upload, NCCL's registrations): --warmup launches, untimed. */
         exec_watch_step("%d warm-up launch(es) of the cycle's graph", x->opt->warmup);
@@ -294,15 +298,29 @@ static void time_cycles(exec_ctx *x, bool graph, const run_slots *s, exec_result
         if (graph)
             x->dev->graph_launch(x, EXEC_GRAPH_TIMED);
         else
-            enqueue_cycle(x, false);
+            enqueue_some(x, false, skip);
         x->dev->timer_record(x, s->b, 0);
         x->dev->sync(x);
         cycle[it] = x->dev->timer_elapsed_us(x, s->a, s->b);
-        progress(x, "timed cycle", it + 1, iters);
+        progress(x, skip >= 0 ? "timed cycle, a class left out" : "timed cycle", it + 1, iters);
     }
     dist_max_doubles(cycle, iters);
-    out->cycle = stats_of(cycle, iters);
+    *stats = stats_of(cycle, iters);
     free(cycle);
+}
+
+/* --class-cost: what each compute class costs the cycle in context, gaps and overlap included: the
+ * cycle median less the median of the cycle with that class's ops left out. No timer sits between
+ * ops, so unlike the per-op times nothing is attributed. */
+static void class_costs(exec_ctx *x, bool graph, const run_slots *s, exec_result *out)
+{
+    static const int classes[] = {PLAN_CLASS_GEMM, PLAN_CLASS_ATTENTION, PLAN_CLASS_OTHER};
+    for (int i = 0; i < (int)(sizeof(classes) / sizeof(classes[0])); i++) {
+        exec_stats without;
+        time_cycles(x, graph, s, classes[i], &without);
+        out->class_cost_us[classes[i]] = out->cycle.median_us - without.median_us;
+    }
+    out->class_cost = true;
 }
 
 /* Per-op times. A timer pair around an op adds more than an empty pair measures (in a graph the kernel
@@ -377,7 +395,9 @@ int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *o
     double *start = util_xcalloc((size_t)n_ops, sizeof(double));
     double *dur = util_xcalloc((size_t)n_ops, sizeof(double));
     const double empty_pair_us = measure_ops(&x, graph, &slots, raw, start, dur, out);
-    time_cycles(&x, graph, &slots, out);
+    time_cycles(&x, graph, &slots, -1, &out->cycle);
+    if (opt->class_cost)
+        class_costs(&x, graph, &slots, out);
     attribute_ops(p, raw, empty_pair_us, dur, out);
     out->op_start_us = util_xcalloc((size_t)d->size * n_ops, sizeof(double));
     out->op_dur_us = util_xcalloc((size_t)d->size * n_ops, sizeof(double));

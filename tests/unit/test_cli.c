@@ -469,3 +469,38 @@ Test(cli_set, system_p2p_is_a_short_form_of_the_topology_key)
     th_free(&b);
     th_free(&c);
 }
+
+/* --class-cost times the cycle again without each compute class. On the CPU device the tiny scenario's
+ * GEMMs and attention are most of the cycle, so leaving either out must shorten it (cost > 0), and no
+ * class can cost more than the whole cycle plus its spread; without the flag there is no such key. */
+Test(cli_run, class_cost_times_the_cycle_without_each_class, .timeout = 120)
+{
+    char dir[] = "/tmp/vpsim-classcost-XXXXXX", path[96];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/r.json", dir);
+    th_result r = th_run("run configs/tiny.yaml --device cpu --backend none --iters 7 --warmup 1 --class-cost --out %s",
+                         path);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "class cost (cycle less the cycle without it): gemm "), "%s", r.out);
+    th_free(&r);
+    char *text = th_slurp(path);
+    cfg_doc *doc = parse_json(text);
+    const cfg_node *root = cfg_doc_root(doc);
+    const double cycle = json_num(root, "measured.cycle_median_ms"), p90 = json_num(root, "measured.cycle_p90_ms");
+    const double gemm = json_num(root, "measured.class_cost_ms.gemm");
+    const double attn = json_num(root, "measured.class_cost_ms.attention");
+    (void)json_num(root, "measured.class_cost_ms.other");
+    cr_assert(gemm > 0 && attn > 0, "gemm %g attention %g ms", gemm, attn);
+    cr_assert(gemm < p90 && attn < p90, "gemm %g attention %g of a %g ms cycle", gemm, attn, cycle);
+    cr_assert_not_null(cfg_node_at(root, "measured.class_cost_ms.method"));
+    cfg_doc_free(doc);
+    free(text);
+    r = th_run("run configs/tiny.yaml --device cpu --backend none --iters 2 --warmup 1 --out %s", path);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    text = th_slurp(path);
+    cr_assert_null(strstr(text, "class_cost_ms"));
+    free(text);
+    th_free(&r);
+    unlink(path);
+    rmdir(dir);
+}

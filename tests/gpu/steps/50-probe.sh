@@ -24,3 +24,8 @@ print(f"graph_node_us {gap} in (0, 20) ok={int(0 < gap < 20)} ")
 PYEOF
 run_step probe-cuda-model-explain bash -c "\"$VPSIM\" model configs/default.yaml --system \"$PROBE\" --backend none \
     --explain | grep -c '(probed)'"
+# --class-cost on CUDA: the cycle timed again without each compute class, in a CUDA graph.
+run_step exec-class-cost "$VPSIM" run configs/default.yaml --system configs/systems/h200-1x.yaml --backend none \
+    --iters 10 --warmup 2 --class-cost --out "$LOGS/class-cost.json"
+run_step exec-class-cost-json expect_json "$LOGS/class-cost.json" \
+    '0 < d["measured"]["class_cost_ms"]["gemm"] < d["measured"]["cycle_median_ms"] and d["measured"]["class_cost_ms"]["attention"] > 0 and d["measured"]["class_cost_ms"]["other"] > 0'

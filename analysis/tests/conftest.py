@@ -34,3 +34,15 @@ def write_json(tmp_path):
         return str(path)
 
     return _write
+
+
+def rejects(loader, path, *fragments):
+    """loader(path) raises InputError whose message starts with the path and holds every fragment."""
+    from vpsim_inputs import InputError
+    with pytest.raises(InputError) as e:
+        loader(path)
+    msg = str(e.value)
+    assert msg.startswith(str(path)), msg
+    for frag in fragments:
+        assert frag in msg, msg
+    return msg

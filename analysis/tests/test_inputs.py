@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from conftest import ANALYSIS, DATA, read_json, sample
-from vpsim_inputs import InputError, load_bench, load_plan, load_results, load_sweep
+from conftest import ANALYSIS, DATA, read_json, rejects, sample
+from vpsim_inputs import load_bench, load_plan, load_results, load_sweep
 
 PY = sys.executable
 RTX = sample("model-default-rtx6000.results.json")
@@ -18,14 +18,6 @@ BENCH = sample("bench-allreduce-h200-np1.json")
 SWEEP = sample("sweep-context.csv")
 
 
-def rejects(loader, path, *fragments):
-    with pytest.raises(InputError) as e:
-        loader(path)
-    msg = str(e.value)
-    assert msg.startswith(str(path)), msg
-    for frag in fragments:
-        assert frag in msg, msg
-    return msg
 
 
 # ---------------------------------------------------------------- results JSON

@@ -96,8 +96,9 @@ def main():
     if a.json:
         doc = {"schema": "vpsim.heldout/1", "system": a.system, "scenario": "configs/default.yaml",
                "what": "model (vpsim model --backend none, CUDA graph) against replay (vpsim run --backend none, one "
-                       "rank) per op class summed over the cycle's phases, and the cycle (model without host "
-                       "overhead vs the timed median); error = (model - measured) / measured",
+                       "rank) per op class (the replay's by " + " / ".join(sorted({r["method"] for r in rows})) +
+                       "; the model's summed over the cycle's phases) and the cycle (model without host overhead "
+                       "vs the timed median); error = (model - measured) / measured",
                "bounds": {"class_pct": 10.0, "cycle_pct": 5.0},
                "cases": [{"case": r["case"], "run": r["run"], "sets": r["sets"], "gpu": r["gpu"],
                           "measured_classes_by": r["method"],

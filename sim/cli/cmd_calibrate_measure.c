@@ -2,7 +2,7 @@
  * this device with the replay's own executor, so its points are the per-op times `vpsim run` would
  * attribute to ops of those shapes, and writes a whole system file with one measured.compute.<class>
  * law table per op class and the graph gap launch.graph_node_us it measured. Which class an op belongs
- * to and its rows coordinate come from model_law_class alone, the function model mode prices ops by. */
+ * to and its rows coordinate come from plan_op_law_class alone, the function model mode prices ops by. */
 #include "cal_points.h"
 #include "cli.h"
 
@@ -140,7 +140,7 @@ static int make_groups(const plan *p, int *first, int *count)
 }
 
 /* The points of the probe's per-group times: the gap (what one more empty op adds to a graph), then per
- * grid point its time less the gap, floored at 0, filed under model_law_class's class and rows.
+ * grid point its time less the gap, floored at 0, filed under plan_op_law_class's class and rows.
  * 0, or VP_EXIT_FAIL when the plan is not laid out as plan_probe.h says. */
 static int collect(const plan *p, const int *first, int n_groups, const double *group_us, law_set *ls)
 {
@@ -151,10 +151,10 @@ static int collect(const plan *p, const int *first, int n_groups, const double *
     for (int g = 1; g < n_groups; g++) {
         const plan_op *op = &ph->ops[first[g]];
         double rows = 0.0;
-        const int c = model_law_class(op, &rows);
+        const int c = plan_op_law_class(op, &rows);
         for (int j = 0; j < PLAN_PROBE_REPEAT; j++) {
             double r2;
-            if (model_law_class(&ph->ops[first[g] + j], &r2) != c || r2 != rows || c < 0) {
+            if (plan_op_law_class(&ph->ops[first[g] + j], &r2) != c || r2 != rows || c < 0) {
                 fprintf(stderr, "vpsim calibrate: internal: probe op %s does not match its point\n",
                         ph->ops[first[g] + j].name);
                 return VP_EXIT_FAIL;
@@ -230,15 +230,13 @@ static void summary(const law_set *ls, bool graph)
     }
 }
 
-/* Replay the probe plan and write the system file. Returns an exit status. */
+/* Time the probe plan's groups and write the system file. Returns an exit status. */
 static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, const plan *p)
 {
     char why[256];
     exec_options opt = {
         .device = a->device >= 0 ? a->device : sc->run.device,
         .backend = CFG_BACKEND_NONE,
-        .iters = a->passes,
-        .warmup = PROBE_WARMUP,
         .debug_corrupt_rank = -1,
         .seed = sc->run.seed,
         .progress = isatty(2),
@@ -264,10 +262,8 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, cons
         fprintf(stderr, "vpsim calibrate: the CPU device runs the --quick grid (the full one is sized for a GPU)\n");
     law_set ls;
     memset(&ls, 0, sizeof(ls));
-    if (rc == 0)
+    if (rc == 0) /* else 2: exec_time_groups said why */
         rc = collect(p, first, n_groups, group_us, &ls);
-    else
-        rc = rc == 1 ? VP_EXIT_FAIL : rc;
     free(first);
     free(count);
     free(group_us);

@@ -124,17 +124,6 @@ static void cuda_init(exec_ctx *x)
                      x->dist.local_size, count, x->dist.host);
 }
 
-static bool is_quantised(cfg_dtype dt) { return dt == CFG_DT_INT4 || dt == CFG_DT_FP8; }
-
-static long long n_effective(const plan_op *op)
-{
-    if (!is_quantised(op->wdtype))
-        return op->n;
-    double ratio = cfg_dtype_weight_bytes(op->wdtype, op->wgroup) / 2.0;
-    long long n = (long long)(op->n * ratio + 7) / 8 * 8;
-    return n < 8 ? 8 : n;
-}
-
 /* Bytes of the op's private memory and its largest activation (elements), built with dev_size_* (the
  * shapes come from a plan file anyone can edit); dev_op_check has passed. */
 static dev_size op_bytes(const plan_op *op, long long *n_eff, dev_size *scratch)
@@ -143,13 +132,13 @@ static dev_size op_bytes(const plan_op *op, long long *n_eff, dev_size *scratch)
     dev_size in = dev_size_of(0), out = dev_size_of(0), bytes = dev_size_of(0);
     switch (op->kind) {
     case PLAN_OP_GEMM:
-        *n_eff = n_effective(op);
+        *n_eff = plan_op_effective_n(op);
         bytes = dev_size_prod(op->k, *n_eff, op->batch, 2);
         in = dev_size_prod(op->m, op->k, op->batch, 1);
         out = dev_size_prod(op->m, *n_eff, op->batch, 1);
         break;
     case PLAN_OP_GROUPED_GEMM: {
-        *n_eff = n_effective(op);
+        *n_eff = plan_op_effective_n(op);
         long long rows = (op->m + op->batch - 1) / op->batch;
         bytes = dev_size_prod(op->k, *n_eff, op->batch, 2);
         in = dev_size_prod(rows, op->batch, op->k, 1);
@@ -349,12 +338,6 @@ static void gemm(cublasHandle_t h, const void *w, const void *a, void *c, int m,
                                              stride_c, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
 static void cuda_compute(exec_ctx *x, const plan_op *op, int flat)
 {
     cuda_state *s = st(x);
@@ -380,7 +363,7 @@ static void cuda_compute(exec_ctx *x, const plan_op *op, int flat)
     }
     case PLAN_OP_NORM: VP_KERNEL(vp_rmsnorm(s->y, s->x, s->norm_w, m, (int)op->n, 1e-6f, stream)); break;
     case PLAN_OP_ELEMENTWISE:
-        if (ends_with(op->name, "silu_mul"))
+        if (plan_op_is_silu_mul(op))
             VP_KERNEL(vp_silu_mul(s->y, s->x, m, (int)op->n, stream));
         else
             VP_KERNEL(vp_axpby(s->y, s->x, op->m * op->n, 0.5f, 0.5f, stream));

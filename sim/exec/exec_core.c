@@ -76,8 +76,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Percentile by linear interpolation over a sorted copy. */
-static double percentile(const double *v, int n, double q)
+double exec_percentile(const double *v, int n, double q)
 {
     double *s = util_xmalloc((size_t)n * sizeof(double));
     memcpy(s, v, (size_t)n * sizeof(double));
@@ -94,11 +93,11 @@ static exec_stats stats_of(const double *v, int n)
     exec_stats s = {0};
     if (n <= 0)
         return s;
-    s.median_us = percentile(v, n, 0.5);
-    s.p10_us = percentile(v, n, 0.1);
-    s.p90_us = percentile(v, n, 0.9);
-    s.min_us = percentile(v, n, 0.0);
-    s.max_us = percentile(v, n, 1.0);
+    s.median_us = exec_percentile(v, n, 0.5);
+    s.p10_us = exec_percentile(v, n, 0.1);
+    s.p90_us = exec_percentile(v, n, 0.9);
+    s.min_us = exec_percentile(v, n, 0.0);
+    s.max_us = exec_percentile(v, n, 1.0);
     return s;
 }
 
@@ -257,12 +256,12 @@ static double measure_ops(exec_ctx *x, bool graph, const run_slots *s, double *r
         progress(x, "instrumented pass", it + 1, n_inst);
     }
     /* The first empty pair of a pass also waits for the pass to start: leave it out. */
-    const double empty_pair_us = percentile(calib + 1, n_inst * N_CALIB - 1, 0.5);
+    const double empty_pair_us = exec_percentile(calib + 1, n_inst * N_CALIB - 1, 0.5);
     double *col = util_xmalloc((size_t)n_inst * sizeof(double));
     for (int i = 0; i < n_ops; i++) {
         for (int it = 0; it < n_inst; it++)
             col[it] = per_pass[(size_t)it * n_ops + i];
-        raw[i] = percentile(col, n_inst, 0.5);
+        raw[i] = exec_percentile(col, n_inst, 0.5);
     }
     dist_max_doubles(raw, n_ops);
     dist_max_doubles(pass_wall, n_inst);

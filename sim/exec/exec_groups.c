@@ -21,18 +21,6 @@
 
 enum { SLOT_FEW = EXEC_GRAPH_TIMED, SLOT_ALL = EXEC_GRAPH_INSTRUMENTED };
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static void enqueue_ops(exec_ctx *x, int first, int count)
 {
     const plan_op *ops = x->plan->phases[0].ops;
@@ -81,7 +69,7 @@ static double time_group(exec_ctx *x, bool graph, int first, int n, int k, int p
         const double all = time_once(x, graph, SLOT_ALL, first, n, flush_op);
         d[i] = (all - few) / (n - k);
     }
-    const double m = median(d, passes);
+    const double m = exec_percentile(d, passes, 0.5);
     free(d);
     if (graph)
         x->dev->graphs_release(x);

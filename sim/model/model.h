@@ -114,9 +114,8 @@ double model_table_eval(const cfg_sys_table *t, double x, double (*formula)(void
 /* "" when the table is usable, else why not ("bytes has 2 values, us has 1", ...). */
 const char *model_table_check(const cfg_sys_table *t);
 
-/* Probed compute laws (model_law.c; docs/model.md "Probed compute laws"). The op's law class
- * (cfg_law_class) and its rows coordinate, or -1 for an op no law prices (collectives). */
-int model_law_class(const plan_op *op, double *rows);
+/* Probed compute laws (model_law.c; docs/model.md "Probed compute laws"); the op's class and rows:
+ * plan_op_law_class. */
 /* "" when the table is sound (equal lengths, rows and bytes > 0, rows ascending, bytes strictly increasing
  * within a rows value, us >= 0), else why not. */
 const char *model_law_check(const cfg_law_table *t);

@@ -160,24 +160,26 @@ static const cfg_law_table *op_law(const cfg_system *sys, const plan_op *op, dou
 {
     if (!sys->measured.use || !plan_op_is_compute(op->kind))
         return NULL;
-    const int c = model_law_class(op, rows);
+    const int c = plan_op_law_class(op, rows);
     if (c < 0)
         return NULL;
     const cfg_law_table *t = &sys->measured.compute[c];
     return t->n_us > 0 && t->n_rows == t->n_us && t->n_bytes == t->n_us ? t : NULL;
 }
 
+/* The op kind's measured table when it applies (measured.use on, the table has points). */
+static const cfg_sys_table *op_table(const cfg_system *sys, const plan_op *op)
+{
+    if (!sys->measured.use || !plan_op_is_compute(op->kind))
+        return NULL;
+    const cfg_sys_table *t = &sys->measured.ops[op->kind];
+    return t->n_bytes > 0 && t->n_bytes == t->n_us ? t : NULL;
+}
+
 const char *model_op_source(const cfg_system *sys, const plan_op *op)
 {
     double rows;
-    if (op_law(sys, op, &rows))
-        return "probed";
-    if (sys->measured.use && plan_op_is_compute(op->kind)) {
-        const cfg_sys_table *t = &sys->measured.ops[op->kind];
-        if (t->n_bytes > 0 && t->n_bytes == t->n_us)
-            return "measured";
-    }
-    return "formula";
+    return op_law(sys, op, &rows) ? "probed" : op_table(sys, op) ? "measured" : "formula";
 }
 
 /* An op priced by its class's probed law. GEMMs with more rows than any probed point keep the formula's
@@ -186,7 +188,7 @@ const char *model_op_source(const cfg_system *sys, const plan_op *op)
 static double probed_us(const cfg_system *sys, const plan_op *op, const cfg_law_table *t, double rows, double bytes,
                         model_terms *terms)
 {
-    const int c = model_law_class(op, NULL);
+    const int c = plan_op_law_class(op, NULL);
     model_term_add(terms, "bytes", bytes, "B", "read %.0f + written %.0f", op->bytes_read, op->bytes_written);
     model_term_add(terms, "rows", rows, "", "law measured.compute.%s (%d points); rows: docs/model.md \"Probed "
                    "compute laws\"", cfg_law_names[c], t->n_us);
@@ -212,17 +214,15 @@ double model_op_us(const cfg_system *sys, const plan_op *op, bool in_l2, model_t
             *source = "probed";
         return probed_us(sys, op, law, rows, bytes, terms);
     }
-    if (sys->measured.use && plan_op_is_compute(op->kind)) {
-        const cfg_sys_table *t = &sys->measured.ops[op->kind];
-        if (t->n_bytes > 0 && t->n_bytes == t->n_us) {
-            double us = model_table_eval(t, bytes, NULL, NULL);
-            model_term_add(terms, "bytes", bytes, "B", "read + written");
-            model_term_add(terms, "t_measured", us, "us", "measured.ops.%s (%d points): %s", plan_op_kind_names[op->kind],
-                           t->n_bytes, t->source ? t->source : "");
-            if (source)
-                *source = "measured";
-            return us;
-        }
+    const cfg_sys_table *table = op_table(sys, op);
+    if (table) {
+        double us = model_table_eval(table, bytes, NULL, NULL);
+        model_term_add(terms, "bytes", bytes, "B", "read + written");
+        model_term_add(terms, "t_measured", us, "us", "measured.ops.%s (%d points): %s", plan_op_kind_names[op->kind],
+                       table->n_bytes, table->source ? table->source : "");
+        if (source)
+            *source = "measured";
+        return us;
     }
     if (source)
         *source = "formula";

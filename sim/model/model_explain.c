@@ -165,7 +165,7 @@ static void explain_layer(util_buf *out, const model_ctx *ctx)
                         plan_stream_names[op->stream], us, src);
         print_terms(out, &t, "      ");
         if (strcmp(src, "probed") == 0) { /* the law's provenance, whole: it can be long */
-            const int c = model_law_class(op, NULL);
+            const int c = plan_op_law_class(op, NULL);
             const cfg_law_table *law = &s->measured.compute[c];
             char lead[64];
             snprintf(lead, sizeof(lead), "      measured.compute.%s source: ", cfg_law_names[c]);

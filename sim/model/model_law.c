@@ -1,54 +1,9 @@
-/* Probed compute laws: which class an op belongs to and what "rows" means for it, and the evaluation
- * of a class's measured points (docs/model.md "Probed compute laws"). The classes follow what the
- * replay runs (sim/exec/dev_cuda.c), because the points are that replay's own per-op times. */
+/* Probed compute laws: the check and the evaluation of a class's measured points (docs/model.md "Probed
+ * compute laws"); which class an op belongs to is plan_op_law_class (sim/plan), shared with the probe. */
 #include "model.h"
 
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
-
-static bool name_ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcmp(s + a - b, suffix) == 0;
-}
-
-int model_law_class(const plan_op *op, double *rows)
-{
-    double r = 0.0;
-    int c = -1;
-    switch (op->kind) {
-    case PLAN_OP_GEMM:
-        r = (double)op->m;
-        c = op->batch > 1 ? CFG_LAW_GEMM_BATCHED : plan_op_effective_n(op) >= (double)op->k ? CFG_LAW_GEMM_WIDE : CFG_LAW_GEMM_NARROW;
-        break;
-    case PLAN_OP_GROUPED_GEMM:
-        /* The replay spreads the rows evenly over the touched experts (one strided-batched GEMM). */
-        r = op->batch > 0 ? ceil((double)op->m / op->batch) : (double)op->m;
-        c = plan_op_effective_n(op) >= (double)op->k ? CFG_LAW_GROUPED_WIDE : CFG_LAW_GROUPED_NARROW;
-        break;
-    case PLAN_OP_ATTENTION:
-        /* Query rows that read one KV head: what fills the score tile of one sequence. */
-        if (op->kv_shared) {
-            r = (double)op->q_len * op->heads;
-            c = CFG_LAW_ATTENTION_MLA;
-        } else {
-            r = (double)op->q_len * (op->kv_heads > 0 ? (double)op->heads / op->kv_heads : 1.0);
-            c = CFG_LAW_ATTENTION_GQA;
-        }
-        break;
-    case PLAN_OP_NORM: r = (double)op->m; c = CFG_LAW_NORM; break;
-    case PLAN_OP_ELEMENTWISE:
-        r = (double)op->m;
-        c = name_ends_with(op->name, "silu_mul") ? CFG_LAW_SILU_MUL : CFG_LAW_ELEMENTWISE;
-        break;
-    case PLAN_OP_EMBEDDING: r = (double)op->m; c = CFG_LAW_EMBEDDING; break;
-    default: break;
-    }
-    if (rows)
-        *rows = r < 1.0 ? 1.0 : r;
-    return c;
-}
 
 const char *model_law_check(const cfg_law_table *t)
 {

@@ -122,8 +122,15 @@ void plan_free(plan *p);
 plan_op *plan_phase_add_op(plan_phase *ph);
 void plan_op_finalize(plan_op *op);
 /* The output width the replay's GEMM has: a quantised GEMM (INT4, FP8) runs as a bf16 GEMM reading the
- * same weight bytes, its width scaled by bytes-per-weight / 2 (sim/exec/dev_cuda.c); else n. */
-double plan_op_effective_n(const plan_op *op);
+ * same weight bytes, its width scaled by bytes-per-weight / 2 and rounded up to a multiple of 8
+ * (sim/exec/dev_cuda.c runs exactly this); else n. */
+long long plan_op_effective_n(const plan_op *op);
+/* The SiLU-and-multiply of an MLP: an element-wise op named "...silu_mul" (the replay's kernel choice). */
+bool plan_op_is_silu_mul(const plan_op *op);
+/* The op's probed-law class (cfg_law_class, cfg_system.h) and its rows coordinate (docs/model.md
+ * "Probed compute laws"), or -1 for an op no law prices (collectives). Here, not in sim/model, because
+ * the probe's plan (plan_probe.c) files its ops by the same rule the model prices them by. */
+int plan_op_law_class(const plan_op *op, double *rows);
 /* Elements one rank sends (`in`) and receives (`out`) in a collective op (see plan_op.count). */
 void plan_collective_elems(const plan_op *op, long long *in, long long *out);
 /* collectives.allreduce_split (plan_split.c): each layer allreduce that feeds an RMSNorm becomes

@@ -172,9 +172,59 @@ const plan_phase *plan_find_phase(const plan *p, const char *name)
     return NULL;
 }
 
-double plan_op_effective_n(const plan_op *op)
+long long plan_op_effective_n(const plan_op *op)
 {
     if (op->wdtype != CFG_DT_INT4 && op->wdtype != CFG_DT_FP8)
-        return (double)op->n;
-    return (double)op->n * cfg_dtype_weight_bytes(op->wdtype, op->wgroup) / 2.0;
+        return op->n;
+    /* cuBLAS wants the width a multiple of 8 (16-byte rows of bf16). */
+    const long long n = (long long)(op->n * cfg_dtype_weight_bytes(op->wdtype, op->wgroup) / 2.0 + 7) / 8 * 8;
+    return n < 8 ? 8 : n;
+}
+
+static bool name_ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+bool plan_op_is_silu_mul(const plan_op *op)
+{
+    return op->kind == PLAN_OP_ELEMENTWISE && name_ends_with(op->name, "silu_mul");
+}
+
+int plan_op_law_class(const plan_op *op, double *rows)
+{
+    double r = 0.0;
+    int c = -1;
+    switch (op->kind) {
+    case PLAN_OP_GEMM:
+        r = (double)op->m;
+        c = op->batch > 1 ? CFG_LAW_GEMM_BATCHED : plan_op_effective_n(op) >= op->k ? CFG_LAW_GEMM_WIDE : CFG_LAW_GEMM_NARROW;
+        break;
+    case PLAN_OP_GROUPED_GEMM:
+        /* The replay spreads the rows evenly over the touched experts (one strided-batched GEMM). */
+        r = op->batch > 0 ? (double)((op->m + op->batch - 1) / op->batch) : (double)op->m;
+        c = plan_op_effective_n(op) >= op->k ? CFG_LAW_GROUPED_WIDE : CFG_LAW_GROUPED_NARROW;
+        break;
+    case PLAN_OP_ATTENTION:
+        /* Query rows that read one KV head: what fills the score tile of one sequence. */
+        if (op->kv_shared) {
+            r = (double)op->q_len * op->heads;
+            c = CFG_LAW_ATTENTION_MLA;
+        } else {
+            r = (double)op->q_len * (op->kv_heads > 0 ? (double)op->heads / op->kv_heads : 1.0);
+            c = CFG_LAW_ATTENTION_GQA;
+        }
+        break;
+    case PLAN_OP_NORM: r = (double)op->m; c = CFG_LAW_NORM; break;
+    case PLAN_OP_ELEMENTWISE:
+        r = (double)op->m;
+        c = plan_op_is_silu_mul(op) ? CFG_LAW_SILU_MUL : CFG_LAW_ELEMENTWISE;
+        break;
+    case PLAN_OP_EMBEDDING: r = (double)op->m; c = CFG_LAW_EMBEDDING; break;
+    default: break;
+    }
+    if (rows)
+        *rows = r < 1.0 ? 1.0 : r;
+    return c;
 }

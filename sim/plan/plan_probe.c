@@ -1,7 +1,7 @@
 /* The probe plan of `vpsim calibrate --measure` (plan_probe.h). Its grid spans what decode and verify
  * passes run: the scenario's GEMM shapes at 1 to 128 rows, attention from one query row per KV head
  * to 512 and KV lengths to 128k, row-wise ops up to 64 rows of 16k. The law's rows coordinate of every
- * op is written into its name by the same rule model_law_class applies (the unit test holds the two
+ * op is written into its name by the same rule plan_op_law_class applies (the unit test holds the two
  * together). */
 #include "plan_probe.h"
 
@@ -40,6 +40,7 @@ typedef struct probe {
     plan_bld b;
     bool quick;
     const cfg_scenario *sc;
+    const plan *real; /* the scenario's own plan (its GEMM shapes); NULL for the quick grid */
     char *why;
     size_t len;
     int rc;
@@ -92,27 +93,22 @@ static void add_point(probe *pr, const plan_op *t, const char *cls, long long ro
     }
 }
 
-/* The scenario's own GEMM weight shapes (n, k, batch, dtype), each once, by class (model_law_class's
+/* The scenario's own GEMM weight shapes (n, k, batch, dtype), each once, by class (plan_op_law_class's
  * rule: batched when batch > 1, else wide when the replayed width >= k). How well cuBLAS fills the GPU
- * at a few rows depends on the shape, not only on the bytes (Kimi-K2.5's 1536 x 1536 q_b_proj runs at a
- * third of the rate of a 4096 x 512 matrix of the same size on the H200), so the probe measures the
+ * at a few rows depends on the shape, not only on the bytes (on the H200 at 4 rows, Kimi-K2.5's 1536 x
+ * 1536 q_b_proj, 4.7 MB, takes 5.3 us where a 4096 x 512 matrix of 4.2 MB takes 3.6: about 0.7 of the
+ * rate; the first and third probes of bench/NOTES.md, 2026-12-01), so the probe measures the
  * shapes the scenario runs; another model or TP degree is priced by the law between them (bytes).
  * Shapes within 2 % of the weight bytes of one already kept in the class are left out (the law needs
  * bytes strictly increasing within a rows value). Returns how many it kept, at most `cap`. */
-static int scenario_gemm_shapes(const probe *pr, int cls_wanted, plan_op *out, int cap)
+static int scenario_gemm_shapes(const probe *pr, int cls, plan_op *out, int cap)
 {
-    plan real;
-    char why[256];
-    if (plan_build(pr->sc, &real, why, sizeof(why)))
-        return 0;
+    const plan *real = pr->real;
     int n = 0;
-    for (int ph = 0; ph < real.n_phases; ph++)
-        for (int i = 0; i < real.phases[ph].n_ops && n < cap; i++) {
-            const plan_op *op = &real.phases[ph].ops[i];
-            if (op->kind != PLAN_OP_GEMM)
-                continue;
-            const int cls = op->batch > 1 ? 2 : plan_op_effective_n(op) >= (double)op->k ? 1 : 0;
-            if (cls != cls_wanted)
+    for (int ph = 0; real && ph < real->n_phases; ph++)
+        for (int i = 0; i < real->phases[ph].n_ops && n < cap; i++) {
+            const plan_op *op = &real->phases[ph].ops[i];
+            if (op->kind != PLAN_OP_GEMM || plan_op_law_class(op, NULL) != cls)
                 continue;
             bool dup = false;
             for (int j = 0; j < n && !dup; j++)
@@ -128,7 +124,6 @@ static int scenario_gemm_shapes(const probe *pr, int cls_wanted, plan_op *out, i
             t.weight_bytes = op->weight_bytes;
             out[n++] = t;
         }
-    plan_free(&real);
     return n;
 }
 
@@ -137,11 +132,10 @@ static int scenario_gemm_shapes(const probe *pr, int cls_wanted, plan_op *out, i
  * transposes; 256 x 256 at batch 8/32/128). quick: the generic grid. */
 static void gemms(probe *pr)
 {
-    static const char *const names[3] = {"gemm_narrow", "gemm_wide", "gemm_batched"};
-    const int nrows[3] = {count(pr, LEN(gemm_rows)), count(pr, LEN(gemm_rows)), count(pr, LEN(bmm_rows))};
-    for (int cls = 1; cls >= 0; cls = cls == 1 ? 0 : cls == 0 ? 2 : -1) {
+    for (int cls = CFG_LAW_GEMM_WIDE; cls <= CFG_LAW_GEMM_BATCHED; cls++) {
+        const bool bmm = cls == CFG_LAW_GEMM_BATCHED, wide = cls == CFG_LAW_GEMM_WIDE;
         plan_op shapes[64];
-        const int own = pr->quick ? 0 : scenario_gemm_shapes(pr, cls, shapes, LEN(shapes) - 8);
+        const int own = scenario_gemm_shapes(pr, cls, shapes, LEN(shapes) - 8);
         double lo = 1e300, hi = 0.0;
         for (int s = 0; s < own; s++) {
             lo = shapes[s].weight_bytes < lo ? shapes[s].weight_bytes : lo;
@@ -150,24 +144,25 @@ static void gemms(probe *pr)
         /* The generic grid: all of it for a class the scenario has no shape in, else the sizes outside
          * the scenario's range, so the law has points to extrapolate from on both sides. */
         int n = own;
-        const int ns = cls == 2 ? count(pr, LEN(bmm_batch)) : count(pr, LEN(gemm_nk));
+        const int ns = bmm ? count(pr, LEN(bmm_batch)) : count(pr, LEN(gemm_nk));
         for (int s = 0; s < ns; s++) {
             plan_op t = tmpl(pr, PLAN_OP_GEMM);
-            if (cls == 2) {
+            if (bmm) {
                 t.n = t.k = bmm_shape;
                 t.batch = bmm_batch[s];
             } else {
-                t.n = cls ? gemm_nk[s][0] : gemm_nk[s][1];
-                t.k = cls ? gemm_nk[s][1] : gemm_nk[s][0];
+                t.n = wide ? gemm_nk[s][0] : gemm_nk[s][1];
+                t.k = wide ? gemm_nk[s][1] : gemm_nk[s][0];
             }
             const double w = 2.0 * t.n * t.k * t.batch;
             if (own == 0 || w < 0.98 * lo || w > 1.02 * hi)
                 shapes[n++] = t;
         }
-        for (int r = 0; r < nrows[cls]; r++)
+        const int nrows = bmm ? count(pr, LEN(bmm_rows)) : count(pr, LEN(gemm_rows));
+        for (int r = 0; r < nrows; r++)
             for (int s = 0; s < n; s++) {
                 plan_op t = shapes[s];
-                t.m = cls == 2 ? bmm_rows[r] : gemm_rows[r];
+                t.m = bmm ? bmm_rows[r] : gemm_rows[r];
                 char a[24], b[24], size[56];
                 num_label(a, sizeof(a), t.n);
                 num_label(b, sizeof(b), t.k);
@@ -177,12 +172,11 @@ static void gemms(probe *pr)
                     snprintf(size, sizeof(size), "b%d", t.batch);
                 else
                     snprintf(size, sizeof(size), "%sx%s", a, b);
-                add_point(pr, &t, names[cls], t.m, size);
+                add_point(pr, &t, cfg_law_names[cls], t.m, size);
             }
     }
 }
 
-/* grouped_wide / grouped_narrow: rows per expert x experts routed rows over `experts` weights. */
 /* Grouped GEMMs at the per-expert shapes of the scenario's target (w13: 2 x intermediate / TP by hidden;
  * w2: hidden by intermediate / TP; the routed experts' dtype, which the replay runs as a bf16 GEMM of the
  * same bytes): how well cuBLAS fills the GPU depends on the per-expert output width, which a quantised
@@ -204,7 +198,7 @@ static void grouped(probe *pr)
             t.k = nk[i][1];
             t.wdtype = (cfg_dtype)m->weights.routed_experts.dtype;
             t.wgroup = m->weights.routed_experts.group;
-            const int wide = plan_op_effective_n(&t) >= (double)t.k;
+            const int wide = plan_op_law_class(&t, NULL) == CFG_LAW_GROUPED_WIDE;
             if (!have[wide]) {
                 shape[wide] = t;
                 have[wide] = true;
@@ -324,8 +318,11 @@ int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, s
     snprintf(ph->model, sizeof(ph->model), "target");
     ph->tokens = 1;
     ph->batch = 1;
+    plan real;
+    char real_why[256];
+    const bool have_real = !quick && plan_build(sc, &real, real_why, sizeof(real_why)) == 0;
     probe pr = {.b = {.ph = ph, .ranks = tp, .rows = 1, .act = (cfg_dtype)sc->target.activation_dtype},
-                .quick = quick, .sc = sc, .why = why, .len = len};
+                .quick = quick, .sc = sc, .real = have_real ? &real : NULL, .why = why, .len = len};
     /* The smallest kernel the replay launches: what it measures is the gap a graph node costs. */
     for (int i = 0; i < PLAN_PROBE_EMPTY; i++)
         plan_bld_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.empty", -1, 1, 8);
@@ -335,6 +332,8 @@ int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, s
     rowwise(&pr);
     plan_bld_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.flush", -1, 1,
                      quick ? PLAN_PROBE_FLUSH_ELEMS_QUICK : PLAN_PROBE_FLUSH_ELEMS);
+    if (have_real)
+        plan_free(&real);
     if (pr.rc) {
         plan_free(out);
         return -1;
@@ -354,13 +353,7 @@ double plan_probe_arena_bytes(const plan *p)
             double b = 0.0;
             switch (op->kind) {
             case PLAN_OP_GEMM:
-            case PLAN_OP_GROUPED_GEMM: {
-                /* The device's stand-in width for quantised weights (dev_cuda.c n_effective). */
-                const bool quantised = op->wdtype == CFG_DT_INT4 || op->wdtype == CFG_DT_FP8;
-                const double n = quantised ? (double)((long long)(plan_op_effective_n(op) + 7) / 8 * 8) : (double)op->n;
-                b = 2.0 * op->k * n * op->batch;
-                break;
-            }
+            case PLAN_OP_GROUPED_GEMM: b = 2.0 * op->k * (double)plan_op_effective_n(op) * op->batch; break;
             case PLAN_OP_EMBEDDING: b = 2.0 * op->k * op->n; break;
             case PLAN_OP_ATTENTION: {
                 const double tok = (double)op->batch * op->kv_len * (op->kv_shared ? 1 : op->kv_heads);

@@ -19,7 +19,7 @@ static void load(const char *rel, const char *const *sets, int n_sets, const cha
     cr_assert_eq(cfg_scenario_load(th_path(rel), sets, n_sets, system, sc, &err), 0, "loading %s: %s", rel, err.msg);
 }
 
-/* Ops per law class; asserts that every op after the empty ones is filed by model_law_class under the
+/* Ops per law class; asserts that every op after the empty ones is filed by plan_op_law_class under the
  * class its name says (silu_mul ops carry it as their suffix). */
 static void count_classes(const plan *p, int *n)
 {
@@ -42,14 +42,14 @@ static void count_classes(const plan *p, int *n)
             continue;
         }
         double rows = 0;
-        const int c = model_law_class(op, &rows);
+        const int c = plan_op_law_class(op, &rows);
         cr_assert(c >= 0 && c < CFG_LAW_COUNT, "%s has no law class", op->name);
         char want[64];
         if (c == CFG_LAW_SILU_MUL)
             snprintf(want, sizeof(want), "probe.r%.0f.", rows);
         else
             snprintf(want, sizeof(want), "probe.%s.r%.0f.", cfg_law_names[c], rows);
-        cr_assert_eq(strncmp(op->name, want, strlen(want)), 0, "%s: model_law_class says %s rows %.0f", op->name,
+        cr_assert_eq(strncmp(op->name, want, strlen(want)), 0, "%s: plan_op_law_class says %s rows %.0f", op->name,
                      cfg_law_names[c], rows);
         n[c]++;
     }
@@ -197,7 +197,7 @@ Test(calibrate_measure, quick_cpu_probe_writes_a_system_file_the_model_loads, .t
     bool used[CFG_LAW_COUNT] = {0};
     for (int ph = 0; ph < p.n_phases; ph++)
         for (int i = 0; i < p.phases[ph].n_ops; i++) {
-            const int c = model_law_class(&p.phases[ph].ops[i], NULL);
+            const int c = plan_op_law_class(&p.phases[ph].ops[i], NULL);
             if (c >= 0)
                 used[c] = true;
         }

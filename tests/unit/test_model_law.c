@@ -240,7 +240,7 @@ Test(model_law_op, a_loaded_law_prices_the_op_before_the_ops_table_and_the_formu
     cr_assert_str_eq(law->source, "hand-made law, not a measurement");
     plan_op op = norm_op();
     double rows = 0;
-    cr_assert_eq(model_law_class(&op, &rows), CFG_LAW_NORM);
+    cr_assert_eq(plan_op_law_class(&op, &rows), CFG_LAW_NORM);
     cr_assert_float_eq(rows, 3.0, 1e-12);
     cr_assert_float_eq(op.bytes_read + op.bytes_written, 100352.0, 1e-9);
     /* f(rows 1) = 2 + (100352 - 1e4) / 990000 x 2 = 2.182529; f(rows 4) = 3 + 90352 / 990000 x 3 = 3.273794;
@@ -297,7 +297,7 @@ Test(model_law_op, gemm_rows_above_the_table_keep_the_compute_term)
      * + 2 x 256 x 4096 x 2 = 37748736; 1 + (37748736 - 1e6) / 99e6 x 9 = 4.340794. t_compute = 2 x 256 x
      * 4096^2 / (989e6 x 0.8 x min(1, 256 / 64)) = 10.856844 */
     plan_op op = gemm(256);
-    cr_assert_eq(model_law_class(&op, NULL), CFG_LAW_GEMM_WIDE);
+    cr_assert_eq(plan_op_law_class(&op, NULL), CFG_LAW_GEMM_WIDE);
     cr_assert_float_eq(model_op_us(s, &op, false, NULL, &src), 4.340794, EPS);
     cr_assert_str_eq(src, "probed");
     /* m = 512, above: bytes 33554432 + 2 x 512 x 4096 x 2 = 41943040, law 1 + 40943040 / 99e6 x 9 = 4.722095;
@@ -315,7 +315,7 @@ Test(model_law_op, gemm_rows_above_the_table_keep_the_compute_term)
     /* A narrow GEMM (n < k) has no law here: the formula. */
     op.n = 1024;
     plan_op_finalize(&op);
-    cr_assert_eq(model_law_class(&op, NULL), CFG_LAW_GEMM_NARROW);
+    cr_assert_eq(plan_op_law_class(&op, NULL), CFG_LAW_GEMM_NARROW);
     model_op_us(s, &op, false, NULL, &src);
     cr_assert_str_eq(src, "formula");
     cfg_scenario_free(&sc);

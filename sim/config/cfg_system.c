@@ -5,6 +5,7 @@
 
 #include <float.h>
 #include <stddef.h>
+#include <stdio.h>
 
 const char *const cfg_p2p_names[] = {"direct", "sysmem", "off", NULL};
 const char *const cfg_table_p2p_names[] = {"any", "direct", "sysmem", "off", NULL};
@@ -123,8 +124,6 @@ static const cfg_field nccl_fields[] = {
     NUM("sys_bw_gbs", nccl, sys_bw_gbs, "16", 0.001, 1e6, "GB/s", "NCCL's figure for the inter-socket link"),
     NUM("nvlink_bw_gbs", nccl, nvlink_bw_gbs, "370", 0.001, 1e6, "GB/s", "NCCL's NVLink figure per GPU"),
     NUM("ll_max_bw_gbs", nccl, ll_max_bw_gbs, "141", 0.001, 1e6, "GB/s", "cap on LL bus bandwidth (tuning.cc llMaxBws)"),
-    NUM("shm_step_us", nccl, shm_step_us, "1.5", 0, 1e4, "us",
-        "extra per ring step when NCCL's transport goes through host memory (not in NCCL's own model)"),
     NUM("symm_base_us", nccl, symm_base_us, "5.0", 0, 1e4, "us", "fixed cost of a symmetric-memory kernel"),
     NUM("buffsize", nccl, buffsize, "4194304", 65536, 1073741824, "bytes",
         "NCCL_BUFFSIZE: Simple-protocol buffer per connection (NCCL's default 4 MiB); for the memory account"),
@@ -216,6 +215,64 @@ static const cfg_field measured_fields[] = {
     {0},
 };
 
+/* ---- paths: what `vpsim probe` measured ---- */
+#define PB(f) offsetof(cfg_paths, f)
+#define PATHS_FIELD(name, dims, u, help)                                                                           \
+    {.key = #name, .type = CFG_T_DOUBLE_LIST, .offset = PB(name.v), .count_offset = PB(name.n),                     \
+     .max_items = CFG_PATHS_CELLS, .def = "[]", CFG_RANGE(0, BIG), .unit = u,                                      \
+     .doc = dims == 2 ? help " (gpus x gpus, row-major; [] = derived from links)" : help " (one per GPU; [] = derived from links)"},
+static const cfg_field paths_fields[] = {
+    INT("gpus", paths, gpus, "0", 0, CFG_PATHS_MAX, "GPUs", "GPUs the lists below cover (0 = nothing measured)"),
+    CFG_PATHS_LIST(PATHS_FIELD)
+    {.key = "source", .type = CFG_T_STRING, .offset = PB(source), .def = "''",
+     .doc = "provenance of the lists: command, date, host, GPU, repetitions"},
+    {.key = "findings", .type = CFG_T_STRING, .offset = PB(findings), .def = "''",
+     .doc = "what the probe concluded about the paths, in plain words"},
+    {0},
+};
+#undef PATHS_FIELD
+
+static int paths_check_list(const cfg_paths_list *l, const char *key, int dims, int n, const cfg_node *node,
+                            const char *path, cfg_error *err)
+{
+    if (l->n == 0)
+        return 0;
+    const int want = dims == 2 ? n * n : n;
+    if (l->n != want) {
+        cfg_errorf(err, node, "%s.%s: %d values, expected %d (%s for paths.gpus=%d)", path, key, l->n, want,
+                     dims == 2 ? "gpus x gpus" : "one per GPU", n);
+        return -1;
+    }
+    for (int i = 0; i < l->n; i++) {
+        const bool diagonal = dims == 2 && i / n == i % n;
+        if (!diagonal && !(l->v[i] > 0)) {
+            char where[48];
+            if (dims == 2)
+                snprintf(where, sizeof(where), "GPU %d -> GPU %d", i / n, i % n);
+            else
+                snprintf(where, sizeof(where), "GPU %d", i);
+            cfg_errorf(err, node, "%s.%s[%d] (%s) is %g: a measured value must be positive", path, key, i, where, l->v[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Every list is empty or has one value per GPU (per GPU pair for matrices), and what is measured is
+ * positive off the diagonal: a zero latency or bandwidth would make the model divide by it or claim a
+ * free transfer. */
+static int paths_post(void *obj, const cfg_node *node, const char *path, cfg_error *err)
+{
+    const cfg_paths *p = obj;
+    const int n = p->gpus;
+#define PATHS_CHECK(name, dims, u, help)                                                                           \
+    if (paths_check_list(&p->name, #name, dims, n, node, path, err))                                               \
+        return -1;
+    CFG_PATHS_LIST(PATHS_CHECK)
+#undef PATHS_CHECK
+    return 0;
+}
+
 #define S(f) offsetof(cfg_system, f)
 const cfg_field cfg_system_fields[] = {
     {.key = "name", .type = CFG_T_STRING, .offset = S(name), .doc = "system name"},
@@ -230,6 +287,8 @@ const cfg_field cfg_system_fields[] = {
      .doc = "NCCL's tuning-model inputs for this box"},
     {.key = "custom", .type = CFG_T_MAP, .offset = S(custom), .fields = custom_fields,
      .doc = "vpsim's IPC allreduce kernels"},
+    {.key = "paths", .type = CFG_T_MAP, .offset = S(paths), .fields = paths_fields, .post = paths_post,
+     .doc = "link quantities measured by `vpsim probe`; the model prefers them to what it derives from links"},
     {.key = "memory", .type = CFG_T_MAP, .offset = S(memory), .fields = memory_fields,
      .doc = "per-rank memory outside weights and KV cache, for the memory account"},
     {.key = "measured", .type = CFG_T_MAP, .offset = S(measured), .fields = measured_fields,

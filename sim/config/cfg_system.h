@@ -98,6 +98,40 @@ typedef struct cfg_law_table {
     char *source;
 } cfg_law_table;
 
+/* Link quantities a probe measured (`vpsim probe`, docs/model.md "Collectives from link quantities").
+ * Matrices are row-major over the probe's `gpus` GPUs: row = the GPU that issues the store or load,
+ * column = the GPU whose memory it touches (diagonal unused). An empty list = not measured: the model
+ * then derives that quantity from `links` and `topology`. */
+#define CFG_PATHS_MAX 16
+#define CFG_PATHS_CELLS (CFG_PATHS_MAX * CFG_PATHS_MAX)
+typedef struct cfg_paths_list {
+    double v[CFG_PATHS_CELLS];
+    int n;
+} cfg_paths_list;
+#define CFG_PATHS_LIST(X)                                                                                              \
+    X(visible_us, 2, "us", "one-way visibility of a flag the row GPU stores into the column GPU's memory (ping-pong / 2)") \
+    X(load_rtt_us, 2, "us", "one dependent load by the row GPU from the column GPU's memory (pointer chase)")        \
+    X(store_gbs, 2, "GB/s", "stores from row into column, that pair alone")                                          \
+    X(load_gbs, 2, "GB/s", "loads by row from column, that pair alone")                                               \
+    X(all_store_gbs, 2, "GB/s", "stores from row into column while every ordered pair stores at once (per pair)")    \
+    X(all_load_gbs, 2, "GB/s", "loads by row from column while every ordered pair loads at once (per pair)")         \
+    X(many_writer_gbs, 1, "GB/s", "per GPU: all the others store into it at once (aggregate)")                      \
+    X(host_visible_us, 2, "us", "a flag the row GPU stores into pinned host memory near it, seen by the column GPU polling it") \
+    X(host_load_rtt_us, 1, "us", "per GPU: one load from pinned host memory on its own socket")                      \
+    X(host_store_gbs, 1, "GB/s", "per GPU: stores into pinned host memory on its own socket")                       \
+    X(host_load_gbs, 1, "GB/s", "per GPU: loads from pinned host memory on its own socket")                         \
+    X(host_far_load_rtt_us, 1, "us", "per GPU: one load from pinned host memory on another socket")                  \
+    X(host_far_store_gbs, 1, "GB/s", "per GPU: stores into pinned host memory on another socket")                    \
+    X(host_far_load_gbs, 1, "GB/s", "per GPU: loads from pinned host memory on another socket")
+#define CFG_PATHS_MEMBER(name, dims, unit, help) cfg_paths_list name;
+typedef struct cfg_paths {
+    int gpus; /* N: the GPUs the lists cover (0 = nothing measured) */
+    CFG_PATHS_LIST(CFG_PATHS_MEMBER)
+    char *source;   /* provenance of every list: command, date, host, GPU, repetitions */
+    char *findings; /* what the probe concluded, in plain words (e.g. peer traffic through system memory) */
+} cfg_paths;
+#undef CFG_PATHS_MEMBER
+
 typedef struct cfg_system {
     char *name;
     char *description;
@@ -156,13 +190,13 @@ typedef struct cfg_system {
         double sys_bw_gbs;    /* NCCL's figure for the inter-socket link */
         double nvlink_bw_gbs; /* NCCL's per-GPU NVLink figure */
         double ll_max_bw_gbs;
-        double shm_step_us; /* extra per ring step when NCCL moves data through host memory */
         double symm_base_us;
         double buffsize; /* NCCL_BUFFSIZE: Simple-protocol buffer per connection, bytes */
     } nccl;
     struct {
         double push_expansion; /* bytes on the wire per payload byte when the flag travels in the data */
     } custom;
+    cfg_paths paths;
     struct {
         double runtime_mib;          /* CUDA context, library workspaces, allocator slack */
         double graph_pool_mib;       /* the serving engine's captured CUDA graphs */

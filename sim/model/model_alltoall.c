@@ -8,22 +8,11 @@
 /* NCCL_P2P_LL_THRESHOLD's default (NCCL src/enqueue.cc): peer messages up to 16 KiB go by LL. */
 #define NCCL_P2P_LL_BYTES 16384.0
 
-/* Whether NCCL sends a->b through host memory (SHM) rather than P2P: the pair's version of
- * nccl_shm_pairs' rule. */
-static bool nccl_pair_shm(const cfg_system *s, int a, int b)
-{
-    if (s->topology.p2p != CFG_P2P_DIRECT)
-        return true;
-    if (s->topology.interconnect == CFG_IC_NVLINK)
-        return false;
-    const model_path_type level = s->topology.cpu_vendor == CFG_CPU_AMD ? MODEL_PATH_SYS : MODEL_PATH_PIX;
-    return model_topo_path_type(s, a, b) > level;
-}
-
 /* NCCL's all-to-all is grouped ncclSend/ncclRecv: one kernel (NCCL's base latency), one peer step per
  * message (hwLat, the peers taken in turn), and every block on the links at once (all ranks send
  * together: the link model finds the shared bottleneck). LL lines carry a flag with each 8 B of data
- * (2x on the wire); SHM pairs go through the receiver's host memory and pay shm_step_us each. */
+ * (2x on the wire); each message's step is max(hwLat, its pair's transport latency), through the
+ * receiver's host memory for SHM pairs. */
 static double alltoall_nccl_us(const cfg_system *s, double S, int n, model_terms *terms)
 {
     const bool nvlink = s->topology.interconnect == CFG_IC_NVLINK;
@@ -32,9 +21,21 @@ static double alltoall_nccl_us(const cfg_system *s, double S, int n, model_terms
     const double wire = ll ? 2.0 * block : block;
     double base, hw;
     model_nccl_ring_latency(s, ll, &base, &hw);
-    const double lat = base + (n - 1) * hw;
-    model_term_add(terms, "p2p_latency", lat, "us", "%s: base %.1f + (n-1) %d x hwLat %.2f (NCCL tuning.cc, %s)",
-                   ll ? "LL" : "Simple", base, n - 1, hw, nvlink ? "NVLink" : "PCIe");
+    /* A rank's n-1 messages in turn; the slowest rank's sum sets the step. */
+    double steps = 0.0;
+    for (int a = 0; a < n; a++) {
+        double sum = 0.0;
+        for (int b = 0; b < n; b++)
+            if (a != b)
+                sum += model_nccl_step_us(s, a, b, hw);
+        if (sum > steps)
+            steps = sum;
+    }
+    const double lat = base + steps;
+    model_term_add(terms, "p2p_latency", lat, "us",
+                   "%s: base %.1f + the slowest rank's (n-1) %d steps of max(hwLat %.2f (NCCL tuning.cc, %s), "
+                   "its pair's transport latency) = %.2f",
+                   ll ? "LL" : "Simple", base, n - 1, hw, nvlink ? "NVLink" : "PCIe", steps);
     model_flows f;
     f.n = 0;
     int shm = 0;
@@ -42,7 +43,7 @@ static double alltoall_nccl_us(const cfg_system *s, double S, int n, model_terms
         for (int b = 0; b < n; b++) {
             if (a == b)
                 continue;
-            if (nccl_pair_shm(s, a, b)) {
+            if (model_nccl_pair_shm(s, a, b)) {
                 shm++;
                 model_flows_add(&f, a, MODEL_HOST(model_topo_socket(s, b)), wire);
                 model_flows_add(&f, MODEL_HOST(model_topo_socket(s, b)), b, wire);
@@ -55,16 +56,10 @@ static double alltoall_nccl_us(const cfg_system *s, double S, int n, model_terms
     model_term_add(terms, "p2p_transfer", ft.bw_us, "us", "%d x %d blocks of %.0f B%s at once: %.0f B on %s at %.1f GB/s",
                    n, n - 1, block, ll ? " (x2 LL)" : "", ft.bottleneck_bytes, ft.bottleneck,
                    ft.bottleneck_gbs);
-    double t = lat + ft.bw_us;
-    if (shm > 0) {
-        /* Each rank's n-1 messages in turn: its share of the SHM pairs pays the extra step. */
-        const double steps = (double)shm / n;
-        t += steps * s->nccl.shm_step_us;
-        model_term_add(terms, "shm_transport", steps * s->nccl.shm_step_us, "us",
-                       "%d of %d peer pairs through host memory: %.1f per rank x nccl.shm_step_us %.2f", shm,
-                       n * (n - 1), steps, s->nccl.shm_step_us);
-    }
-    return t;
+    if (shm > 0)
+        model_term_add(terms, "shm_transport", shm, "pairs", "%d of %d peer pairs through host memory (their step: "
+                       "paths.host_visible_us or derived)", shm, n * (n - 1));
+    return lat + ft.bw_us;
 }
 
 /* Host-staged MPI_Alltoall: the whole buffer down, n-1 exchanges of S/n with the peers, the whole

@@ -33,22 +33,25 @@ static model_path_type worst_path(const cfg_system *s, int ranks)
     return w;
 }
 
-/* NCCL paths.cc ncclTopoCheckP2p: P2P when the path type <= the P2P level: PATH_SYS by default, PATH_PXB
- * on Intel and ARM CPUs (so P2P through an Intel root complex is not used). No peer access at all (p2p
- * off or sysmem) leaves the SHM transport through host memory. Returns ring steps through SHM. */
+/* Ring links (r -> r+1) NCCL connects through host memory (SHM). */
 static int nccl_shm_pairs(const cfg_system *s, int ranks)
 {
-    if (ranks < 2)
-        return 0;
-    if (s->topology.p2p != CFG_P2P_DIRECT)
-        return ranks;
-    if (s->topology.interconnect == CFG_IC_NVLINK)
-        return 0;
-    const model_path_type level = s->topology.cpu_vendor == CFG_CPU_AMD ? MODEL_PATH_SYS : MODEL_PATH_PIX;
     int shm = 0;
-    for (int r = 0; r < ranks; r++)
-        shm += model_topo_path_type(s, r, (r + 1) % ranks) > level;
+    for (int r = 0; ranks > 1 && r < ranks; r++)
+        shm += model_nccl_pair_shm(s, r, (r + 1) % ranks);
     return shm;
+}
+
+/* The mean step latency around the ring: each step waits for its link, max(hwLat, the link's transport
+ * latency), and a small message visits every link in turn. */
+static double nccl_ring_step_us(const cfg_system *s, int n, double hw_lat)
+{
+    if (n < 2)
+        return hw_lat;
+    double sum = 0.0;
+    for (int r = 0; r < n; r++)
+        sum += model_nccl_step_us(s, r, (r + 1) % n, hw_lat);
+    return sum / n;
 }
 
 /* The scenario's nccl.protocol / nccl.algorithm as the sets NCCL chooses from (NCCL_PROTO, NCCL_ALGO). */
@@ -144,7 +147,7 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
                 else if (p == P_LL128)
                     bw = bus_bw * 0.92;
                 algbw = bw * n / nsteps;
-                lat = nccl_base_lat[a][p] + nsteps * hw[a][p];
+                lat = nccl_base_lat[a][p] + nsteps * nccl_ring_step_us(s, n, hw[a][p]);
             } else {
                 bw = bus_bw * 0.92;
                 if (p == P_LL)
@@ -152,13 +155,14 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
                 else if (p == P_LL128)
                     bw = bw * 7.0 / 9.0;
                 algbw = bw * 0.5;
-                lat = nccl_base_lat[a][p] + 2.0 * (n - 1) * hw[a][p];
+                lat = nccl_base_lat[a][p] + 2.0 * (n - 1) * nccl_ring_step_us(s, n, hw[a][p]);
             }
             const double t = lat + nbytes / (1000.0 * algbw);
             char name[32];
             snprintf(name, sizeof(name), "%s/%s", algo_names[a], proto_names[p]);
-            model_term_add(terms, name, t, "us", "lat %.2f (base %.1f + %s) + %.0f B / (1000 x algbw %.2f GB/s)", lat,
-                           nccl_base_lat[a][p], a == A_RING ? "nsteps x hwLat" : "2 (n-1) x hwLat", nbytes, algbw);
+            model_term_add(terms, name, t, "us", "lat %.2f (base %.1f + %s x step %.2f) + %.0f B / (1000 x algbw %.2f GB/s)",
+                           lat, nccl_base_lat[a][p], a == A_RING ? "nsteps" : "2 (n-1)",
+                           nccl_ring_step_us(s, n, hw[a][p]), nbytes, algbw);
             if (t < best) {
                 best = t;
                 best_a = a;
@@ -178,63 +182,72 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
 
 /* ---------------- vpsim's IPC kernels ---------------- */
 
-static double max_oneway(const cfg_system *s, int n, bool to_host)
+/* The slowest flag between two ranks: a peer store's visibility, or through host memory a store there
+ * and the poller's round trip. */
+static double slowest_flag(const cfg_system *s, int n, bool sysmem, const char **src)
 {
     double m = 0.0;
     for (int a = 0; a < n; a++)
         for (int b = 0; b < n; b++) {
-            if (a == b && !to_host)
+            if (a == b)
                 continue;
-            double l = to_host ? model_topo_latency(s, a, MODEL_HOST(model_topo_socket(s, b)))
-                               : model_topo_latency(s, a, b);
+            const double l = sysmem ? model_link_host_visible_us(s, a, b, src) : model_link_visible_us(s, a, b, src);
             if (l > m)
                 m = l;
         }
     return m;
 }
 
-/* Every rank writes a flag to every peer after a system-scope fence and waits for theirs. Through host
- * memory the flag is polled with loads: a round trip to host memory. */
+/* Every rank writes a flag to every peer after a system-scope fence and waits for theirs. */
 static double barrier_us(const cfg_system *s, int n, bool sysmem, model_terms *terms)
 {
-    double b = s->links.fence_us + max_oneway(s, n, sysmem);
-    if (sysmem)
-        b += 2.0 * max_oneway(s, n, true);
-    model_term_add(terms, "barrier", b, "us", "fence_us %.2f + slowest flag write%s", s->links.fence_us,
-                   sysmem ? " to host memory + polling round trip" : "");
+    const char *src = "";
+    const double flag = slowest_flag(s, n, sysmem, &src);
+    const double b = s->links.fence_us + flag;
+    model_term_add(terms, "barrier", b, "us", "fence_us %.2f + slowest flag%s %.2f (%s)", s->links.fence_us,
+                   sysmem ? " through host memory" : "", flag, src);
     return b;
 }
 
-/* A stage in which each rank moves `chunk` bytes to or from each peer. */
-typedef enum { ST_READ_PEERS, ST_WRITE_PEERS, ST_WRITE_HOST, ST_READ_HOST, ST_WRITE_PEER_HOSTS } stage_kind;
-
-static double stage_us(const cfg_system *s, int n, stage_kind k, double chunk, const char *label, model_terms *terms)
+/* A stage in which each rank moves `chunk` bytes to or from each peer: from the probe's bandwidths
+ * where the system has them, else every flow on its route with shared links (model_topo). */
+static double stage_us(const cfg_system *s, int n, model_stage_kind k, double chunk, const char *label,
+                       model_terms *terms)
 {
-    model_flows f;
-    f.n = 0;
-    for (int i = 0; i < n; i++) {
-        if (k == ST_WRITE_HOST) {
-            model_flows_add(&f, i, MODEL_HOST(model_topo_socket(s, i)), chunk);
-            continue;
-        }
-        for (int j = 0; j < n; j++) {
-            if (i == j)
+    const bool reads = k == MODEL_ST_READ_PEERS || k == MODEL_ST_READ_HOST;
+    model_flow_time ft;
+    const bool measured = model_links_stage(s, n, k, chunk, &ft);
+    if (!measured) {
+        model_flows f;
+        f.n = 0;
+        for (int i = 0; i < n; i++) {
+            if (k == MODEL_ST_WRITE_HOST) {
+                model_flows_add(&f, i, MODEL_HOST(model_topo_socket(s, i)), chunk);
                 continue;
-            switch (k) {
-            case ST_READ_PEERS: model_flows_add(&f, j, i, chunk); break;   /* i loads j's buffer */
-            case ST_WRITE_PEERS: model_flows_add(&f, i, j, chunk); break;  /* i stores into j's buffer */
-            case ST_READ_HOST: model_flows_add(&f, MODEL_HOST(model_topo_socket(s, j)), i, chunk); break;
-            case ST_WRITE_PEER_HOSTS: model_flows_add(&f, i, MODEL_HOST(model_topo_socket(s, j)), chunk); break;
-            default: break;
+            }
+            for (int j = 0; j < n; j++) {
+                if (i == j)
+                    continue;
+                switch (k) {
+                case MODEL_ST_READ_PEERS: model_flows_add(&f, j, i, chunk); break;  /* i loads j's buffer */
+                case MODEL_ST_WRITE_PEERS: model_flows_add(&f, i, j, chunk); break; /* i stores into j's buffer */
+                case MODEL_ST_READ_HOST: model_flows_add(&f, MODEL_HOST(model_topo_socket(s, j)), i, chunk); break;
+                case MODEL_ST_WRITE_PEER_HOSTS:
+                    model_flows_add(&f, i, MODEL_HOST(model_topo_socket(s, j)), chunk);
+                    break;
+                default: break;
+                }
             }
         }
+        model_flows_time(s, &f, reads, &ft);
+        /* Peer stages wait for their slowest pair's store or load, which a probe may have measured. */
+        if (k == MODEL_ST_READ_PEERS || k == MODEL_ST_WRITE_PEERS)
+            ft.lat_us = model_links_pair_latency(s, n, reads);
     }
-    const bool reads = k == ST_READ_PEERS || k == ST_READ_HOST;
-    model_flow_time ft;
-    model_flows_time(s, &f, reads, &ft);
     const double t = ft.lat_us + ft.bw_us;
-    model_term_add(terms, label, t, "us", "%s %.2f + %.0f B on %s at %.1f GB/s = %.2f", reads ? "round trip" : "latency",
-                   ft.lat_us, ft.bottleneck_bytes, ft.bottleneck, ft.bottleneck_gbs, ft.bw_us);
+    model_term_add(terms, label, t, "us", "%s %.2f + %.0f B on %s at %.1f GB/s = %.2f (%s)",
+                   reads ? "round trip" : "latency", ft.lat_us, ft.bottleneck_bytes, ft.bottleneck, ft.bottleneck_gbs,
+                   ft.bw_us, measured ? "measured paths" : "links along the routes");
     return t;
 }
 
@@ -244,12 +257,11 @@ static double stage_us(const cfg_system *s, int n, stage_kind k, double chunk, c
 static double ipc_reduce_scatter_us(const cfg_system *s, double S, int n, double barrier, model_terms *terms)
 {
     const bool sysmem = s->topology.p2p == CFG_P2P_SYSMEM;
-    model_term_add(terms, "barrier", barrier, "us", "fence_us %.2f + slowest flag write%s", s->links.fence_us,
-                   sysmem ? " to host + polling round trip" : "");
+    (void)barrier_us(s, n, sysmem, terms); /* for --explain */
     double t = 2.0 * barrier;
     if (sysmem)
-        t += stage_us(s, n, ST_WRITE_HOST, S, "stage_to_host", terms);
-    t += stage_us(s, n, sysmem ? ST_READ_HOST : ST_READ_PEERS, S / n, sysmem ? "block_loads_from_host" : "block_loads",
+        t += stage_us(s, n, MODEL_ST_WRITE_HOST, S, "stage_to_host", terms);
+    t += stage_us(s, n, sysmem ? MODEL_ST_READ_HOST : MODEL_ST_READ_PEERS, S / n, sysmem ? "block_loads_from_host" : "block_loads",
                   terms);
     model_term_add(terms, "barriers", 2.0, "", "one before the block loads, one after (buffer reuse)");
     return t;
@@ -272,17 +284,16 @@ static double ipc_us(const cfg_system *s, cfg_backend be, plan_op_kind kind, dou
         model_term_add(terms, "wire_bytes", wire, "B", "payload %.0f x push_expansion %.2f per peer", S,
                        s->custom.push_expansion);
         if (!sysmem)
-            return stage_us(s, n, ST_WRITE_PEERS, wire, "push_stores", terms);
-        t = stage_us(s, n, ST_WRITE_PEER_HOSTS, wire, "stores_to_host", terms);
-        return t + stage_us(s, n, ST_READ_HOST, wire, "loads_from_host", terms);
+            return stage_us(s, n, MODEL_ST_WRITE_PEERS, wire, "push_stores", terms);
+        t = stage_us(s, n, MODEL_ST_WRITE_PEER_HOSTS, wire, "stores_to_host", terms);
+        return t + stage_us(s, n, MODEL_ST_READ_HOST, wire, "loads_from_host", terms);
     }
-    model_term_add(terms, "barrier", barrier, "us", "fence_us %.2f + slowest flag write%s", s->links.fence_us,
-                   sysmem ? " to host + polling round trip" : "");
+    (void)barrier_us(s, n, sysmem, terms); /* for --explain */
     if (be == CFG_BACKEND_ONESHOT || gather) {
         if (sysmem)
-            t += stage_us(s, n, ST_WRITE_HOST, S, "stage_to_host", terms);
+            t += stage_us(s, n, MODEL_ST_WRITE_HOST, S, "stage_to_host", terms);
         t += 2.0 * barrier;
-        t += stage_us(s, n, sysmem ? ST_READ_HOST : ST_READ_PEERS, S, sysmem ? "loads_from_host" : "peer_loads",
+        t += stage_us(s, n, sysmem ? MODEL_ST_READ_HOST : MODEL_ST_READ_PEERS, S, sysmem ? "loads_from_host" : "peer_loads",
                       terms);
         model_term_add(terms, "barriers", 2.0, "", "one before the loads, one after (buffer reuse)");
         return t;
@@ -290,12 +301,12 @@ static double ipc_us(const cfg_system *s, cfg_backend be, plan_op_kind kind, dou
     /* Two-shot. */
     const double chunk = S / n;
     if (sysmem)
-        t += stage_us(s, n, ST_WRITE_HOST, S, "stage_to_host", terms);
+        t += stage_us(s, n, MODEL_ST_WRITE_HOST, S, "stage_to_host", terms);
     t += 3.0 * barrier;
-    t += stage_us(s, n, sysmem ? ST_READ_HOST : ST_READ_PEERS, chunk, "reduce_scatter", terms);
+    t += stage_us(s, n, sysmem ? MODEL_ST_READ_HOST : MODEL_ST_READ_PEERS, chunk, "reduce_scatter", terms);
     if (sysmem)
-        t += stage_us(s, n, ST_WRITE_HOST, chunk, "reduced_to_host", terms);
-    t += stage_us(s, n, sysmem ? ST_READ_HOST : ST_READ_PEERS, chunk, "all_gather", terms);
+        t += stage_us(s, n, MODEL_ST_WRITE_HOST, chunk, "reduced_to_host", terms);
+    t += stage_us(s, n, sysmem ? MODEL_ST_READ_HOST : MODEL_ST_READ_PEERS, chunk, "all_gather", terms);
     model_term_add(terms, "barriers", 3.0, "", "start, between the halves, end");
     return t;
 }
@@ -389,14 +400,9 @@ static double formula_nccl(const cfg_system *s, cfg_backend be, plan_op_kind kin
     const int shm = nccl_shm_pairs(s, n);
     char ap[16];
     double t = model_nccl_formula_us(s, kind, S, n, terms, ap);
-    const int nsteps = kind == PLAN_OP_ALLREDUCE ? 2 * (n - 1) : n - 1; /* reduce-scatter: a ring of n-1 */
-    const double shm_steps = (double)nsteps * shm / n;
-    if (shm > 0) {
-        t += shm_steps * s->nccl.shm_step_us;
-        model_term_add(terms, "shm_transport", shm_steps * s->nccl.shm_step_us, "us",
-                       "%d of %d ring links through host memory: %.1f steps x nccl.shm_step_us %.2f", shm, n,
-                       shm_steps, s->nccl.shm_step_us);
-    }
+    if (shm > 0)
+        model_term_add(terms, "shm_transport", shm, "links", "%d of %d ring links through host memory: their steps "
+                       "wait for a flag there (paths.host_visible_us or derived)", shm, n);
     snprintf(method, mlen, "formula: NCCL tuning model, %s over %s%s", ap,
              shm == 0 ? (s->topology.interconnect == CFG_IC_NVLINK ? "NVLink" : "P2P")
                       : (shm == n ? "SHM (host memory)" : "P2P + SHM"),

@@ -43,6 +43,30 @@ void model_flows_add(model_flows *f, int src, int dst, double bytes);
  * one GPU). */
 void model_flows_time(const cfg_system *s, const model_flows *f, bool reads, model_flow_time *out);
 
+/* ---- link quantities (model_links.c): measured (system `paths:`) where present, else derived ---- */
+/* `src`, when not NULL, names where the value came from (for --explain). */
+double model_link_visible_us(const cfg_system *s, int a, int b, const char **src);
+double model_link_load_rtt_us(const cfg_system *s, int a, int b, const char **src);
+double model_link_host_visible_us(const cfg_system *s, int a, int b, const char **src);
+/* The slowest pair's latency of a stage among n ranks: loads' round trip or stores' visibility. */
+double model_links_pair_latency(const cfg_system *s, int n, bool reads);
+/* Whether NCCL connects a -> b through host memory (SHM) rather than P2P (paths.cc's rule). */
+bool model_nccl_pair_shm(const cfg_system *s, int a, int b);
+/* One NCCL step a -> b: max(NCCL's hwLat, the transport's latency). */
+double model_nccl_step_us(const cfg_system *s, int a, int b, double hw_lat);
+
+/* A stage of a custom collective in which each rank moves `chunk` bytes to or from each peer (or its
+ * host staging area). */
+typedef enum {
+    MODEL_ST_READ_PEERS,
+    MODEL_ST_WRITE_PEERS,
+    MODEL_ST_WRITE_HOST,
+    MODEL_ST_READ_HOST,
+    MODEL_ST_WRITE_PEER_HOSTS
+} model_stage_kind;
+/* The stage from measured bandwidths when the system's paths cover it (true), else false. */
+bool model_links_stage(const cfg_system *s, int n, model_stage_kind k, double chunk, model_flow_time *out);
+
 /* NCCL's ring base latency and per-step hardware latency (us) for LL or Simple on this interconnect
  * (model_comm.c's tuning tables). */
 void model_nccl_ring_latency(const cfg_system *s, bool ll, double *base, double *hw);

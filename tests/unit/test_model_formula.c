@@ -52,7 +52,6 @@ static cfg_system pcie_system(int gpus, int sockets, int gpus_per_switch)
     s.nccl.sys_bw_gbs = 16;
     s.nccl.nvlink_bw_gbs = 370;
     s.nccl.ll_max_bw_gbs = 141;
-    s.nccl.shm_step_us = 1.5;
     s.nccl.symm_base_us = 5.0;
     s.custom.push_expansion = 2.0;
     s.measured.use = true;

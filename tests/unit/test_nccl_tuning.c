@@ -31,7 +31,6 @@ static cfg_system two_socket_pcie(void)
     s.nccl.sys_bw_gbs = 16;
     s.nccl.nvlink_bw_gbs = 370;
     s.nccl.ll_max_bw_gbs = 141;
-    s.nccl.shm_step_us = 1.5;
     s.nccl.buffsize = 4194304;
     s.measured.use = true;
     return s;

@@ -213,18 +213,26 @@ Test(plan_ep, alltoall_cost_by_hand)
     plan p;
     th_plan_build("configs/default.yaml", NULL, 0, &sc, &p);
     model_coll c;
-    /* 114,688 B over 8 ranks: blocks of 14,336 B <= 16 KiB go by LL: latency 6.6 + 7 x 1.0 = 13.6 us; on
-     * the wire 2 x 14,336 per pair; the socket link carries 4 x 4 pairs one way: 458,752 B at
-     * socket_gbs 30 = 15.2917 us. */
+    /* 114,688 B over 8 ranks: blocks of 14,336 B <= 16 KiB go by LL. Each of a rank's 7 messages waits
+     * max(hwLat 1.0, the pair's paths.visible_us): the target file's 13 us within a socket (3 peers) and
+     * 22 us across (4 peers): latency 6.6 + 39 + 88 = 133.6 us. On the wire 2 x 14,336 per pair; the
+     * socket link carries 4 x 4 pairs one way: 458,752 B at socket_gbs 30 = 15.2917 us. */
     model_collective(&sc.system, CFG_BACKEND_NCCL, PLAN_OP_ALLTOALL, 114688, 8, NULL, &c);
     cr_assert(c.available);
-    cr_assert_float_eq(c.us, 13.6 + 458752.0 / 30000.0, 1e-6, "%f", c.us);
-    /* 524,288 B: blocks of 65,536 B by Simple: 8.4 + 7 x 5.7 = 48.3 us + 16 x 65,536 B / 30 GB/s */
+    cr_assert_float_eq(c.us, 133.6 + 458752.0 / 30000.0, 1e-6, "%f", c.us);
+    /* 524,288 B: blocks of 65,536 B by Simple: 8.4 + 3 x max(5.7, 13) + 4 x max(5.7, 22) = 135.4 us
+     * + 16 x 65,536 B / 30 GB/s */
     model_collective(&sc.system, CFG_BACKEND_NCCL, PLAN_OP_ALLTOALL, 524288, 8, NULL, &c);
-    cr_assert_float_eq(c.us, 48.3 + 1048576.0 / 30000.0, 1e-6, "%f", c.us);
+    cr_assert_float_eq(c.us, 135.4 + 1048576.0 / 30000.0, 1e-6, "%f", c.us);
+    /* Without the measured lists the latencies come from links along the route: 1.3 us within a
+     * socket (PCIe 0.5 + root complex 0.3 + PCIe 0.5), 2.2 across (+ socket link 0.6 + the other root
+     * complex 0.3): 6.6 + 3 x 1.3 + 4 x 2.2 = 19.3 us. */
+    sc.system.paths.gpus = 0;
+    model_collective(&sc.system, CFG_BACKEND_NCCL, PLAN_OP_ALLTOALL, 114688, 8, NULL, &c);
+    cr_assert_float_eq(c.us, 19.3 + 458752.0 / 30000.0, 1e-6, "%f", c.us);
     /* the custom allreduce has no all-to-all: NCCL's, said in the method */
     model_collective(&sc.system, CFG_BACKEND_ONESHOT, PLAN_OP_ALLTOALL, 114688, 8, NULL, &c);
-    cr_assert_float_eq(c.us, 13.6 + 458752.0 / 30000.0, 1e-6);
+    cr_assert_float_eq(c.us, 19.3 + 458752.0 / 30000.0, 1e-6);
     cr_assert_not_null(strstr(c.method, "oneshot has none"), "%s", c.method);
     /* host-staged: 2 x (10 + 114,688 / (63 x 0.85 x 1000)) + 7 x (1.5 + 14,336 / 8000) */
     model_collective(&sc.system, CFG_BACKEND_MPI, PLAN_OP_ALLTOALL, 114688, 8, NULL, &c);
@@ -232,7 +240,8 @@ Test(plan_ep, alltoall_cost_by_hand)
     th_plan_done(&sc, &p);
 }
 
-/* P2P off: NCCL stages every pair through host memory, each rank's 7 messages pay nccl.shm_step_us. */
+/* Through host memory NCCL stages every pair (SHM): each of a rank's 7 messages waits for a flag there,
+ * the store to the writer's host memory and the reader's poll round trip. */
 Test(plan_ep, alltoall_through_host_memory_pays_the_shm_steps)
 {
     const char *sets[] = {"system.topology.p2p=sysmem"};
@@ -243,12 +252,18 @@ Test(plan_ep, alltoall_through_host_memory_pays_the_shm_steps)
     t.n = 0;
     model_coll c, direct;
     model_collective(&sc.system, CFG_BACKEND_NCCL, PLAN_OP_ALLTOALL, 114688, 8, &t, &c);
-    /* 56 pairs / 8 ranks = 7 steps x 1.5 us */
-    cr_assert_float_eq(model_term_get(&t, "shm_transport"), 7.0 * sc.system.nccl.shm_step_us, 1e-9);
-    cr_assert_float_eq(model_term_get(&t, "p2p_latency"), 13.6, 1e-9);
+    /* Store to host memory: PCIe 0.5 + root complex 0.3 + DRAM 0.3 = 1.1 us; the poll's round trip
+     * from a GPU on the same socket 2 x 1.1, from the other socket 2 x (1.1 + socket 0.6 + root complex
+     * 0.3) = 4.0: 3.3 us and 5.1 us. A rank: 3 x 3.3 + 4 x 5.1 = 30.3 us after the base 6.6. */
+    cr_assert_float_eq(model_term_get(&t, "shm_transport"), 56.0, 1e-9);
+    cr_assert_float_eq(model_term_get(&t, "p2p_latency"), 36.9, 1e-9);
     sc.system.topology.p2p = CFG_P2P_DIRECT;
-    model_collective(&sc.system, CFG_BACKEND_NCCL, PLAN_OP_ALLTOALL, 114688, 8, NULL, &direct);
-    cr_assert_gt(c.us, direct.us + 7.0 * sc.system.nccl.shm_step_us - 1e-9, "host memory: %f vs %f", c.us, direct.us);
+    sc.system.paths.gpus = 0;
+    model_terms td;
+    td.n = 0;
+    model_collective(&sc.system, CFG_BACKEND_NCCL, PLAN_OP_ALLTOALL, 114688, 8, &td, &direct);
+    cr_assert_float_eq(model_term_get(&td, "p2p_latency"), 19.3, 1e-9);
+    cr_assert_gt(c.us, direct.us + 36.9 - 19.3 - 1e-9, "host memory: %f vs %f", c.us, direct.us);
     th_plan_done(&sc, &p);
 }
 
@@ -258,8 +273,8 @@ Test(plan_ep, model_costs_the_ep8_alltoalls)
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_not_null(strstr(r.out, "one alltoall: alltoall.dispatch, layer 1, 114688 B per rank over 8 ranks"),
                        "%s", r.out);
-    cr_assert_not_null(strstr(r.out, "nccl = 28.89 us  (formula: NCCL grouped send/recv all-to-all)"), "%s", r.out);
-    cr_assert_not_null(strstr(r.out, "alltoall.dispatch            60 x    28.89 us"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "nccl = 148.89 us  (formula: NCCL grouped send/recv all-to-all)"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "alltoall.dispatch            60 x   148.89 us"), "%s", r.out);
     th_free(&r);
 }
 

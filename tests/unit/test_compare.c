@@ -104,11 +104,12 @@ Test(compare, ranking_follows_tok_per_s_and_gains_the_baseline)
     cr_assert(strstr(str(cfg_map_get(one, "engine"), "needs"), "needs a patch"));
     cr_assert_str_eq(str(one, "source"), "formula");
     /* NCCL with an explicit channel count: the measured 200 us (NCCL's defaults) does not apply, the
-     * formula stands in, and the row is ranked apart however fast the formula makes it. */
+     * formula stands in (the file's mechanism: ~227 us with one channel's 16 GB/s), and the row is
+     * ranked apart whatever the formula makes of it. */
     const cfg_node *ch = row_named(rows, "NCCL 1 channel");
     cr_assert_not_null(ch);
     cr_assert_str_eq(str(ch, "ranked_apart"), "true");
-    cr_assert(num(ch, "tok_per_s") > base_tok, "the formula is faster than the measurement here");
+    cr_assert(num(ch, "tok_per_s") < base_tok, "the formula (~227 us) is slower than the measured 200 us");
     cr_assert_str_eq(str(base, "ranked_apart"), "false");
     /* The file has its own speculation-off row: none added. */
     cr_assert_str_eq(str(root, "auto_nospec"), "null");

@@ -76,14 +76,18 @@ Test(model_nccl, ring_ll_across_two_sockets_is_nccls_own_prediction)
     char ap[16];
     double us = model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, &t, ap);
     /* busBw = min(2 channels x 16 (SYS), 48) = 32; ring/LL bw = min(141, 32 x 0.5) = 16;
-     * algbw = 16 x 8 / 14 = 9.142857; lat = 6.6 + 14 x 1.0 = 20.6; 43008 / 9142.857 = 4.704 -> 25.304 */
-    cr_assert_float_eq(us, 25.304, EPS, "got %f", us);
+     * algbw = 16 x 8 / 14 = 9.142857; 43008 / 9142.857 = 4.704. A step waits max(hwLat 1.0, the link's
+     * store visibility): 1.3 us within a socket (PCIe 0.5 + root complex 0.3 + PCIe 0.5), 2.2 across
+     * (+ socket 0.6 + root complex 0.3); 6 + 2 of the 8 ring links: mean 1.525. lat = 6.6 + 14 x 1.525
+     * = 27.95 -> 32.654 (NCCL's own formula, with hwLat alone, says 25.304) */
+    cr_assert_float_eq(us, 32.654, EPS, "got %f", us);
     cr_assert_str_eq(ap, "ring/LL");
     cr_assert_float_eq(model_term_get(&t, "busBw"), 32.0, 1e-9);
-    /* tree/LL: 6.8 + 2 x 7 x 1.0 = 20.8; bw = min(32 x 0.92 / 3.8, 141) = 7.747368, x 0.5 = 3.873684 ->
-     * 43008 / 3873.684 = 11.1027 -> 31.9027 */
-    cr_assert_float_eq(model_term_get(&t, "tree/LL"), 31.9027, EPS);
-    /* ring/Simple: 8.4 + 14 x 5.7 = 88.2; algbw = 32 x 8 / 14 = 18.2857 -> 2.352 -> 90.552 */
+    /* tree/LL: 6.8 + 2 x 7 x 1.525 = 28.15; bw = min(32 x 0.92 / 3.8, 141) = 7.747368, x 0.5 = 3.873684
+     * -> 43008 / 3873.684 = 11.1027 -> 39.2527 */
+    cr_assert_float_eq(model_term_get(&t, "tree/LL"), 39.2527, EPS);
+    /* ring/Simple: hwLat 5.7 exceeds every link's latency: 8.4 + 14 x 5.7 = 88.2; algbw = 32 x 8 / 14 =
+     * 18.2857 -> 2.352 -> 90.552 */
     cr_assert_float_eq(model_term_get(&t, "ring/Simple"), 90.552, EPS);
     /* LL128 is never considered on PCIe. */
     cr_assert(isnan(model_term_get(&t, "ring/LL128")));
@@ -92,8 +96,9 @@ Test(model_nccl, ring_ll_across_two_sockets_is_nccls_own_prediction)
 Test(model_nccl, one_socket_uses_the_pcie_figure)
 {
     cfg_system s = pcie_system(8, 1, 0);
-    /* busBw = min(2 x 48, 48) = 48; LL 24; algbw 24 x 8 / 14 = 13.714 -> 3.136; 20.6 + 3.136 = 23.736 */
-    cr_assert_float_eq(model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, NULL, NULL), 23.736, EPS);
+    /* busBw = min(2 x 48, 48) = 48; LL 24; algbw 24 x 8 / 14 = 13.714 -> 3.136; every ring link 1.3 us:
+     * 6.6 + 14 x 1.3 = 24.8 -> 27.936 */
+    cr_assert_float_eq(model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, NULL, NULL), 27.936, EPS);
 }
 
 Test(model_nccl, nvlink_allows_ll128_and_uses_nvlink_latencies)
@@ -104,10 +109,10 @@ Test(model_nccl, nvlink_allows_ll128_and_uses_nvlink_latencies)
     char ap[16];
     double us = model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, &t, ap);
     /* busBw 370; ring/LL bw = min(141, 185) = 141, algbw = 141 x 8 / 14 = 80.571 -> 0.5338;
-     * lat = 6.6 + 14 x 0.6 = 15.0 -> 15.5338 */
-    cr_assert_float_eq(us, 15.5338, EPS, "got %f", us);
+     * a step max(hwLat 0.6, nvlink_lat_us 0.7) = 0.7: lat = 6.6 + 14 x 0.7 = 16.4 -> 16.9338 */
+    cr_assert_float_eq(us, 16.9338, EPS, "got %f", us);
     cr_assert_str_eq(ap, "ring/LL");
-    /* ring/LL128: lat 14.0 + 14 x 1.9 = 40.6; algbw = 370 x 0.92 x 8 / 14 = 194.51 -> 0.2211 -> 40.8211 */
+    /* ring/LL128: hwLat 1.9 > 0.7: lat 14.0 + 14 x 1.9 = 40.6; algbw = 370 x 0.92 x 8 / 14 = 194.51 -> 0.2211 -> 40.8211 */
     cr_assert_float_eq(model_term_get(&t, "ring/LL128"), 40.8211, EPS);
 }
 
@@ -116,9 +121,9 @@ Test(model_nccl, allgather_is_a_ring_over_the_whole_buffer)
     cfg_system s = pcie_system(8, 1, 0);
     model_terms t = {.n = 0};
     /* 15360 B per rank, nBytes = 8 x 15360 = 122880; nsteps = 7; LL: bw 24, algbw 24 x 8 / 7 = 27.4286;
-     * 6.6 + 7 x 1.0 + 122880 / 27428.6 = 13.6 + 4.48 = 18.08 */
+     * 6.6 + 7 x 1.3 + 122880 / 27428.6 = 15.7 + 4.48 = 20.18 */
     double us = model_nccl_formula_us(&s, PLAN_OP_ALLGATHER, 15360, 8, &t, NULL);
-    cr_assert_float_eq(us, 18.08, EPS, "got %f", us);
+    cr_assert_float_eq(us, 20.18, EPS, "got %f", us);
     cr_assert(isnan(model_term_get(&t, "tree/LL")), "all-gather has no tree");
 }
 
@@ -129,12 +134,16 @@ Test(model_nccl, intel_host_sends_cross_switch_ring_links_through_host_memory)
     model_coll c;
     model_collective(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL, &c);
     /* Ring neighbours (3,4) and (7,0) cross the root complex (PHB > PXB on Intel): 2 of 8 links through
-     * SHM: 14 x 2 / 8 = 3.5 steps x 1.5 us = 5.25 on top of 23.736 -> 28.986 */
-    cr_assert_float_eq(c.us, 28.986, EPS, "got %f", c.us);
+     * SHM. Within a switch a store takes PCIe 0.5 + switch 0.15 + PCIe 0.5 = 1.15 us; through host memory
+     * the store up (0.5 + 0.15 + root complex 0.3 + DRAM 0.3 = 1.25) and the poll's round trip (2 x 1.25):
+     * 3.75. Mean step (6 x 1.15 + 2 x 3.75) / 8 = 1.8: 6.6 + 14 x 1.8 = 31.8, + 3.136 -> 34.936 */
+    cr_assert_float_eq(c.us, 34.936, EPS, "got %f", c.us);
     cr_assert(strstr(c.method, "P2P + SHM"), "%s", c.method);
     s.topology.cpu_vendor = CFG_CPU_AMD;
     model_collective(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL, &c);
-    cr_assert_float_eq(c.us, 23.736, EPS, "AMD: P2P everywhere, got %f", c.us);
+    /* AMD: P2P everywhere; the two cross-switch links 0.5 + 0.15 + 0.3 + 0.15 + 0.5 = 1.6 us: mean
+     * (6 x 1.15 + 2 x 1.6) / 8 = 1.2625 -> 6.6 + 17.675 + 3.136 = 27.411 */
+    cr_assert_float_eq(c.us, 27.411, EPS, "AMD: P2P everywhere, got %f", c.us);
 }
 
 /* Four GPUs on one socket, direct attach: one-way latency 0.5 + 0.3 + 0.5 = 1.3 us; barrier = fence 1.0 +
@@ -273,7 +282,7 @@ Test(model_table, measured_allreduce_overrides_only_where_it_was_measured)
     cr_assert(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL) < 100.0, "measured under p2p=direct only");
     s.topology.p2p = CFG_P2P_DIRECT;
     s.measured.use = false;
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL), 25.304, EPS);
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL), 32.654, EPS);
 }
 
 /* ---------------- compute ops ---------------- */
@@ -389,10 +398,10 @@ Test(model_reduce_scatter, nccl_is_a_ring_of_n_minus_1_steps_over_the_payload)
     cfg_system s = pcie_system(8, 1, 0);
     model_terms t = {.n = 0};
     /* Whole buffer 43008 B (the payload each rank sends); ring only, nsteps 7; busBw min(2 x 48, 48) = 48.
-     * LL: bw 24, algbw 24 x 8 / 7 = 27.428571; 6.6 + 7 x 1.0 + 43008 / 27428.571 = 13.6 + 1.568 = 15.168.
-     * Simple: 8.4 + 7 x 5.7 = 48.3 + 43008 / 54857.14 = 49.084. */
+     * LL: bw 24, algbw 24 x 8 / 7 = 27.428571; a step max(1.0, 1.3 us per link): 6.6 + 7 x 1.3 +
+     * 43008 / 27428.571 = 15.7 + 1.568 = 17.268. Simple: 8.4 + 7 x 5.7 = 48.3 + 43008 / 54857.14 = 49.084. */
     const double us = coll(&s, CFG_BACKEND_NCCL, PLAN_OP_REDUCE_SCATTER, S42K, 8, &t);
-    cr_assert_float_eq(us, 15.168, EPS, "got %f", us);
+    cr_assert_float_eq(us, 17.268, EPS, "got %f", us);
     cr_assert_float_eq(model_term_get(&t, "ring/Simple"), 49.084, EPS);
     cr_assert(isnan(model_term_get(&t, "tree/LL")), "NCCL's reduce-scatter has no tree");
     /* NCCL times a reduce-scatter of S like an all-gather of S / n per rank: the same ring over the
@@ -428,5 +437,5 @@ Test(model_reduce_scatter, an_allreduce_table_does_not_apply)
     t->bytes[0] = S42K;
     t->us[0] = 500.0;
     cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL), 500.0, EPS);
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_REDUCE_SCATTER, S42K, 8, NULL), 15.168, EPS);
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_REDUCE_SCATTER, S42K, 8, NULL), 17.268, EPS);
 }

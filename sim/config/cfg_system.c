@@ -237,6 +237,9 @@ static int paths_check_list(const cfg_paths_list *l, const char *key, int dims, 
 {
     if (l->n == 0)
         return 0;
+    const cfg_node *at = cfg_map_get(node, key);
+    if (at)
+        node = at; /* point at the list, not at the section */
     const int want = dims == 2 ? n * n : n;
     if (l->n != want) {
         cfg_errorf(err, node, "%s.%s: %d values, expected %d (%s for paths.gpus=%d)", path, key, l->n, want,

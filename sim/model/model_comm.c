@@ -54,6 +54,28 @@ static double nccl_ring_step_us(const cfg_system *s, int n, double hw_lat)
     return sum / n;
 }
 
+/* For --explain: the ring links' transport latencies and where they come from. */
+static void nccl_transport_term(const cfg_system *s, int n, model_terms *terms)
+{
+    if (!terms || n < 2)
+        return;
+    double sum = 0.0, lo = INFINITY, hi = 0.0;
+    const char *src_p2p = NULL, *src_shm = NULL;
+    for (int r = 0; r < n; r++) {
+        const int b = (r + 1) % n;
+        const bool shm = model_nccl_pair_shm(s, r, b);
+        const double t = shm ? model_link_host_visible_us(s, r, b, &src_shm) : model_link_visible_us(s, r, b, &src_p2p);
+        sum += t;
+        lo = fmin(lo, t);
+        hi = fmax(hi, t);
+    }
+    model_term_add(terms, "ring_link_latency", sum / n, "us", "mean over %d ring links (%.2f..%.2f): %s%s%s", n, lo,
+                   hi, src_p2p ? src_p2p : "", src_p2p && src_shm ? "; SHM links " : "",
+                   src_shm ? src_shm : "");
+    if (s->paths.gpus > 0 && s->paths.source && *s->paths.source)
+        model_term_add(terms, "paths_source", s->paths.gpus, "GPUs", "%s", s->paths.source);
+}
+
 /* The scenario's nccl.protocol / nccl.algorithm as the sets NCCL chooses from (NCCL_PROTO, NCCL_ALGO). */
 static bool proto_allowed(const cfg_nccl_tuning *t, int p, bool nvlink)
 {
@@ -126,6 +148,7 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
     const double bus_bw = nccl_bus_bw(s, n, terms);
     if (terms && cfg_nccl_tuned(tune))
         tuning_term(tune, terms);
+    nccl_transport_term(s, n, terms);
     const double(*hw)[P_COUNT] = nvlink ? nccl_hw_lat_nvlink : nccl_hw_lat_pci;
     /* NCCL's time uses the whole buffer: the payload for allreduce and reduce-scatter, n x the
      * contribution for all-gather. */
@@ -247,7 +270,7 @@ static double stage_us(const cfg_system *s, int n, model_stage_kind k, double ch
     const double t = ft.lat_us + ft.bw_us;
     model_term_add(terms, label, t, "us", "%s %.2f + %.0f B on %s at %.1f GB/s = %.2f (%s)",
                    reads ? "round trip" : "latency", ft.lat_us, ft.bottleneck_bytes, ft.bottleneck, ft.bottleneck_gbs,
-                   ft.bw_us, measured ? "measured paths" : "links along the routes");
+                   ft.bw_us, measured ? "bandwidth: paths" : "bandwidth: links along the routes");
     return t;
 }
 

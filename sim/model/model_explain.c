@@ -58,12 +58,21 @@ static void explain_system(util_buf *out, const model_ctx *ctx)
                 util_buf_printf(out, " %4s", a == b ? "-" : model_path_type_names[model_topo_path_type(s, a, b)]);
             util_buf_printf(out, "\n");
         }
-        double worst = 0.0;
+        double worst = 0.0, route = 0.0;
+        const char *src = "";
         for (int a = 0; a < n; a++)
             for (int b = 0; b < n; b++)
-                if (a != b && model_topo_latency(s, a, b) > worst)
-                    worst = model_topo_latency(s, a, b);
-        util_buf_printf(out, "  slowest one-way latency between ranks: %.2f us\n", worst);
+                if (a != b) {
+                    worst = fmax(worst, model_link_visible_us(s, a, b, &src));
+                    route = fmax(route, model_topo_latency(s, a, b));
+                }
+        util_buf_printf(out, "  slowest peer store to be seen: %.2f us (%s; the links' route gives %.2f us)\n", worst,
+                        src, route);
+        if (s->paths.gpus > 0)
+            util_buf_printf(out, "  paths: %d GPUs, %s%s%s\n", s->paths.gpus,
+                            s->paths.source && *s->paths.source ? s->paths.source : "no source given",
+                            s->paths.findings && *s->paths.findings ? "; findings: " : "",
+                            s->paths.findings ? s->paths.findings : "");
     }
     util_buf_printf(out, "launch: %s; working set per cycle %.2f GiB %s L2 (%.0f MiB)\n\n",
                     ctx->graph ? "CUDA graph per phase" : "eager (host runs ahead of the GPU)",

@@ -1,62 +1,10 @@
 /* model: each formula against values computed by hand (the arithmetic is written out beside each). */
 #include "../../sim/model/model.h"
+#include "th_model.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
-
-/* A system with every figure the formulas read set explicitly here, not taken from a file. */
-static cfg_system pcie_system(int gpus, int sockets, int gpus_per_switch)
-{
-    cfg_system s;
-    memset(&s, 0, sizeof(s));
-    s.name = "test-pcie";
-    s.gpus = gpus;
-    s.gpu.mem_bw_gbs = 1792;
-    s.gpu.mem_efficiency = 0.95;
-    s.gpu.mem_latency_us = 0.3;
-    s.gpu.l2_mb = 128;
-    s.gpu.l2_bw_gbs = 5000;
-    s.gpu.tflops.bf16 = 500;
-    s.gpu.tflops.fp8 = 1000;
-    s.gpu.tflops.fp32 = 120;
-    s.gpu.gemm_efficiency = 0.7;
-    s.gpu.gemm_tile_m = 64;
-    s.gpu.kernel_floor_us = 1.2;
-    s.topology.interconnect = CFG_IC_PCIE;
-    s.topology.p2p = CFG_P2P_DIRECT;
-    s.topology.sockets = sockets;
-    s.topology.gpus_per_switch = gpus_per_switch;
-    s.topology.cpu_vendor = CFG_CPU_AMD;
-    s.links.pcie_gbs = 63;
-    s.links.pcie_efficiency = 0.85;
-    s.links.pcie_lat_us = 0.5;
-    s.links.switch_lat_us = 0.15;
-    s.links.uplink_gbs = 63;
-    s.links.root_complex_gbs = 100;
-    s.links.root_complex_lat_us = 0.3;
-    s.links.socket_gbs = 30;
-    s.links.socket_lat_us = 0.6;
-    s.links.nvlink_gbs = 450;
-    s.links.nvlink_lat_us = 0.7;
-    s.links.read_efficiency = 0.75;
-    s.links.many_writer_efficiency = 0.8;
-    s.links.fence_us = 1.0;
-    s.links.host_mem_gbs = 200;
-    s.links.host_mem_lat_us = 0.3;
-    s.host.memcpy_lat_us = 10;
-    s.host.mpi_lat_us = 1.5;
-    s.host.mpi_bw_gbs = 8;
-    s.nccl.channels = 2;
-    s.nccl.pci_bw_gbs = 48;
-    s.nccl.sys_bw_gbs = 16;
-    s.nccl.nvlink_bw_gbs = 370;
-    s.nccl.ll_max_bw_gbs = 141;
-    s.nccl.symm_base_us = 5.0;
-    s.custom.push_expansion = 2.0;
-    s.measured.use = true;
-    return s;
-}
 
 #define S42K 43008.0 /* 3 tokens x 7168 x 2 B */
 #define EPS 1e-3
@@ -71,7 +19,7 @@ static double coll(const cfg_system *s, cfg_backend be, plan_op_kind kind, doubl
 
 Test(model_nccl, ring_ll_across_two_sockets_is_nccls_own_prediction)
 {
-    cfg_system s = pcie_system(8, 2, 0);
+    cfg_system s = th_pcie_system(8, 2, 0);
     model_terms t = {.n = 0};
     char ap[16];
     double us = model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, &t, ap);
@@ -95,7 +43,7 @@ Test(model_nccl, ring_ll_across_two_sockets_is_nccls_own_prediction)
 
 Test(model_nccl, one_socket_uses_the_pcie_figure)
 {
-    cfg_system s = pcie_system(8, 1, 0);
+    cfg_system s = th_pcie_system(8, 1, 0);
     /* busBw = min(2 x 48, 48) = 48; LL 24; algbw 24 x 8 / 14 = 13.714 -> 3.136; every ring link 1.3 us:
      * 6.6 + 14 x 1.3 = 24.8 -> 27.936 */
     cr_assert_float_eq(model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, NULL, NULL), 27.936, EPS);
@@ -103,7 +51,7 @@ Test(model_nccl, one_socket_uses_the_pcie_figure)
 
 Test(model_nccl, nvlink_allows_ll128_and_uses_nvlink_latencies)
 {
-    cfg_system s = pcie_system(8, 2, 0);
+    cfg_system s = th_pcie_system(8, 2, 0);
     s.topology.interconnect = CFG_IC_NVLINK;
     model_terms t = {.n = 0};
     char ap[16];
@@ -118,7 +66,7 @@ Test(model_nccl, nvlink_allows_ll128_and_uses_nvlink_latencies)
 
 Test(model_nccl, allgather_is_a_ring_over_the_whole_buffer)
 {
-    cfg_system s = pcie_system(8, 1, 0);
+    cfg_system s = th_pcie_system(8, 1, 0);
     model_terms t = {.n = 0};
     /* 15360 B per rank, nBytes = 8 x 15360 = 122880; nsteps = 7; LL: bw 24, algbw 24 x 8 / 7 = 27.4286;
      * 6.6 + 7 x 1.3 + 122880 / 27428.6 = 15.7 + 4.48 = 20.18 */
@@ -129,7 +77,7 @@ Test(model_nccl, allgather_is_a_ring_over_the_whole_buffer)
 
 Test(model_nccl, intel_host_sends_cross_switch_ring_links_through_host_memory)
 {
-    cfg_system s = pcie_system(8, 1, 4);
+    cfg_system s = th_pcie_system(8, 1, 4);
     s.topology.cpu_vendor = CFG_CPU_INTEL;
     model_coll c;
     model_collective(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL, &c);
@@ -150,7 +98,7 @@ Test(model_nccl, intel_host_sends_cross_switch_ring_links_through_host_memory)
  * 1.3 = 2.3; a load's round trip = 2 x 1.3 + 0.3 (the peer's memory, mem_latency_us) = 2.9. */
 Test(model_ipc, oneshot_loads_bottleneck_on_the_root_complex)
 {
-    cfg_system s = pcie_system(4, 1, 0);
+    cfg_system s = th_pcie_system(4, 1, 0);
     model_terms t = {.n = 0};
     double us = coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 4, &t);
     /* Loads: 12 flows x 43008 = 516096 B through the root complex at 100 GB/s = 5.16096 us (each GPU's
@@ -163,7 +111,7 @@ Test(model_ipc, oneshot_loads_bottleneck_on_the_root_complex)
 
 Test(model_ipc, twoshot_moves_a_quarter_per_stage_with_three_barriers)
 {
-    cfg_system s = pcie_system(4, 1, 0);
+    cfg_system s = th_pcie_system(4, 1, 0);
     /* chunk 10752; per stage: 12 x 10752 = 129024 B / 100 GB/s = 1.29024 + round trip 2.9 = 4.19024;
      * t = kernel floor 1.2 + 3 x 2.3 + 2 x 4.19024 = 16.48048 */
     cr_assert_float_eq(coll(&s, CFG_BACKEND_TWOSHOT, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 16.48048, EPS);
@@ -171,7 +119,7 @@ Test(model_ipc, twoshot_moves_a_quarter_per_stage_with_three_barriers)
 
 Test(model_ipc, push_writes_twice_the_payload_with_no_barrier)
 {
-    cfg_system s = pcie_system(4, 1, 0);
+    cfg_system s = th_pcie_system(4, 1, 0);
     /* wire 2 x 43008 = 86016 per peer; root complex: 12 x 86016 = 1032192 B / 100 GB/s = 10.32192 (each GPU's
      * inbound: 258048 B at 63 x 0.85 x 0.8 = 42.84 GB/s = 6.0235, less); + one-way latency 1.3 + kernel floor 1.2
      * = 12.82192 */
@@ -180,7 +128,7 @@ Test(model_ipc, push_writes_twice_the_payload_with_no_barrier)
 
 Test(model_ipc, sysmem_oneshot_stages_through_host_memory)
 {
-    cfg_system s = pcie_system(2, 1, 0);
+    cfg_system s = th_pcie_system(2, 1, 0);
     s.topology.p2p = CFG_P2P_SYSMEM;
     /* Stage to host: GPU out 0.5 + RC 0.3 + host 0.3 = 1.1 us; root complex 2 x 43008 / 100 GB/s = 0.86016
      * -> 1.96016. Barrier: fence 1.0 + 1.1 + polling round trip 2 x 1.1 = 4.3 (two of them). Loads from host:
@@ -191,7 +139,7 @@ Test(model_ipc, sysmem_oneshot_stages_through_host_memory)
 
 Test(model_ipc, crossing_sockets_makes_the_socket_link_the_bottleneck)
 {
-    cfg_system s = pcie_system(8, 2, 0);
+    cfg_system s = th_pcie_system(8, 2, 0);
     model_terms t = {.n = 0};
     double us = coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 8, &t);
     /* 4 x 4 flows x 43008 = 688128 B each way across the socket link at 30 GB/s = 22.9376 us;
@@ -206,7 +154,7 @@ Test(model_ipc, crossing_sockets_makes_the_socket_link_the_bottleneck)
 
 Test(model_mpi, host_staged_copy_mpi_copy)
 {
-    cfg_system s = pcie_system(4, 1, 0);
+    cfg_system s = th_pcie_system(4, 1, 0);
     /* PCIe 63 x 0.85 = 53.55 GB/s: copies 2 x (10 + 43008 / 53550) = 21.60628; MPI: log2 4 = 2 steps x
      * (1.5 + 43008 / 8000) = 13.752 -> 35.35828 */
     cr_assert_float_eq(coll(&s, CFG_BACKEND_MPI, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 35.35828, EPS);
@@ -214,7 +162,7 @@ Test(model_mpi, host_staged_copy_mpi_copy)
 
 Test(model_availability, every_refusal_says_why)
 {
-    cfg_system s = pcie_system(8, 2, 0);
+    cfg_system s = th_pcie_system(8, 2, 0);
     char why[256];
     cr_assert_not(model_backend_available(&s, CFG_BACKEND_NCCL_SYMM, 8, why, sizeof(why)));
     cr_assert(strstr(why, "NVLink"), "%s", why);
@@ -274,7 +222,7 @@ Test(model_table, inconsistent_tables_are_reported)
 
 Test(model_table, measured_allreduce_overrides_only_where_it_was_measured)
 {
-    cfg_system s = pcie_system(8, 2, 0);
+    cfg_system s = th_pcie_system(8, 2, 0);
     cfg_sys_table *t = &s.measured.allreduce[CFG_BACKEND_NCCL];
     *t = (cfg_sys_table){.ranks = 8, .p2p = 1 + CFG_P2P_DIRECT, .n_bytes = 1, .n_us = 1, .bytes = {S42K}, .us = {200}};
     cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL), 200.0, 1e-9);
@@ -303,7 +251,7 @@ static plan_op gemm_op(long long m, long long k, long long n)
 
 Test(model_compute, decode_gemm_is_memory_bound)
 {
-    cfg_system s = pcie_system(8, 2, 0);
+    cfg_system s = th_pcie_system(8, 2, 0);
     plan_op op = gemm_op(3, 1024, 7168); /* o_proj at TP=8, 3 tokens */
     model_terms t = {.n = 0};
     const char *src = NULL;
@@ -319,7 +267,7 @@ Test(model_compute, decode_gemm_is_memory_bound)
 
 Test(model_compute, big_gemm_is_compute_bound_and_tiny_ops_hit_the_floor)
 {
-    cfg_system s = pcie_system(8, 2, 0);
+    cfg_system s = th_pcie_system(8, 2, 0);
     plan_op big = gemm_op(4096, 4096, 4096);
     /* 2 x 4096^3 = 1.37439e11 flops / (500e6 flop/us x 0.7) = 392.68 us; memory 0.3 + 100663296 / 1702400 =
      * 59.43 us */
@@ -340,7 +288,7 @@ Test(model_compute, big_gemm_is_compute_bound_and_tiny_ops_hit_the_floor)
 
 Test(model_compute, measured_op_table_replaces_the_formula)
 {
-    cfg_system s = pcie_system(8, 2, 0);
+    cfg_system s = th_pcie_system(8, 2, 0);
     s.measured.ops[PLAN_OP_GEMM] =
         (cfg_sys_table){.n_bytes = 2, .n_us = 2, .bytes = {1e6, 1e8}, .us = {5, 105}, .source = "test"};
     plan_op op = gemm_op(3, 1024, 7168); /* 14729216 B: log position (log(1.4729e7) - log(1e6)) / log(100) */
@@ -356,7 +304,7 @@ Test(model_compute, measured_op_table_replaces_the_formula)
 /* bench-allreduce's per-call model: the collective plus the launch terms of the cycle's timeline. */
 Test(model_bench, graph_adds_a_node_gap_eager_runs_ahead_or_waits_for_the_host)
 {
-    cfg_system s = pcie_system(4, 1, 0);
+    cfg_system s = th_pcie_system(4, 1, 0);
     s.launch.graph_node_us = 0.5;
     s.launch.eager_gap_us = 1.0;
     s.launch.eager_us = 6.0;
@@ -395,7 +343,7 @@ Test(model_bench, graph_adds_a_node_gap_eager_runs_ahead_or_waits_for_the_host)
 
 Test(model_reduce_scatter, nccl_is_a_ring_of_n_minus_1_steps_over_the_payload)
 {
-    cfg_system s = pcie_system(8, 1, 0);
+    cfg_system s = th_pcie_system(8, 1, 0);
     model_terms t = {.n = 0};
     /* Whole buffer 43008 B (the payload each rank sends); ring only, nsteps 7; busBw min(2 x 48, 48) = 48.
      * LL: bw 24, algbw 24 x 8 / 7 = 27.428571; a step max(1.0, 1.3 us per link): 6.6 + 7 x 1.3 +
@@ -411,7 +359,7 @@ Test(model_reduce_scatter, nccl_is_a_ring_of_n_minus_1_steps_over_the_payload)
 
 Test(model_reduce_scatter, ipc_is_two_barriers_and_block_loads_for_every_custom_backend)
 {
-    cfg_system s = pcie_system(4, 1, 0);
+    cfg_system s = th_pcie_system(4, 1, 0);
     /* Block 43008 / 4 = 10752; loads: 12 flows x 10752 = 129024 B / root complex 100 GB/s = 1.29024 +
      * round trip 2.9 = 4.19024; t = kernel floor 1.2 + 2 barriers x 2.3 + 4.19024 = 9.99024. */
     model_terms t = {.n = 0};
@@ -423,7 +371,7 @@ Test(model_reduce_scatter, ipc_is_two_barriers_and_block_loads_for_every_custom_
 
 Test(model_reduce_scatter, mpi_stages_the_payload_down_and_the_block_up)
 {
-    cfg_system s = pcie_system(4, 1, 0);
+    cfg_system s = th_pcie_system(4, 1, 0);
     /* PCIe 53.55 GB/s: down 10 + 43008 / 53550 = 10.803137, up 10 + 10752 / 53550 = 10.200784; MPI: 2 steps
      * moving 43008 x 3/4 / 2 = 16128 B each: 2 x (1.5 + 16128 / 8000) = 7.032 -> 28.035921 */
     cr_assert_float_eq(coll(&s, CFG_BACKEND_MPI, PLAN_OP_REDUCE_SCATTER, S42K, 4, NULL), 28.035921, EPS);
@@ -431,7 +379,7 @@ Test(model_reduce_scatter, mpi_stages_the_payload_down_and_the_block_up)
 
 Test(model_reduce_scatter, an_allreduce_table_does_not_apply)
 {
-    cfg_system s = pcie_system(8, 1, 0);
+    cfg_system s = th_pcie_system(8, 1, 0);
     cfg_sys_table *t = &s.measured.allreduce[CFG_BACKEND_NCCL];
     t->n_bytes = t->n_us = 1;
     t->bytes[0] = S42K;

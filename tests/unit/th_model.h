@@ -12,4 +12,9 @@
  * both NULL they are freed here. */
 results_cycle th_model_cycle(const char *const *sets, int n_sets, cfg_backend be, cfg_scenario *sc, plan *p);
 
+/* A PCIe system with every figure the formulas read set explicitly (not from a file): the links of
+ * docs/model.md's worked examples, `gpus` GPUs on `sockets` sockets, `gpus_per_switch` (0 = direct attach),
+ * AMD, no measured tables, no paths. */
+cfg_system th_pcie_system(int gpus, int sockets, int gpus_per_switch);
+
 #endif

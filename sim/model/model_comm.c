@@ -145,7 +145,19 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
      * its tuning model times the whole send buffer, which is the payload here. */
     const bool whole = allreduce || kind == PLAN_OP_REDUCE_SCATTER;
     const cfg_nccl_tuning *tune = &s->nccl_tuning;
-    const double bus_bw = nccl_bus_bw(s, n, terms);
+    double bus_bw = nccl_bus_bw(s, n, terms);
+    /* A ring link through host memory (SHM) carries what one GPU stores there and the next loads back:
+     * that rate caps the ring (NCCL's own figure assumes P2P links). */
+    for (int r = 0; n > 1 && r < n; r++)
+        if (model_nccl_pair_shm(s, r, (r + 1) % n)) {
+            const char *src = "";
+            const double g = model_link_host_path_gbs(s, r, (r + 1) % n, &src);
+            if (g < bus_bw) {
+                bus_bw = g;
+                model_term_add(terms, "shm_bw", g, "GB/s", "ring link %d -> %d through host memory caps busBw: %s", r,
+                               (r + 1) % n, src);
+            }
+        }
     if (terms && cfg_nccl_tuned(tune))
         tuning_term(tune, terms);
     nccl_transport_term(s, n, terms);

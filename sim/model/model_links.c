@@ -60,6 +60,23 @@ double model_link_host_visible_us(const cfg_system *s, int a, int b, const char 
     return model_topo_latency(s, a, h) + 2.0 * model_topo_latency(s, h, b);
 }
 
+/* GB/s an SHM link a -> b carries: a stores into host memory, b loads them back, so
+ * the slower of a's stores there and b's loads from there (each GPU alone). */
+double model_link_host_path_gbs(const cfg_system *s, int a, int b, const char **src)
+{
+    const int sa = model_topo_socket(s, a);
+    const bool far = model_topo_socket(s, b) != sa;
+    const double st = cell(s, &s->paths.host_store_gbs, a, -1);
+    const double ld = cell(s, far ? &s->paths.host_far_load_gbs : &s->paths.host_load_gbs, b, -1);
+    const double pcie = s->links.pcie_gbs * s->links.pcie_efficiency;
+    const double d_st = fmin(pcie, s->links.host_mem_gbs), d_ld = fmin(pcie * s->links.read_efficiency, s->links.host_mem_gbs);
+    if (src)
+        *src = !isnan(st) && !isnan(ld) ? "paths.host_store_gbs / host_load_gbs"
+               : !isnan(st) || !isnan(ld) ? "paths and links"
+                                           : "pcie_gbs x pcie_efficiency (x read_efficiency for the loads)";
+    return fmin(isnan(st) ? d_st : st, isnan(ld) ? d_ld : ld);
+}
+
 bool model_nccl_pair_shm(const cfg_system *s, int a, int b)
 {
     if (s->topology.p2p != CFG_P2P_DIRECT)

@@ -50,6 +50,8 @@ double model_link_load_rtt_us(const cfg_system *s, int a, int b, const char **sr
 double model_link_host_visible_us(const cfg_system *s, int a, int b, const char **src);
 /* The slowest pair's latency of a stage among n ranks: loads' round trip or stores' visibility. */
 double model_links_pair_latency(const cfg_system *s, int n, bool reads);
+/* GB/s of a link through host memory a -> b: min(a's stores there, b's loads from there). */
+double model_link_host_path_gbs(const cfg_system *s, int a, int b, const char **src);
 /* Whether NCCL connects a -> b through host memory (SHM) rather than P2P (paths.cc's rule). */
 bool model_nccl_pair_shm(const cfg_system *s, int a, int b);
 /* One NCCL step a -> b: max(NCCL's hwLat, the transport's latency). */

@@ -98,9 +98,13 @@ Test(model_links, host_lists_set_the_staged_path)
      * oneshot = 1.2 + 5.3008 + 10 + 18.128 = 34.6288 */
     cr_assert_float_eq(coll(&s, CFG_BACKEND_ONESHOT, S42K, 4, &t), 34.6288, EPS);
     cr_assert_float_eq(model_term_get(&t, "loads_from_host"), 18.128, EPS);
-    /* NCCL through host memory (SHM): each step waits max(1.0, host_visible 4) = 4: ring/LL 6.6 + 6 x 4 +
-     * 2.688 = 33.288 */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, S42K, 4, NULL), 33.288, EPS);
+    /* NCCL through host memory (SHM): each step waits max(1.0, host_visible 4) = 4, and the ring carries
+     * min(stores 10, loads 8) = 8 GB/s. ring/LL: bw 4, algbw 4 x 4 / 6 = 2.6667 -> 16.128; 6.6 + 6 x 4 +
+     * 16.128 = 46.728. tree/Simple: bw 0.92 x 8 = 7.36, algbw 3.68 -> 11.687; 8.4 + 6 x max(4.0, 4) = 32.4
+     * -> 44.087, the fastest. */
+    t.n = 0;
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, S42K, 4, &t), 44.087, EPS);
+    cr_assert_float_eq(model_term_get(&t, "ring/LL"), 46.728, EPS);
 }
 
 Test(model_links, a_probe_covering_fewer_gpus_leaves_the_rest_derived)
@@ -132,4 +136,22 @@ Test(model_links, unsound_paths_are_refused_at_the_key)
     th_expect_bad(th_run("model configs/tiny.yaml --system %s", f), ":7:",
                   "paths.load_rtt_us[2] (GPU 1 -> GPU 0) is 0: a measured value must be positive");
     free(f);
+}
+
+/* NCCL without P2P (SHM): each byte goes into host memory and out again, which caps the ring. */
+Test(model_links, shm_rings_are_capped_by_the_host_path)
+{
+    cfg_system s = th_pcie_system(4, 1, 0);
+    s.topology.p2p = CFG_P2P_OFF;
+    model_terms t = {.n = 0};
+    /* Derived host path: stores 63 x 0.85 = 53.55 GB/s, loads x read_efficiency 0.75 = 40.1625: busBw
+     * min(48, 40.1625). 1 MiB, ring/Simple: algbw 40.1625 x 4 / 6 = 26.775 -> 1,048,576 / 26,775 = 39.1625;
+     * lat 8.4 + 6 x max(5.7, host_visible 1.1 + 2 x 1.1 = 3.3) = 42.6 -> 81.7625 */
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, 1048576.0, 4, &t), 81.7625, EPS);
+    cr_assert_float_eq(model_term_get(&t, "shm_bw"), 40.1625, EPS);
+    /* Measured host lists take over: loads from host at 10 GB/s: algbw 10 x 4 / 6 -> 157.2864 + 42.6 */
+    s.paths.gpus = 4;
+    fill_per_gpu(&s.paths.host_store_gbs, 4, 30.0);
+    fill_per_gpu(&s.paths.host_load_gbs, 4, 10.0);
+    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, 1048576.0, 4, NULL), 42.6 + 1048576.0 / (10000.0 * 4 / 6), EPS);
 }

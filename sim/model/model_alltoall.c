@@ -68,10 +68,11 @@ static double alltoall_mpi_us(const cfg_system *s, double S, int n, model_terms 
 {
     const double pcie = s->links.pcie_gbs * s->links.pcie_efficiency * 1e3;
     const double copy = s->host.memcpy_lat_us + S / pcie;
-    const double host = (n - 1) * (s->host.mpi_lat_us + S / n / (s->host.mpi_bw_gbs * 1e3));
+    /* fp32 on the host (comm_mpi.c): twice the bf16 block's bytes per exchange. */
+    const double host = (n - 1) * (s->host.mpi_lat_us + 2.0 * S / n / (s->host.mpi_bw_gbs * 1e3));
     model_term_add(terms, "d2h_copy", copy, "us", "memcpy_lat_us %.1f + %.0f B / PCIe", s->host.memcpy_lat_us, S);
-    model_term_add(terms, "host_mpi", host, "us", "(n-1) %d x (mpi_lat_us %.2f + %.0f B / mpi_bw %.1f GB/s)", n - 1,
-                   s->host.mpi_lat_us, S / n, s->host.mpi_bw_gbs);
+    model_term_add(terms, "host_mpi", host, "us", "(n-1) %d x (mpi_lat_us %.2f + %.0f B as fp32 / mpi_bw %.1f GB/s)",
+                   n - 1, s->host.mpi_lat_us, 2.0 * S / n, s->host.mpi_bw_gbs);
     model_term_add(terms, "h2d_copy", copy, "us", "memcpy_lat_us %.1f + %.0f B / PCIe", s->host.memcpy_lat_us, S);
     return 2.0 * copy + host;
 }

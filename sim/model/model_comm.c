@@ -357,10 +357,11 @@ static double mpi_us(const cfg_system *s, plan_op_kind kind, double S, int n, mo
     /* All-gather moves (n-1) contributions in total, reduce-scatter (recursive halving) (n-1)/n of the
      * payload; allreduce moves the payload each step. */
     const double step_bytes = gather ? S * (n - 1) / steps : scatter ? S * (n - 1) / n / steps : S;
-    const double host = steps * (s->host.mpi_lat_us + step_bytes / (s->host.mpi_bw_gbs * 1e3));
+    /* MPI has no bf16 sum: the host holds fp32 (comm_mpi.c), twice the payload's bytes. */
+    const double host = steps * (s->host.mpi_lat_us + 2.0 * step_bytes / (s->host.mpi_bw_gbs * 1e3));
     model_term_add(terms, "d2h_copy", d2h, "us", "memcpy_lat_us %.1f + bytes / PCIe", s->host.memcpy_lat_us);
-    model_term_add(terms, "host_mpi", host, "us", "%d steps x (mpi_lat_us %.2f + %.0f B / mpi_bw %.1f GB/s)", steps,
-                   s->host.mpi_lat_us, step_bytes, s->host.mpi_bw_gbs);
+    model_term_add(terms, "host_mpi", host, "us", "%d steps x (mpi_lat_us %.2f + %.0f B as fp32 / mpi_bw %.1f GB/s)",
+                   steps, s->host.mpi_lat_us, 2.0 * step_bytes, s->host.mpi_bw_gbs);
     model_term_add(terms, "h2d_copy", h2d, "us", "memcpy_lat_us %.1f + bytes / PCIe", s->host.memcpy_lat_us);
     return d2h + host + h2d;
 }

@@ -1,0 +1,68 @@
+/* The host MPI figures of the mpi backend's model, measured (exec_mpi_costs.h). */
+#include "exec_mpi_costs.h"
+
+#include "../util/util.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Mean seconds per MPI_Allreduce of `count` floats over `iters` calls, rank 0's clock (broadcast). */
+static double timed_loop(float *send, float *recv, int count, int iters)
+{
+    VP_MPI(MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD)); /* warm the path */
+    VP_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        VP_MPI(MPI_Allreduce(send, recv, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD));
+    double t = (MPI_Wtime() - t0) / iters;
+    VP_MPI(MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    return t;
+}
+
+static double median_call_us(float *send, float *recv, int count, int iters, int reps)
+{
+    double v[16];
+    for (int r = 0; r < reps; r++)
+        v[r] = 1e6 * timed_loop(send, recv, count, iters);
+    qsort(v, (size_t)reps, sizeof(v[0]), cmp_double);
+    return reps % 2 ? v[reps / 2] : 0.5 * (v[reps / 2 - 1] + v[reps / 2]);
+}
+
+int exec_mpi_costs_measure(const dist_job *d, bool quick, exec_mpi_costs *out, char *why, size_t len)
+{
+    memset(out, 0, sizeof(*out));
+    if (d->size < 2) {
+        snprintf(why, len, "host MPI costs need at least 2 ranks (this job has %d)", d->size);
+        return -1;
+    }
+    /* 4 KiB is latency-bound; 1-4 MiB is well past Open MPI's eager limits: the slope is the bulk path. */
+    const int small = 1024, large = quick ? 262144 : 1048576;
+    out->reps = quick ? 3 : 7;
+    out->iters = quick ? 20 : 100;
+    float *send = util_xcalloc((size_t)large, sizeof(float)), *recv = util_xcalloc((size_t)large, sizeof(float));
+    out->small_bytes = 4.0 * small;
+    out->large_bytes = 4.0 * large;
+    out->small_us = median_call_us(send, recv, small, out->iters, out->reps);
+    out->large_us = median_call_us(send, recv, large, quick ? 5 : 20, out->reps);
+    free(send);
+    free(recv);
+    const double steps = ceil(log2((double)d->size));
+    const double dt = out->large_us - out->small_us;
+    if (!(dt > 0)) {
+        snprintf(why, len, "host MPI_Allreduce took no longer at %.0f B (%.2f us) than at %.0f B (%.2f us): no bandwidth "
+                 "can be read from that", out->large_bytes, out->large_us, out->small_bytes, out->small_us);
+        return -1;
+    }
+    out->bw_gbs = steps * (out->large_bytes - out->small_bytes) / dt / 1e3;
+    out->lat_us = fmax(0.0, out->small_us / steps - out->small_bytes / (out->bw_gbs * 1e3));
+    return 0;
+}

@@ -114,6 +114,8 @@ static const cfg_field host_fields[] = {
     NUM("memcpy_lat_us", host, memcpy_lat_us, "10", 0, 1e6, "us", "one small synchronous cudaMemcpy"),
     NUM("mpi_lat_us", host, mpi_lat_us, "1.5", 0, 1e6, "us", "one step of a host MPI allreduce (shared memory)"),
     NUM("mpi_bw_gbs", host, mpi_bw_gbs, "8", 0.001, 1e6, "GB/s", "bandwidth of one host MPI step"),
+    NUM("convert_gbs", host, convert_gbs, "3", 0.001, 1e6, "GB/s",
+        "bf16 bytes per second the host converts to fp32 or back (host-staged MPI has no bf16 sum)"),
     {0},
 };
 

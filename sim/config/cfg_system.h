@@ -183,6 +183,7 @@ typedef struct cfg_system {
         double memcpy_lat_us;     /* one small synchronous cudaMemcpy */
         double mpi_lat_us;        /* one step of a host MPI allreduce */
         double mpi_bw_gbs;
+        double convert_gbs;       /* bf16 bytes the host converts to fp32 (or back) per second */
     } host;
     struct {
         int channels;

@@ -1,6 +1,8 @@
 /* The host MPI figures of the mpi backend's model, measured (exec_mpi_costs.h). */
 #include "exec_mpi_costs.h"
 
+#include "dev_bf16.h"
+
 #include "../util/util.h"
 
 #include <math.h>
@@ -53,6 +55,22 @@ int exec_mpi_costs_measure(const dist_job *d, bool quick, exec_mpi_costs *out, c
     out->large_bytes = 4.0 * large;
     out->small_us = median_call_us(send, recv, small, out->iters, out->reps);
     out->large_us = median_call_us(send, recv, large, quick ? 5 : 20, out->reps);
+    /* Both conversions over the large size, as many times as it takes ~20 ms, median of reps. */
+    uint16_t *half = util_xcalloc((size_t)large, sizeof(uint16_t));
+    double conv[16];
+    for (int r = 0; r < out->reps; r++) {
+        const int rounds = quick ? 4 : 16;
+        const double t0 = MPI_Wtime();
+        for (int i = 0; i < rounds; i++) {
+            dev_bf16_to_float(send, half, large);
+            dev_float_to_bf16(half, send, large);
+        }
+        conv[r] = (MPI_Wtime() - t0) / rounds; /* seconds for one conversion each way */
+    }
+    qsort(conv, (size_t)out->reps, sizeof(conv[0]), cmp_double);
+    out->convert_gbs = 2.0 * 2.0 * large / conv[out->reps / 2] / 1e9;
+    VP_MPI(MPI_Bcast(&out->convert_gbs, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
+    free(half);
     free(send);
     free(recv);
     const double steps = ceil(log2((double)d->size));

@@ -3,7 +3,7 @@
  * runs it, at a small and a large size. With steps = ceil(log2 ranks) (the model's recursive doubling):
  *   t(b) = steps x (lat + b / bw)  =>  bw = steps x (b2 - b1) / (t2 - t1),  lat = t1 / steps - b1 / bw
  * Each t is the median over repetitions of the mean call time of a timed loop (rank 0's clock, after a
- * barrier). */
+ * barrier). convert_gbs times dev_bf16.c's two conversions over the large size on this rank's host. */
 #ifndef VPSIM_EXEC_MPI_COSTS_H
 #define VPSIM_EXEC_MPI_COSTS_H
 
@@ -13,6 +13,7 @@
 
 typedef struct exec_mpi_costs {
     double lat_us, bw_gbs;     /* per step */
+    double convert_gbs;        /* bf16 bytes converted to fp32 and back per second (dev_bf16.c), each way */
     double small_bytes, large_bytes;
     double small_us, large_us; /* median per call */
     int reps, iters;

@@ -74,7 +74,10 @@ static double alltoall_mpi_us(const cfg_system *s, double S, int n, model_terms 
     model_term_add(terms, "host_mpi", host, "us", "(n-1) %d x (mpi_lat_us %.2f + %.0f B as fp32 / mpi_bw %.1f GB/s)",
                    n - 1, s->host.mpi_lat_us, 2.0 * S / n, s->host.mpi_bw_gbs);
     model_term_add(terms, "h2d_copy", copy, "us", "memcpy_lat_us %.1f + %.0f B / PCIe", s->host.memcpy_lat_us, S);
-    return 2.0 * copy + host;
+    const double conv = 2.0 * S / (s->host.convert_gbs * 1e3); /* bf16 -> fp32 and back (dev_bf16.c) */
+    model_term_add(terms, "host_convert", conv, "us", "2 x %.0f B of bf16 / convert_gbs %.2f GB/s", S,
+                   s->host.convert_gbs);
+    return 2.0 * copy + host + conv;
 }
 
 /* Families without an all-to-all of their own (vpsim's IPC kernels, NCCL's symmetric kernels) are costed

@@ -363,7 +363,12 @@ static double mpi_us(const cfg_system *s, plan_op_kind kind, double S, int n, mo
     model_term_add(terms, "host_mpi", host, "us", "%d steps x (mpi_lat_us %.2f + %.0f B as fp32 / mpi_bw %.1f GB/s)",
                    steps, s->host.mpi_lat_us, 2.0 * step_bytes, s->host.mpi_bw_gbs);
     model_term_add(terms, "h2d_copy", h2d, "us", "memcpy_lat_us %.1f + bytes / PCIe", s->host.memcpy_lat_us);
-    return d2h + host + h2d;
+    /* bf16 -> fp32 before MPI and back after it, on the host (dev_bf16.c). */
+    const double out_bytes = gather ? S * n : scatter ? S / n : S;
+    const double conv = (S + out_bytes) / (s->host.convert_gbs * 1e3);
+    model_term_add(terms, "host_convert", conv, "us", "(%.0f B in + %.0f B out) of bf16 / convert_gbs %.2f GB/s", S,
+                   out_bytes, s->host.convert_gbs);
+    return d2h + host + h2d + conv;
 }
 
 /* NCCL symmetric-memory kernels (NCCL 2.27+): one-shot loads across the NVLink domain. */

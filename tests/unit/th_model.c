@@ -72,6 +72,7 @@ cfg_system th_pcie_system(int gpus, int sockets, int gpus_per_switch)
     s.host.memcpy_lat_us = 10;
     s.host.mpi_lat_us = 1.5;
     s.host.mpi_bw_gbs = 8;
+    s.host.convert_gbs = 3;
     s.nccl.channels = 2;
     s.nccl.pci_bw_gbs = 48;
     s.nccl.sys_bw_gbs = 16;

@@ -375,14 +375,6 @@ int cmd_run(int argc, char **argv)
     }
     const cfg_scenario *scp = have_sc ? &sc : NULL;
     exec_options opt = run_options(&a, &d, scp);
-    if ((rc = cli_device_ready("run", &d, opt.device)) != 0) {
-        plan_free(&p);
-        if (have_sc)
-            cfg_scenario_free(&sc);
-        dist_finalize(&d);
-        return rc;
-    }
-    exec_watch_start(&d, "run", a.timeout >= 0 ? a.timeout : (scp ? sc.run.timeout : EXEC_WATCH_DEFAULT_S));
     /* Which collectives go where: --allreduce-policy, else an explicit --backend, else the scenario's
      * run.allreduce_policy, else its run.backend. */
     const char *policy_text = a.policy;
@@ -394,11 +386,19 @@ int cmd_run(int argc, char **argv)
         if (cfg_policy_parse(policy_text, &policy, why, sizeof(why)) == 0)
             opt.allreduce_policy = &policy;
     }
-    /* --p2p sysmem must reach a custom backend: the policy's, else the one backend. */
-    rc = cli_p2p_check("run", opt.p2p, opt.device, &opt.backend, opt.allreduce_policy ? 0 : 1, opt.allreduce_policy,
-                       d.rank == 0);
+    /* --p2p sysmem must reach a custom backend (the policy's, else the one backend); then the device. */
+    if ((rc = cli_p2p_check("run", opt.p2p, opt.device, &opt.backend, opt.allreduce_policy ? 0 : 1,
+                            opt.allreduce_policy, d.rank == 0)) != 0 ||
+        (rc = cli_device_ready("run", &d, opt.device)) != 0) {
+        plan_free(&p);
+        if (have_sc)
+            cfg_scenario_free(&sc);
+        dist_finalize(&d);
+        return rc;
+    }
+    exec_watch_start(&d, "run", a.timeout >= 0 ? a.timeout : (scp ? sc.run.timeout : EXEC_WATCH_DEFAULT_S));
     double *modelled = NULL;
-    if (rc == 0 && opt.backend == CFG_BACKEND_MODEL) {
+    if (opt.backend == CFG_BACKEND_MODEL) {
         rc = cli_model_collective_us(&a.c, scp, &p, a.target_system, a.model_backend, &modelled);
         opt.collective_us = modelled;
     }

@@ -77,10 +77,18 @@ int comm_shm_create(comm_shm *m, const char *name, size_t bytes, char *why, size
         return -1;
     }
     m->linked = true;
-    int rc = 0;
-    if (ftruncate(fd, (off_t)size) != 0) { /* a fresh segment reads as zeros: no memset needed */
-        snprintf(why, len, "ftruncate of shm segment %s to %zu bytes: %s (is /dev/shm large enough?)", name, size,
-                 strerror(errno));
+    /* A fresh segment reads as zeros: no memset needed. Its pages are reserved now, so that a /dev/shm
+     * too small for them (containers default to 64 MiB) is a clear error here, not a SIGBUS later. */
+    int rc = 0, e = 0;
+    if (ftruncate(fd, (off_t)size) != 0)
+        e = errno;
+    else
+        e = posix_fallocate(fd, 0, (off_t)size);
+    if (e) {
+        snprintf(why, len,
+                 "cannot reserve %zu bytes for shm segment %s: %s (/dev/shm too small? `df -h /dev/shm`; in a "
+                 "container, raise --shm-size)",
+                 size, name, strerror(e));
         rc = -1;
     }
     if (rc == 0)

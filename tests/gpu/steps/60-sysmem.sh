@@ -8,14 +8,18 @@
 # not even after a rank was killed.
 vpsim_shm() { find /dev/shm -maxdepth 1 -name 'vpsim-*' 2>/dev/null | wc -l; }
 shm_before=$(vpsim_shm)
+# Sizes up to 1 MiB at 2 ranks, 256 KiB at 4: push's landing lines (2 x ranks x 16 B per 4 elements) then
+# need at most 8 MiB + 4 MiB of /dev/shm per rank, well inside a container's default 64 MiB.
 SYSMEM_SIZES=2,18,1000,43008,65538,1048576
 V0=(env CUDA_VISIBLE_DEVICES=0) # virtual ranks share GPU 0
 
 for np in 2 4; do
+    sizes=$SYSMEM_SIZES
+    [ "$np" -gt 2 ] && sizes=2,18,1000,43008,65538,262144
     ok_step "sysmem-eager-np$np" "${V0[@]}" "${MPIRUN[@]}" -np "$np" "$VPSIM" bench-allreduce --backend oneshot,twoshot,push \
-        --p2p sysmem --sizes "$SYSMEM_SIZES" -n 20 -w 2 --check
+        --p2p sysmem --sizes "$sizes" -n 20 -w 2 --check
     ok_step "sysmem-graph-np$np" "${V0[@]}" "${MPIRUN[@]}" -np "$np" "$VPSIM" bench-allreduce --backend oneshot,twoshot,push \
-        --p2p sysmem --sizes "$SYSMEM_SIZES" -n 20 -w 2 --check --graph --format json --out "$LOGS/sysmem-graph-np$np.json"
+        --p2p sysmem --sizes "$sizes" -n 20 -w 2 --check --graph --format json --out "$LOGS/sysmem-graph-np$np.json"
 done
 # The mode is in the result and in every custom backend's environment; graphs really were captured.
 run_step sysmem-graph-json expect_json "$LOGS/sysmem-graph-np2.json" \
@@ -28,8 +32,8 @@ for kind in reduce_scatter allgather; do
     ok_step "sysmem-$kind-np2" "${V0[@]}" "${MPIRUN[@]}" -np 2 "$VPSIM" bench-allreduce --collective "$kind" \
         --backend oneshot,twoshot,push --p2p sysmem --sizes 1000,43008,1048576 -n 5 -w 1 --check
 done
-ok_step sysmem-policy-graph-np4 "${V0[@]}" "${MPIRUN[@]}" -np 4 "$VPSIM" bench-allreduce --policy "oneshot<=64K,twoshot<=1M,push" \
-    --p2p sysmem --sizes 1000,43008,1048576 -n 10 -w 1 --check --graph
+ok_step sysmem-policy-graph-np4 "${V0[@]}" "${MPIRUN[@]}" -np 4 "$VPSIM" bench-allreduce --policy "oneshot<=1K,twoshot<=64K,push" \
+    --p2p sysmem --sizes 1000,43008,262144 -n 10 -w 1 --check --graph
 # A quick replay per backend, checked, and the fused allreduce + residual + RMSNorm kernels.
 for b in oneshot twoshot push; do
     ok_step "sysmem-run-$b-np2" "${V0[@]}" "${MPIRUN[@]}" -np 2 "$VPSIM" run configs/tiny.yaml --device cuda --backend "$b" \

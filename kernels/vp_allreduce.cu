@@ -195,7 +195,7 @@ extern "C" size_t vp_ar_push_scratch_bytes(long long max_count, int world)
 static bool valid(const vp_ar_args *a)
 {
     if (!a || a->world < 1 || a->world > VP_AR_MAX_RANKS || a->rank < 0 || a->rank >= a->world || a->count < 0 ||
-        !a->error || !a->out)
+        !a->error || !a->self || !a->out)
         return false;
     for (int r = 0; r < a->world; r++)
         if (!a->signal[r])

@@ -25,7 +25,9 @@ extern "C" {
 /* Which flag a wait was for (vp_ar_error.phase). */
 enum { VP_AR_WAIT_START = 0, VP_AR_WAIT_MID = 1, VP_AR_WAIT_END = 2, VP_AR_WAIT_DATA = 3 };
 
-/* Per rank and backend instance, in device memory, zeroed before first use, mapped into every peer.
+/* Per rank and backend instance, zeroed before first use, mapped into every peer: in device memory
+ * (CUDA IPC), or in pinned host memory with --p2p sysmem (then the local-only fields below are read
+ * from vp_ar_args.self instead).
  * Barrier flags: peer p's block b stores the epoch it reached into flag[b][p] of this rank's block;
  * each slot has exactly one writer, so no atomics cross the interconnect (PCIe has no peer atomics
  * that every platform supports). */
@@ -64,6 +66,11 @@ typedef struct vp_ar_args {
     void *out;                               /* this rank's output (may equal in[rank] for two-shot, push) */
     void *scratch[VP_AR_MAX_RANKS];          /* two-shot: reduced slices; push: landing buffers */
     vp_ar_signal *signal[VP_AR_MAX_RANKS];
+    /* This rank's local state (epoch, done, error_claim; the fields peers never touch), in device
+     * memory: signal[rank] itself when that is device memory; a separate block when the signal blocks
+     * live in pinned host memory (--p2p sysmem), so that the per-call epoch read, the `done` atomic and
+     * the failure polls stay on the GPU instead of crossing PCIe (and no atomic targets host memory). */
+    vp_ar_signal *self;
     vp_ar_error *error;                      /* host-mapped, device pointer */
     unsigned long long timeout_ns;           /* every spin gives up after this long */
     long long push_lines;                    /* push: 16-byte lines per (parity, source) landing region */

@@ -197,7 +197,7 @@ __global__ void __launch_bounds__(VP_AR_THREADS) push_norm_kernel(const vp_ar_ar
 bool norm_valid(const vp_ar_args *a, const vp_ar_norm *nm)
 {
     if (!a || !nm || a->world < 1 || a->world > VP_AR_MAX_RANKS || a->rank < 0 || a->rank >= a->world ||
-        !a->error || !a->out || !nm->residual || !nm->weight || nm->rows < 1 || nm->width < 1 ||
+        !a->error || !a->self || !a->out || !nm->residual || !nm->weight || nm->rows < 1 || nm->width < 1 ||
         (long long)nm->rows * nm->width != a->count)
         return false;
     for (int r = 0; r < a->world; r++)

@@ -71,7 +71,7 @@ __device__ __forceinline__ void ld_volatile_v2u64(const void *p, u64 *a, u64 *b)
 
 __device__ __forceinline__ bool rank_failed(const vp_ar_args &a)
 {
-    return *(volatile unsigned *)&a.signal[a.rank]->error_claim != 0u;
+    return *(volatile unsigned *)&a.self->error_claim != 0u;
 }
 
 // First timeout of this rank wins the claim (a local atomic) and fills the host-mapped record; `code`
@@ -79,7 +79,7 @@ __device__ __forceinline__ bool rank_failed(const vp_ar_args &a)
 __device__ void record_timeout(const vp_ar_args &a, int peer, int phase, unsigned want, unsigned seen,
                                long long index, u64 waited)
 {
-    if (atomicCAS(&a.signal[a.rank]->error_claim, 0u, 1u) != 0u)
+    if (atomicCAS(&a.self->error_claim, 0u, 1u) != 0u)
         return;
     volatile vp_ar_error *e = a.error;
     e->rank = a.rank;
@@ -127,7 +127,7 @@ __device__ __forceinline__ bool call_begin(const vp_ar_args &a, unsigned *epoch)
 {
     if (__syncthreads_or(rank_failed(a)))
         return false;
-    *epoch = *(volatile unsigned *)&a.signal[a.rank]->epoch + 1u;
+    *epoch = *(volatile unsigned *)&a.self->epoch + 1u;
     return true;
 }
 
@@ -136,7 +136,7 @@ __device__ __forceinline__ void call_end(const vp_ar_args &a, unsigned epoch)
 {
     __syncthreads();
     if (threadIdx.x == 0) {
-        vp_ar_signal *self = a.signal[a.rank];
+        vp_ar_signal *self = a.self;
         if (atomicAdd(&self->done, 1u) == gridDim.x - 1) {
             self->done = 0;
             self->epoch = epoch;

@@ -5,6 +5,7 @@
 #include "../config/cfg.h"
 #include "../plan/plan.h"
 #include "../util/util.h"
+#include "../util/util_env.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -88,6 +89,22 @@ int cli_check_fault_rank(const char *cmd, const struct exec_fault *f, const stru
 /* The job's device can run on this machine (exec_device_ready): 0, or VP_EXIT_USAGE on every rank after
  * rank 0 said why, e.g. "vpsim run: no usable CUDA device here (...): use --device cpu". Collective. */
 int cli_device_ready(const char *cmd, const struct dist_job *d, int device);
+
+/* --p2p direct|sysmem (cli_p2p.c; comm.h's comm_p2p). */
+/* A custom backend (oneshot, twoshot, push: the ones --p2p applies to). */
+bool cli_backend_is_custom(int backend);
+/* --p2p `p2p` has something to apply to: direct always; sysmem needs the cuda device and a custom
+ * backend among `backends` (n of them) or the policy's rules. 0 (and, when `say`, a note naming the
+ * requested backends it does not apply to), or VP_EXIT_USAGE (said when `say`). */
+struct cfg_policy;
+int cli_p2p_check(const char *cmd, int p2p, int device, const int *backends, int n, const struct cfg_policy *policy,
+                  bool say);
+/* The mode a custom backend reported in its environment ("custom_p2p"), or -1 when none ran. */
+int cli_p2p_of_env(const util_env_item *env, int n_env);
+/* The replay's mode (-1: no custom backend ran) is not the model system's topology.p2p (cfg_p2p). */
+bool cli_p2p_model_differs(int p2p, int system_p2p);
+/* "WHO ran with --p2p X but the model's system has topology.p2p=Y; add --set ... to compare like with like" */
+void cli_p2p_model_hint(char *buf, size_t len, const char *who, int p2p, int system_p2p);
 
 /* Print "vpsim CMD: message" plus a hint to use --help, return VP_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

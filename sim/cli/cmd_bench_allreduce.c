@@ -6,14 +6,13 @@
 #include "../config/cfg_schema.h"
 #include "../exec/exec_bench.h"
 #include "bench_collective.h"
+#include "bench_model.h"
 #include "../config/cfg_policy.h"
 #include "../exec/exec.h"
 #include "../exec/exec_watch.h"
-#include "../model/model.h"
 #include "../util/util.h"
 
 #include <getopt.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +20,7 @@ static void bench_help(void)
 {
     printf("usage: mpirun -np N vpsim bench-allreduce [SCENARIO] [--backend LIST] [-b MIN] [-e MAX] [-f FACTOR]\n"
            "                 [--collective KIND] [--sizes LIST] [-n|--iters N] [-w|--warmup N] [--graph|-G N]\n"
-           "                 [--check|-c 0|1]\n"
+           "                 [--check|-c 0|1] [--p2p direct|sysmem]\n"
            "                 [-d TYPE] [--device cuda|cpu] [--format table|json|csv] [--out FILE] [--set K=V]...\n"
            "\n"
            "Time allreduce (bf16 sum on cuda, float on cpu) for each backend over a size sweep, like\n"
@@ -60,6 +59,10 @@ static void bench_help(void)
            "                    reduce_scatter: random data on each rank's block, no in-place call;\n"
            "                    allgather, alltoall: a second pattern check; --check 0 / -c 0: only the\n"
            "                    pattern check of every size\n"
+           "  --p2p MODE        how oneshot, twoshot and push reach their peers: direct (default; GPU memory\n"
+           "                    mapped with CUDA IPC) or sysmem (every buffer a peer touches in pinned host\n"
+           "                    memory mapped into every rank; needs no P2P). Other backends run as usual;\n"
+           "                    sysmem with none of the three, or on cpu, is an error (exit 2)\n"
            "  -d, --datatype T  the type the device reduces, checked (each device has one): bfloat16\n"
            "                    (bf16) on cuda, float (float32) on cpu\n"
            "  --device D        cuda or cpu (default cuda in CUDA builds)\n");
@@ -104,6 +107,7 @@ enum {
     OPT_MODEL,
     OPT_FROM,
     OPT_COLLECTIVE,
+    OPT_P2P,
 };
 
 typedef struct bench_args {
@@ -113,6 +117,7 @@ typedef struct bench_args {
     long long min, max, factor;
     int timeout; /* -1: the scenario's run.timeout, else the default */
     bool model;  /* compare with the model */
+    bool p2p_set; /* --p2p given */
     const char *from; /* a saved result to compare instead of measuring */
     const char *sizes;
     const char *backends; /* --backend as given (NULL: the device's default list) */
@@ -307,6 +312,7 @@ static int take_option(int opt, int argc, char **argv, bench_args *a)
     case OPT_FAULT: return cli_parse_fault("bench-allreduce", optarg, &a->o.fault);
     case OPT_MODEL: a->model = true; return 0;
     case OPT_COLLECTIVE: return bench_collective_parse(optarg, &a->o);
+    case OPT_P2P: a->p2p_set = true; return cli_parse_enum("bench-allreduce", "--p2p", optarg, comm_p2p_names, &a->o.p2p);
     case OPT_FROM:
         a->from = optarg;
         a->model = true;
@@ -370,6 +376,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
         {"model", no_argument, NULL, OPT_MODEL},
         {"from", required_argument, NULL, OPT_FROM},
         {"collective", required_argument, NULL, OPT_COLLECTIVE},
+        {"p2p", required_argument, NULL, OPT_P2P},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof(*a));
@@ -392,6 +399,8 @@ static int parse_args(int argc, char **argv, bench_args *a)
     }
     if (cli_positional(&a->c, argc, argv, optind, "bench-allreduce"))
         return VP_EXIT_USAGE;
+    if (a->from && a->p2p_set) /* the saved result says which path it measured */
+        return cli_usage_error("bench-allreduce", "--p2p applies to a measurement, not to --from");
     return finish_args(a);
 }
 
@@ -425,40 +434,6 @@ static void verify_counts(const plan *p, exec_bench_opts *o, size_t elem, bool s
         fprintf(stderr, "vpsim bench-allreduce: note: the verify pass reduces more than %d distinct payloads; the "
                         "first %d join the sweep\n",
                 cap, cap);
-}
-
-/* Model every row of `r` on the scenario's system: the per-call time of back-to-back calls at the
- * result's rank count, graph or eager as each backend was timed. */
-static void attach_model(exec_bench_result *r, const cfg_scenario *sc)
-{
-    const cfg_system *sys = &sc->system;
-    snprintf(r->model_system, sizeof(r->model_system), "%s", sys->name);
-    snprintf(r->model_note, sizeof(r->model_note), "%s; topology.p2p %s; measured tables %s; %d ranks",
-             sc->system_path ? sc->system_path : "?", cfg_p2p_names[sys->topology.p2p],
-             sys->measured.use ? "used where they apply" : "off (formulas only)", r->ranks);
-    for (int k = 0; k < r->n_backends; k++) {
-        exec_bench_backend *b = &r->backends[k];
-        b->model_method[0] = '\0';
-        if (!b->ran || b->backend < 0) {
-            snprintf(b->model_method, sizeof(b->model_method), "%s", b->ran ? "a per-size policy: not modelled" : "");
-            continue;
-        }
-        for (int i = 0; i < b->n_rows; i++) {
-            model_coll c;
-            model_bench_call(sys, (cfg_backend)b->backend, (plan_op_kind)exec_bench_kind(r), (double)b->rows[i].bytes,
-                             r->ranks, b->graph, &c);
-            b->rows[i].model_us = c.available ? c.us : NAN;
-            if (!b->model_method[0] || b->rows[i].verify_size)
-                snprintf(b->model_method, sizeof(b->model_method), "%s", c.available ? c.method : c.reason);
-        }
-        /* NCCL's transport follows its environment, the model the system file: say when they differ. */
-        const char *nccl_env = util_env_get(b->env, b->n_env, "nccl_env");
-        if (nccl_env && strstr(nccl_env, "NCCL_P2P_DISABLE=1") && sys->topology.p2p != CFG_P2P_OFF)
-            fprintf(stderr, "vpsim bench-allreduce: note: backend %s ran with NCCL_P2P_DISABLE=1 but the model's "
-                            "system has topology.p2p=%s; add --set system.topology.p2p=off to compare like with "
-                            "like\n",
-                    b->name, cfg_p2p_names[sys->topology.p2p]);
-    }
 }
 
 static int emit(const bench_args *a, const exec_bench_result *res, int argc, char **argv)
@@ -496,7 +471,7 @@ static int compare_saved(bench_args *a, int argc, char **argv)
     if (rc == 0) {
         plan_free(&p);
         if (have_sc) {
-            attach_model(&res, &sc);
+            bench_attach_model(&res, &sc);
             cfg_scenario_free(&sc);
             rc = emit(a, &res, argc, argv);
         } else {
@@ -527,7 +502,9 @@ int cmd_bench_allreduce(int argc, char **argv)
     if (a.lacking[0] && d.rank == 0)
         fprintf(stderr, "vpsim bench-allreduce: note: --collective %s: leaving out %s (no %s)\n",
                 plan_op_kind_names[a.o.collective], a.lacking, plan_op_kind_names[a.o.collective]);
-    if ((rc = cli_device_ready("bench-allreduce", &d, a.o.device)) != 0 ||
+    if ((rc = cli_p2p_check("bench-allreduce", a.o.p2p, a.o.device, a.o.backends, a.o.n_backends,
+                             a.o.with_policy ? &a.o.policy : NULL, d.rank == 0)) != 0 ||
+        (rc = cli_device_ready("bench-allreduce", &d, a.o.device)) != 0 ||
         (rc = cli_check_fault_rank("bench-allreduce", &a.o.fault, &d)) != 0) {
         dist_finalize(&d);
         return rc;
@@ -567,7 +544,7 @@ int cmd_bench_allreduce(int argc, char **argv)
             unsupported += !res.backends[k].ran;
         if (d.rank == 0) {
             if (a.model && have_sc)
-                attach_model(&res, &sc);
+                bench_attach_model(&res, &sc);
             rc = emit(&a, &res, argc, argv);
             if (res.wrong_total)
                 fprintf(stderr, "vpsim bench-allreduce: %lld wrong elements (see #wrong)\n", res.wrong_total);

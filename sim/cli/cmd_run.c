@@ -18,6 +18,7 @@ static void run_help(void)
 {
     printf("usage: mpirun -np N vpsim run [SCENARIO] [--backend B] [--device cuda|cpu] [--eager] [--check]\n"
            "                            [--iters N] [--warmup N] [--instrumented N] [--target-system FILE]\n"
+           "                            [--p2p direct|sysmem]\n"
            "                            [--trace FILE] [--out FILE] [--format table|json|csv] [--set K=V]...\n"
            "\n"
            "Replay one decode cycle (draft steps, verify, draft-extend) with real GEMMs at the per-rank shapes\n"
@@ -34,6 +35,10 @@ static void run_help(void)
     for (int d = 0; d < CFG_DEVICE_COUNT; d++)
         printf("                         %-10s %s\n", cfg_device_names[d], cfg_device_help[d]);
     printf(
+           "  --p2p MODE           how oneshot, twoshot and push reach their peers: direct (default; GPU\n"
+           "                       memory mapped with CUDA IPC) or sysmem (every buffer a peer touches in\n"
+           "                       pinned host memory mapped into every rank; needs no P2P); sysmem when no\n"
+           "                       custom backend is in use, or on cpu, is an error (exit 2)\n"
            "  --eager              time eager launches instead of one CUDA graph per cycle\n"
            "  --graph              time the cycle as a CUDA graph (the default on cuda)\n"
            "  --check              poison every collective's output, compare with a reference; exit 1 on a\n"
@@ -88,12 +93,14 @@ enum {
     OPT_TIMEOUT,
     OPT_FAULT,
     OPT_CLASS_COST,
+    OPT_P2P,
 };
 
 typedef struct run_args {
     cli_common c;
     int backend, device, iters, warmup, instrumented, model_backend, corrupt_rank;
     int graph;   /* -1: scenario default */
+    int p2p;     /* comm_p2p (--p2p) */
     int timeout; /* -1: scenario default */
     exec_fault fault;
     bool check, class_cost;
@@ -144,6 +151,7 @@ static int parse_run_args(int argc, char **argv, run_args *a)
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"inject-fault", required_argument, NULL, OPT_FAULT},
         {"class-cost", no_argument, NULL, OPT_CLASS_COST},
+        {"p2p", required_argument, NULL, OPT_P2P},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof(*a));
@@ -183,6 +191,10 @@ static int parse_run_args(int argc, char **argv, run_args *a)
             break;
         case OPT_TARGET: a->target_system = optarg; break;
         case OPT_CLASS_COST: a->class_cost = true; break;
+        case OPT_P2P:
+            if (cli_parse_enum("run", "--p2p", optarg, comm_p2p_names, &a->p2p))
+                return VP_EXIT_USAGE;
+            break;
         case OPT_DEBUG_CORRUPT:
             if (cli_parse_int("run", "--debug-corrupt-rank", optarg, 0, 1 << 20, &a->corrupt_rank))
                 return VP_EXIT_USAGE;
@@ -298,6 +310,7 @@ static exec_options run_options(const run_args *a, const dist_job *d, const cfg_
         .max_host_bytes = (size_t)(a->max_host_gib * 1073741824.0),
         .fault = a->fault,
         .nccl_tuning = sc ? &sc->nccl : NULL,
+        .p2p = a->p2p,
     };
 }
 
@@ -362,14 +375,6 @@ int cmd_run(int argc, char **argv)
     }
     const cfg_scenario *scp = have_sc ? &sc : NULL;
     exec_options opt = run_options(&a, &d, scp);
-    if ((rc = cli_device_ready("run", &d, opt.device)) != 0) {
-        plan_free(&p);
-        if (have_sc)
-            cfg_scenario_free(&sc);
-        dist_finalize(&d);
-        return rc;
-    }
-    exec_watch_start(&d, "run", a.timeout >= 0 ? a.timeout : (scp ? sc.run.timeout : EXEC_WATCH_DEFAULT_S));
     /* Which collectives go where: --allreduce-policy, else an explicit --backend, else the scenario's
      * run.allreduce_policy, else its run.backend. */
     const char *policy_text = a.policy;
@@ -381,6 +386,17 @@ int cmd_run(int argc, char **argv)
         if (cfg_policy_parse(policy_text, &policy, why, sizeof(why)) == 0)
             opt.allreduce_policy = &policy;
     }
+    /* --p2p sysmem must reach a custom backend (the policy's, else the one backend); then the device. */
+    if ((rc = cli_p2p_check("run", opt.p2p, opt.device, &opt.backend, opt.allreduce_policy ? 0 : 1,
+                            opt.allreduce_policy, d.rank == 0)) != 0 ||
+        (rc = cli_device_ready("run", &d, opt.device)) != 0) {
+        plan_free(&p);
+        if (have_sc)
+            cfg_scenario_free(&sc);
+        dist_finalize(&d);
+        return rc;
+    }
+    exec_watch_start(&d, "run", a.timeout >= 0 ? a.timeout : (scp ? sc.run.timeout : EXEC_WATCH_DEFAULT_S));
     double *modelled = NULL;
     if (opt.backend == CFG_BACKEND_MODEL) {
         rc = cli_model_collective_us(&a.c, scp, &p, a.target_system, a.model_backend, &modelled);

@@ -230,6 +230,11 @@ static void compare_conditions(cli_compare *cmp, const cfg_scenario *sc, const p
                  "the run was on %s but the model is of %s (gpu %s): the comparison is across different GPUs "
                  "(pass --system with this machine's file to check the model)", gpu, sc->system.name,
                  cmp->model_gpu);
+    /* The custom backends' --p2p against the system's topology.p2p (-1: no custom backend ran). */
+    const int p2p = cli_p2p_of_env(res->env, res->n_env);
+    if (cli_p2p_model_differs(p2p, sc->system.topology.p2p))
+        cli_p2p_model_hint(cmp->warnings[cmp->n_warnings++], sizeof(cmp->warnings[0]), "the custom backend", p2p,
+                           sc->system.topology.p2p);
 }
 
 int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res, int backend,

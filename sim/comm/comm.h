@@ -17,6 +17,13 @@
 
 typedef struct comm_ctx comm_ctx;
 
+/* How the custom backends (oneshot, twoshot, push) reach their peers' buffers (--p2p): through CUDA IPC
+ * mappings of peer GPU memory (direct), or with every buffer a peer touches in pinned host memory mapped
+ * into every rank (sysmem: the path of boxes whose "peer access" goes through system memory). Values
+ * agree with cfg_p2p's first two (cfg_system.h). Other backends ignore it. */
+typedef enum { COMM_P2P_DIRECT, COMM_P2P_SYSMEM, COMM_P2P_COUNT } comm_p2p;
+extern const char *const comm_p2p_names[]; /* "direct", "sysmem" */
+
 /* What the device a backend runs on provides to it. Every function takes the backend's comm_ctx. */
 typedef struct comm_device {
     const char *name;  /* "cuda", "cpu" */
@@ -45,6 +52,7 @@ struct comm_ctx {
     util_env_item *env;           /* environment facts (the caller's block) */
     int *n_env;
     const cfg_nccl_tuning *nccl_tuning; /* the scenario's `nccl:` section; NULL = NCCL decides */
+    int p2p;                            /* comm_p2p (--p2p); read by the custom backends only */
 };
 
 /* A comm backend. Every collective moves elements of dev->elem_bytes from send to recv; `count` is what

@@ -1,19 +1,25 @@
 /* Backends `oneshot`, `twoshot`, `push`: the custom allreduce kernels of kernels/vp_allreduce.cu over
- * buffers registered once per rank and mapped into every peer with CUDA IPC.
+ * buffers registered once per rank and mapped into every peer with CUDA IPC, or with --p2p sysmem in
+ * pinned host memory that every rank maps (comm_sysmem.c): then the signal, scratch and stage buffers
+ * live in one POSIX shared-memory segment per rank, the device's send/recv buffers are not shared, and
+ * every input a peer reads goes through the (host-memory) stage buffer; push's allreduce, whose
+ * peers read only their own landing buffers, still reads its input in place.
  *
  * init (collective): allocate the signal block, scratch and stage buffers; take IPC handles of those
- * and of the device's fixed collective buffers (send, recv); MPI_Allgather the packed registration
- * records (comm_reg.c); open every peer's handles; then a P2P check that really writes and reads
- * through every mapping (not only cudaDeviceCanAccessPeer). Calls on the registered send/recv buffers
+ * and of the device's fixed collective buffers (send, recv), or the shm segment's name; MPI_Allgather
+ * the packed registration records (comm_reg.c); open every peer's handles or segments; then a P2P
+ * check that really writes and reads through every mapping (not only cudaDeviceCanAccessPeer). Calls on the registered send/recv buffers
  * pass them straight to the kernels, so they can be captured in CUDA graphs; any other input pointer
  * (or one-shot in place) is first copied into the registered stage buffer. All ranks must call with
  * the same buffer roles, as the executor and `vpsim bench-allreduce` do.
  *
- * Nothing is gated silently: supported() refuses only what cannot work (no CUDA device, ranks on
- * several hosts, more than 8 ranks, GPUs without P2P access), and describe() reports the topology,
+ * Nothing is gated silently: supported() (comm_peers.c) refuses only what cannot work (no CUDA device,
+ * ranks on several hosts, more than 8 ranks, GPUs without P2P access in direct mode), and describe()
+ * reports the p2p mode, the topology,
  * the P2P check, and what vLLM/SGLang would have done here. Virtual ranks (several processes on one
  * GPU) work and are reported as such: their timings say nothing about an interconnect. */
 #include "comm_custom.h"
+#include "comm_sysmem.h"
 #include "../config/cfg_policy.h"
 #include "comm.h"
 #include "../dist/dist_cuda.h"
@@ -36,9 +42,9 @@ _Static_assert(sizeof(cudaIpcMemHandle_t) == COMM_REG_HANDLE_BYTES, "IPC handle 
 typedef enum { ALGO_ONESHOT, ALGO_TWOSHOT, ALGO_PUSH } custom_algo;
 static const char *const algo_names[] = {"oneshot", "twoshot", "push"};
 static const char *const algo_desc[] = {
-    "one-shot: every rank loads all N inputs through the IPC mappings and sums them in fp32 in rank order; "
+    "one-shot: every rank loads all N inputs through the peer mappings and sums them in fp32 in rank order; "
     "start and end barriers",
-    "two-shot: reduce-scatter of 1/N slices then all-gather of the reduced slices through the IPC mappings; "
+    "two-shot: reduce-scatter of 1/N slices then all-gather of the reduced slices through the peer mappings; "
     "start and mid barriers",
     "push: every rank stores its input into each peer's landing buffer as (epoch flag, data) 64-bit words; no "
     "barrier; double-buffered by epoch parity",
@@ -56,6 +62,10 @@ typedef struct custom_state {
     bool owned[COMM_REG_REGIONS];                        /* allocated here, freed at fini */
     void *peer[COMM_REG_REGIONS][COMM_MAX_RANKS];       /* registered pointer as mapped here (own: local) */
     void *opened[COMM_REG_REGIONS][COMM_MAX_RANKS];     /* cudaIpcOpenMemHandle results, to close */
+    int p2p;                                             /* comm_p2p */
+    comm_shm shm[COMM_MAX_RANKS];                        /* sysmem: every rank's segment as mapped here */
+    comm_reg_region shm_region[COMM_REG_REGIONS];        /* sysmem: this rank's record entries */
+    void *self;                                          /* the kernels' local state (vp_ar_args.self) */
     vp_ar_error *err_host;                               /* host-mapped error record */
     vp_ar_error *err_dev;
     unsigned long long timeout_ns;
@@ -63,19 +73,6 @@ typedef struct custom_state {
     int probed_pairs;
     long long calls, staged;
 } custom_state;
-
-/* The device the CUDA device picks for this rank (dev_cuda.c, cuda_init: local rank modulo the GPU
- * count). supported() runs before the device's init, so it cannot ask cudaGetDevice. */
-static int rank_device(const comm_ctx *x, char *why, size_t len)
-{
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count < 1) {
-        snprintf(why, len, "no CUDA device (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-        return -1;
-    }
-    return x->dist.local_rank % count;
-}
 
 /* The allocation a device pointer belongs to: cudaIpcGetMemHandle wants the allocation's base, and the
  * peer adds our offset. cuMemGetAddressRange comes through the runtime's driver entry point, so the
@@ -106,72 +103,6 @@ static void alloc_range(void *p, void **base, size_t *size)
     *size = n;
 }
 
-/* Every rank's GPU PCI bus id ("" where unknown): all[rank * 32]. Collective. */
-static char *gather_bus_ids(const comm_ctx *x, int dev, char *mine, size_t mine_len)
-{
-    char bus[32] = "";
-    if (dev >= 0 && cudaDeviceGetPCIBusId(bus, sizeof(bus), dev) != cudaSuccess)
-        bus[0] = '\0';
-    snprintf(mine, mine_len, "%s", bus);
-    char *all = util_xcalloc((size_t)x->dist.size, sizeof(bus));
-    VP_MPI(MPI_Allgather(bus, (int)sizeof(bus), MPI_CHAR, all, (int)sizeof(bus), MPI_CHAR, MPI_COMM_WORLD));
-    return all;
-}
-
-int comm_ranks_share_gpu(const comm_ctx *x, char *why, size_t len)
-{
-    char local[256] = "", mine[32];
-    int dev = rank_device(x, local, sizeof(local));
-    char *all = gather_bus_ids(x, dev, mine, sizeof(mine));
-    int shared = 0;
-    for (int p = 0; p < x->dist.size && mine[0]; p++)
-        shared += strcmp(all + (size_t)p * 32, mine) == 0;
-    free(all);
-    if (local[0])
-        snprintf(why, len, "%s", local);
-    else if (shared > 1)
-        snprintf(why, len,
-                 "%d ranks share GPU %s (virtual ranks); NCCL needs one GPU per rank (it rejects duplicate GPUs)",
-                 shared, mine);
-    return local[0] || shared > 1 ? -1 : 0;
-}
-
-static int custom_supported(comm_ctx *x, char *why, size_t len)
-{
-    char local[256] = "";
-    int dev = -1;
-    if (strcmp(x->dev->name, "cuda") != 0)
-        snprintf(local, sizeof(local), "custom allreduce needs the cuda device (use --backend mpi with --device cpu)");
-    else if (x->dist.size > COMM_MAX_RANKS)
-        snprintf(local, sizeof(local), "custom allreduce supports up to %d ranks (the job has %d)", COMM_MAX_RANKS,
-                 x->dist.size);
-    else if (x->dist.local_size != x->dist.size)
-        snprintf(local, sizeof(local),
-                 "custom allreduce maps peer memory with CUDA IPC, which needs every rank on one host (this host has "
-                 "%d of %d ranks)",
-                 x->dist.local_size, x->dist.size);
-    else
-        dev = rank_device(x, local, sizeof(local));
-    /* P2P access between distinct GPUs is a hard requirement; the same GPU needs none. */
-    char bus[32];
-    char *all = gather_bus_ids(x, dev, bus, sizeof(bus));
-    for (int p = 0; p < x->dist.size && dev >= 0 && bus[0] && !local[0]; p++) {
-        const char *pb = all + (size_t)p * 32;
-        int ord = -1, can = 0;
-        if (!pb[0] || strcmp(pb, bus) == 0 || cudaDeviceGetByPCIBusId(&ord, pb) != cudaSuccess)
-            continue; /* same GPU, or not visible here: the P2P check at init decides */
-        if (cudaDeviceCanAccessPeer(&can, dev, ord) == cudaSuccess && !can)
-            snprintf(local, sizeof(local),
-                     "GPU %s (rank %d) cannot access GPU %s (rank %d) by P2P (cudaDeviceCanAccessPeer = 0): loads and "
-                     "stores through CUDA IPC mappings are impossible on this topology",
-                     bus, x->dist.rank, pb, p);
-    }
-    free(all);
-    cudaGetLastError(); /* clear a failed lookup's error state */
-    snprintf(why, len, "%s", local);
-    return dist_agree(&x->dist, local[0] != 0, why, len);
-}
-
 /* ---------------- registration ---------------- */
 
 static void *alloc_zeroed(size_t bytes)
@@ -192,6 +123,10 @@ static void fill_record(comm_ctx *x, custom_state *s, comm_reg_record *rec)
     snprintf(rec->host, sizeof(rec->host), "%s", x->dist.host);
     VP_CUDA(cudaDeviceGetPCIBusId(rec->bus_id, sizeof(rec->bus_id), s->device));
     for (int k = 0; k < COMM_REG_REGIONS; k++) {
+        if (s->shm_region[k].present) {
+            rec->region[k] = s->shm_region[k];
+            continue;
+        }
         if (!s->local[k])
             continue;
         void *base;
@@ -207,7 +142,9 @@ static void fill_record(comm_ctx *x, custom_state *s, comm_reg_record *rec)
     }
 }
 
-/* Pack, MPI_Allgather, unpack and check every rank's record; open every peer's handles. */
+/* Pack, MPI_Allgather, unpack and check every rank's record; map every peer's buffers. The verdict is
+ * agreed before anyone aborts, and in sysmem mode every rank unlinks its segment's name once all have
+ * mapped it (or given up), so that no failure here leaves a segment behind. */
 static void exchange(comm_ctx *x, custom_state *s, comm_reg_record *recs)
 {
     comm_reg_record mine;
@@ -216,15 +153,21 @@ static void exchange(comm_ctx *x, custom_state *s, comm_reg_record *recs)
     unsigned char *out = util_xmalloc(n), *in = util_xmalloc(n * (size_t)s->world);
     comm_reg_pack(&mine, out, n);
     VP_MPI(MPI_Allgather(out, (int)n, MPI_BYTE, in, (int)n, MPI_BYTE, MPI_COMM_WORLD));
-    char why[400];
-    for (int r = 0; r < s->world; r++)
-        if (comm_reg_unpack(in + (size_t)r * n, n, &recs[r], why, sizeof(why)))
-            dist_fail(__FILE__, __LINE__, "custom allreduce registration", why);
+    char why[400] = "";
+    int rc = 0;
+    for (int r = 0; r < s->world && !rc; r++)
+        rc = comm_reg_unpack(in + (size_t)r * n, n, &recs[r], why, sizeof(why));
     free(out);
     free(in);
-    if (comm_reg_check_set(recs, s->world, why, sizeof(why)))
+    if (!rc)
+        rc = comm_reg_check_set(recs, s->world, why, sizeof(why));
+    if (!rc && s->p2p == COMM_P2P_SYSMEM)
+        rc = comm_sysmem_map_peers(s->shm, recs, s->world, s->rank, s->peer, why, sizeof(why));
+    rc = dist_agree(&x->dist, rc, why, sizeof(why));
+    comm_shm_unlink(&s->shm[s->rank]);
+    if (rc)
         dist_fail(__FILE__, __LINE__, "custom allreduce registration", why);
-    for (int k = 0; k < COMM_REG_REGIONS; k++) {
+    for (int k = 0; k < COMM_REG_REGIONS && s->p2p == COMM_P2P_DIRECT; k++) {
         for (int p = 0; p < s->world && s->local[k]; p++) {
             if (p == s->rank) {
                 s->peer[k][p] = s->local[k];
@@ -246,46 +189,6 @@ static void exchange(comm_ctx *x, custom_state *s, comm_reg_record *recs)
     }
 }
 
-/* P2P attributes between this rank's GPU and every other GPU, gathered into the topology. */
-static void query_topology(custom_state *s, const comm_reg_record *recs)
-{
-    comm_topo_from_records(&s->topo, recs, s->world);
-    signed char row[3][COMM_MAX_RANKS];
-    memset(row, -1, sizeof(row));
-    const int mine = s->topo.gpu[s->rank];
-    for (int p = 0; p < s->world; p++) {
-        const int g = s->topo.gpu[p];
-        int ord = -1, v = 0;
-        if (g == mine || row[0][g] >= 0 || cudaDeviceGetByPCIBusId(&ord, recs[p].bus_id) != cudaSuccess)
-            continue;
-        if (cudaDeviceCanAccessPeer(&v, s->device, ord) == cudaSuccess)
-            row[0][g] = (signed char)v;
-        if (cudaDeviceGetP2PAttribute(&v, cudaDevP2PAttrPerformanceRank, s->device, ord) == cudaSuccess)
-            row[1][g] = (signed char)v;
-        if (cudaDeviceGetP2PAttribute(&v, cudaDevP2PAttrNativeAtomicSupported, s->device, ord) == cudaSuccess)
-            row[2][g] = (signed char)v;
-    }
-    cudaGetLastError();
-    signed char *all = util_xcalloc((size_t)s->world, sizeof(row));
-    VP_MPI(MPI_Allgather(row, (int)sizeof(row), MPI_SIGNED_CHAR, all, (int)sizeof(row), MPI_SIGNED_CHAR,
-                         MPI_COMM_WORLD));
-    for (int p = 0; p < s->world; p++) {
-        const int g = s->topo.gpu[p];
-        bool first_on_gpu = true; /* one rank speaks for its GPU */
-        for (int q = 0; q < p; q++)
-            first_on_gpu = first_on_gpu && s->topo.gpu[q] != g;
-        if (!first_on_gpu)
-            continue;
-        const signed char(*r)[COMM_MAX_RANKS] = (const signed char(*)[COMM_MAX_RANKS])(all + (size_t)p * sizeof(row));
-        for (int j = 0; j < s->topo.n_gpus; j++) {
-            s->topo.access[g][j] = r[0][j];
-            s->topo.perf_rank[g][j] = r[1][j];
-            s->topo.atomics[g][j] = r[2][j];
-        }
-    }
-    free(all);
-}
-
 static vp_ar_args base_args(const custom_state *s, long long count, void *out)
 {
     vp_ar_args a;
@@ -298,6 +201,7 @@ static vp_ar_args base_args(const custom_state *s, long long count, void *out)
         a.scratch[r] = s->peer[COMM_REG_SCRATCH][r];
         a.signal[r] = s->peer[COMM_REG_SIGNAL][r];
     }
+    a.self = s->self;
     a.error = s->err_dev;
     a.timeout_ns = s->timeout_ns;
     a.push_lines = vp_ar_push_lines(s->max_count);
@@ -308,26 +212,27 @@ static vp_ar_args base_args(const custom_state *s, long long count, void *out)
  * mappings; a pair that fails is named by both ends before the job aborts. */
 static void p2p_check(comm_ctx *x, custom_state *s)
 {
+    static const char *const via[] = {"GPU memory (CUDA IPC)", "pinned host memory"};
     vp_ar_args a = base_args(s, 0, s->local[COMM_REG_SIGNAL]); /* out: unused; keeps the argument check simple */
     cudaStream_t st = x->dev->stream(x, 0);
     VP_KERNEL(vp_ar_probe(&a, st));
     VP_CUDA(cudaStreamSynchronize(st));
     dist_barrier(); /* every peer's probe writes have completed */
     vp_ar_signal sig;
-    VP_CUDA(cudaMemcpy(&sig, s->local[COMM_REG_SIGNAL], sizeof(sig), cudaMemcpyDeviceToHost));
+    VP_CUDA(cudaMemcpy(&sig, s->local[COMM_REG_SIGNAL], sizeof(sig), cudaMemcpyDefault)); /* device or host */
     util_buf bad = {0};
     for (int p = 0; p < s->world; p++) {
         if (p == s->rank)
             continue;
         unsigned want_in = vp_ar_probe_value(p, s->rank), want_src = vp_ar_probe_value(p, COMM_MAX_RANKS);
         if (sig.probe_in[p] != want_in)
-            util_buf_printf(&bad, "%srank %d's store through its mapping of rank %d's memory was not seen (0x%08x, "
+            util_buf_printf(&bad, "%srank %d's store through its mapping of rank %d's %s was not seen (0x%08x, "
                                   "expected 0x%08x)",
-                            bad.len ? "; " : "", p, s->rank, sig.probe_in[p], want_in);
+                            bad.len ? "; " : "", p, s->rank, via[s->p2p], sig.probe_in[p], want_in);
         if (sig.probe_seen[p] != want_src)
-            util_buf_printf(&bad, "%srank %d's load through its mapping of rank %d's memory returned 0x%08x (expected "
+            util_buf_printf(&bad, "%srank %d's load through its mapping of rank %d's %s returned 0x%08x (expected "
                                   "0x%08x)",
-                            bad.len ? "; " : "", s->rank, p, sig.probe_seen[p], want_src);
+                            bad.len ? "; " : "", s->rank, p, via[s->p2p], sig.probe_seen[p], want_src);
     }
     const bool ok = bad.len == 0;
     if (!ok) {
@@ -337,9 +242,39 @@ static void p2p_check(comm_ctx *x, custom_state *s)
     util_buf_free(&bad);
     if (!dist_all(ok))
         dist_fail(__FILE__, __LINE__, "custom allreduce P2P check",
-                       ok ? "failed on another rank (see its message)" : "P2P through CUDA IPC mappings does not work "
-                                                                         "here; use --backend nccl");
+                  ok ? "failed on another rank (see its message)"
+                     : s->p2p == COMM_P2P_SYSMEM ? "loads and stores through pinned host memory mappings do not work here"
+                                                 : "P2P through CUDA IPC mappings does not work here; use --backend nccl "
+                                                   "or --p2p sysmem");
     s->probed_pairs = s->world * (s->world - 1);
+}
+
+/* Signal, scratch and stage: device memory (direct), or one shared segment of pinned host memory
+ * (sysmem; zero-filled), with the kernels' local state kept apart in device memory. The device's send
+ * and recv buffers are registered only in direct mode: in sysmem mode no peer reads GPU memory, so
+ * every input a peer reads is staged (map_input finds no registered buffer). */
+static void alloc_buffers(comm_ctx *x, custom_state *s)
+{
+    if (s->p2p == COMM_P2P_SYSMEM) {
+        char why[320] = "";
+        int rc = comm_sysmem_alloc(&s->shm[s->rank], s->rank, s->bytes, s->local, s->shm_region, why, sizeof(why));
+        if (dist_agree(&x->dist, rc, why, sizeof(why))) {
+            comm_shm_detach(&s->shm[s->rank]);
+            dist_fail(__FILE__, __LINE__, "custom allreduce --p2p sysmem", why);
+        }
+        s->self = alloc_zeroed(sizeof(vp_ar_signal));
+        return;
+    }
+    for (int k = COMM_REG_SIGNAL; k <= COMM_REG_STAGE; k++)
+        if (s->bytes[k]) {
+            s->local[k] = alloc_zeroed(s->bytes[k]);
+            s->owned[k] = true;
+        }
+    s->self = s->local[COMM_REG_SIGNAL];
+    /* Push's allreduce reads only its own input; its all-gather uses these like the others. */
+    s->local[COMM_REG_SEND] = x->dev->comm_send(x);
+    s->local[COMM_REG_RECV] = x->dev->comm_recv(x);
+    s->bytes[COMM_REG_SEND] = s->bytes[COMM_REG_RECV] = (size_t)s->max_count * 2;
 }
 
 static void custom_init(comm_ctx *x, custom_algo algo)
@@ -347,6 +282,7 @@ static void custom_init(comm_ctx *x, custom_algo algo)
     custom_state *s = util_xcalloc(1, sizeof(*s));
     x->state = s;
     s->algo = algo;
+    s->p2p = x->p2p == COMM_P2P_SYSMEM ? COMM_P2P_SYSMEM : COMM_P2P_DIRECT;
     s->rank = x->dist.rank;
     s->world = x->dist.size;
     VP_CUDA(cudaGetDevice(&s->device));
@@ -361,18 +297,10 @@ static void custom_init(comm_ctx *x, custom_algo algo)
     if (algo == ALGO_PUSH)
         s->bytes[COMM_REG_SCRATCH] = vp_ar_push_scratch_bytes(s->max_count, s->world);
     s->bytes[COMM_REG_STAGE] = (size_t)s->max_count * 2;
-    for (int k = COMM_REG_SIGNAL; k <= COMM_REG_STAGE; k++)
-        if (s->bytes[k]) {
-            s->local[k] = alloc_zeroed(s->bytes[k]);
-            s->owned[k] = true;
-        }
-    /* Push's allreduce reads only its own input; its all-gather uses these like the others. */
-    s->local[COMM_REG_SEND] = x->dev->comm_send(x);
-    s->local[COMM_REG_RECV] = x->dev->comm_recv(x);
-    s->bytes[COMM_REG_SEND] = s->bytes[COMM_REG_RECV] = (size_t)s->max_count * 2;
+    alloc_buffers(x, s);
     unsigned probe_src = vp_ar_probe_value(s->rank, COMM_MAX_RANKS);
     VP_CUDA(cudaMemcpy((char *)s->local[COMM_REG_SIGNAL] + offsetof(vp_ar_signal, probe_src), &probe_src,
-                       sizeof(probe_src), cudaMemcpyHostToDevice));
+                       sizeof(probe_src), cudaMemcpyDefault));
     VP_CUDA(cudaHostAlloc((void **)&s->err_host, sizeof(vp_ar_error), cudaHostAllocMapped));
     memset((void *)s->err_host, 0, sizeof(vp_ar_error));
     VP_CUDA(cudaHostGetDevicePointer((void **)&s->err_dev, s->err_host, 0));
@@ -380,7 +308,7 @@ static void custom_init(comm_ctx *x, custom_algo algo)
 
     comm_reg_record *recs = util_xcalloc((size_t)s->world, sizeof(*recs));
     exchange(x, s, recs);
-    query_topology(s, recs);
+    comm_custom_topology(&s->topo, s->device, s->rank, s->world, recs);
     free(recs);
     p2p_check(x, s);
 }
@@ -441,8 +369,8 @@ static void map_input(comm_ctx *x, custom_state *s, vp_ar_args *a, const void *s
 {
     int kind = send == s->local[COMM_REG_SEND] ? COMM_REG_SEND : send == s->local[COMM_REG_RECV] ? COMM_REG_RECV : -1;
     if (kind < 0 || (staged_if_alias && overlaps(send, a->count, recv, out_count))) {
-        VP_CUDA(cudaMemcpyAsync(s->local[COMM_REG_STAGE], send, (size_t)a->count * 2, cudaMemcpyDeviceToDevice,
-                                x->dev->stream(x, 0)));
+        VP_CUDA(cudaMemcpyAsync(s->local[COMM_REG_STAGE], send, (size_t)a->count * 2, cudaMemcpyDefault,
+                                x->dev->stream(x, 0))); /* the stage: device or pinned host memory */
         kind = COMM_REG_STAGE;
         s->staged++;
     }
@@ -537,11 +465,17 @@ static void custom_fini(comm_ctx *x)
         for (int p = 0; p < s->world; p++)
             if (s->opened[k][p])
                 VP_CUDA(cudaIpcCloseMemHandle(s->opened[k][p]));
+    for (int p = 0; p < s->world; p++)
+        if (p != s->rank)
+            comm_shm_detach(&s->shm[p]);
     /* Freeing memory a peer still maps is undefined (cudaIpcOpenMemHandle docs): everyone unmaps first. */
     dist_barrier();
     for (int k = 0; k < COMM_REG_REGIONS; k++)
         if (s->owned[k])
             VP_CUDA(cudaFree(s->local[k]));
+    comm_shm_detach(&s->shm[s->rank]);
+    if (s->self != s->local[COMM_REG_SIGNAL])
+        VP_CUDA(cudaFree(s->self));
     VP_CUDA(cudaFreeHost(s->err_host));
     free(s);
     x->state = NULL;
@@ -559,8 +493,13 @@ static void custom_describe(comm_ctx *x)
     comm_env_set(x, "custom_topology", "%s", comm_topo_summary(&s->topo, buf, sizeof(buf)));
     if (comm_topo_virtual(&s->topo))
         comm_env_set(x, "custom_note", "%s", COMM_VIRTUAL_NOTE);
-    comm_env_set(x, "custom_p2p_check", "store and load through every IPC mapping verified (%d rank pairs)",
-                 s->probed_pairs);
+    comm_env_set(x, "custom_p2p", "%s",
+                 s->p2p == COMM_P2P_SYSMEM ? "sysmem (exchange buffers and flags in pinned host memory, mapped into "
+                                             "every rank)"
+                                           : "direct (exchange buffers and flags in GPU memory, mapped into every "
+                                             "rank with CUDA IPC)");
+    comm_env_set(x, "custom_p2p_check", "store and load through every %s mapping verified (%d rank pairs)",
+                 s->p2p == COMM_P2P_SYSMEM ? "host memory" : "IPC", s->probed_pairs);
     /* vLLM reads full_nvlink from NVML; here native P2P atomics on every GPU pair stand in for it (PCIe
      * peers do not offer them), and virtual ranks are judged as if each had its own PCIe GPU. */
     bool nvlink = s->topo.n_gpus > 1;
@@ -583,7 +522,7 @@ static void custom_describe(comm_ctx *x)
     const comm_backend var = {                                                                                          \
         .name = nm,                                                                                                     \
         .graph_safe = true,                                                                                             \
-        .supported = custom_supported,                                                                                  \
+        .supported = comm_custom_supported,                                                                                  \
         .init = init_fn,                                                                                                \
         .fini = custom_fini,                                                                                            \
         .allreduce = custom_allreduce,                                                                                  \

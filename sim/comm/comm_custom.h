@@ -2,7 +2,8 @@
  * and the plain-C pieces they rest on, which build and unit-test everywhere (comm_reg.c):
  *
  *   - the registration record every rank contributes to the MPI_Allgather at init: its host, GPU (PCI
- *     bus id), process, and one CUDA IPC handle per registered buffer, packed into a fixed-size,
+ *     bus id), process, and one handle per registered buffer (a CUDA IPC handle, or with --p2p sysmem
+ *     the name of the rank's POSIX shared-memory segment), packed into a fixed-size,
  *     versioned, checksummed little-endian message so that mismatched binaries or plans are caught
  *     before any peer pointer is dereferenced;
  *   - the topology those records describe (ranks per GPU, P2P access between GPUs) and its one-line
@@ -16,8 +17,8 @@
 
 #define COMM_MAX_RANKS 8          /* = VP_AR_MAX_RANKS (kernels/vp_allreduce.h) */
 #define COMM_REG_MAGIC 0x52535056u /* "VPSR" */
-#define COMM_REG_VERSION 1u
-#define COMM_REG_HANDLE_BYTES 64  /* sizeof(cudaIpcMemHandle_t) */
+#define COMM_REG_VERSION 2u       /* 2: per-region handle kind */
+#define COMM_REG_HANDLE_BYTES 64  /* sizeof(cudaIpcMemHandle_t); also the longest shm name + 1 */
 
 /* The buffers a rank registers. SEND and RECV are the device's collective buffers (fixed addresses,
  * so calls on them need no copy and can be captured in graphs); the others are the backend's own. */
@@ -31,10 +32,16 @@ typedef enum {
 } comm_reg_kind;
 extern const char *const comm_reg_kind_names[];
 
+/* What a region's handle bytes hold: a cudaIpcMemHandle_t, or the NUL-terminated name of a POSIX
+ * shared-memory segment ("/name", no other '/') that the peer maps and registers as pinned host memory. */
+typedef enum { COMM_REG_HANDLE_IPC, COMM_REG_HANDLE_SHM, COMM_REG_HANDLE_KINDS } comm_reg_handle_kind;
+extern const char *const comm_reg_handle_names[]; /* "cuda-ipc", "shm" */
+
 typedef struct comm_reg_region {
     bool present;
+    int handle_kind; /* comm_reg_handle_kind */
     unsigned char handle[COMM_REG_HANDLE_BYTES];
-    uint64_t offset; /* of the registered pointer inside the allocation the handle opens */
+    uint64_t offset; /* of the registered pointer inside the allocation (or segment) the handle opens */
     uint64_t bytes;  /* usable bytes from the registered pointer */
 } comm_reg_region;
 
@@ -54,8 +61,12 @@ size_t comm_reg_pack(const comm_reg_record *r, unsigned char *buf, size_t len);
 /* Unpack and validate magic, version, checksum, ranges. 0, or -1 with a reason. */
 int comm_reg_unpack(const unsigned char *buf, size_t len, comm_reg_record *r, char *why, size_t why_len);
 /* Check a gathered set (index = rank): same world, one host, same regions present with the same
- * sizes on every rank. 0, or -1 with a reason naming the first offending rank. */
+ * sizes and handle kinds on every rank. 0, or -1 with a reason naming the first offending rank. */
 int comm_reg_check_set(const comm_reg_record *recs, int world, char *why, size_t why_len);
+/* Bytes a peer must map of the shm segment that region `k` of `r` lives in: the end of the furthest
+ * present shm region with the same segment name (regions of one rank may share a segment). 0 when
+ * region k is absent or not shm. */
+uint64_t comm_reg_segment_bytes(const comm_reg_record *r, int k);
 
 /* What the records and the P2P queries say about the machine. */
 typedef struct comm_topo {
@@ -80,12 +91,19 @@ bool comm_topo_all_p2p(const comm_topo *t);
  * native atomics none; perf rank 0" or naming the first pair without access. Returns buf. */
 const char *comm_topo_summary(const comm_topo *t, char *buf, size_t len);
 
-/* CUDA builds only (comm_custom.c). Collective: every rank calls it. */
+/* CUDA builds only (comm_peers.c). Collective: every rank calls them. */
 struct comm_ctx;
 /* Several ranks on one GPU (by PCI bus id), with the device choice of the CUDA device: -1 with a
  * reason for backends that need a GPU per rank (NCCL rejects duplicate GPUs), else 0. Local verdict:
  * pass it to dist_agree. */
 int comm_ranks_share_gpu(const struct comm_ctx *x, char *why, size_t len);
+/* The custom backends' supported(): refuses only what cannot work (not the cuda device, more than
+ * COMM_MAX_RANKS ranks, ranks on several hosts, and in direct mode a GPU pair without P2P access).
+ * Agreed across ranks. */
+int comm_custom_supported(struct comm_ctx *x, char *why, size_t len);
+/* The topology of the gathered records plus every GPU pair's P2P attributes as `device` (this rank's
+ * CUDA ordinal) sees them, gathered so that every rank holds the whole matrix. */
+void comm_custom_topology(comm_topo *t, int device, int rank, int world, const comm_reg_record *recs);
 
 /* The environment note every custom backend and the bench print for virtual ranks. */
 #define COMM_VIRTUAL_NOTE                                                                                               \

@@ -7,11 +7,12 @@
 #include <string.h>
 
 const char *const comm_reg_kind_names[] = {"signal", "scratch", "stage", "send", "recv", NULL};
+const char *const comm_reg_handle_names[] = {"cuda-ipc", "shm", NULL};
 
 /* magic, version, rank, world, device, pid, n_regions: 7 x u32; host 64; bus 32;
- * per region: present u32, offset u64, bytes u64, handle 64; checksum u32. */
+ * per region: present u32, handle kind u32, offset u64, bytes u64, handle 64; checksum u32. */
 #define REG_HEADER_BYTES (7 * 4 + 64 + 32)
-#define REG_REGION_BYTES (4 + 8 + 8 + COMM_REG_HANDLE_BYTES)
+#define REG_REGION_BYTES (4 + 4 + 8 + 8 + COMM_REG_HANDLE_BYTES)
 
 size_t comm_reg_packed_bytes(void) { return REG_HEADER_BYTES + COMM_REG_REGIONS * REG_REGION_BYTES + 4; }
 
@@ -62,6 +63,27 @@ static unsigned char *put_str(unsigned char *p, const char *s, size_t width)
     return p + width;
 }
 
+/* A segment name the peer may pass to shm_open: "/" then 1..62 characters, none of them '/', NUL
+ * inside the field; and a region that does not wrap around the address space. */
+static int check_shm_region(const comm_reg_region *g, int k, char *why, size_t why_len)
+{
+    const char *name = (const char *)g->handle;
+    const size_t n = strnlen(name, COMM_REG_HANDLE_BYTES);
+    if (n == COMM_REG_HANDLE_BYTES || n < 2 || name[0] != '/' || strchr(name + 1, '/')) {
+        snprintf(why, why_len,
+                 "registration message: region %s: shm segment name is not \"/name\" (NUL-terminated, no other "
+                 "'/')",
+                 comm_reg_kind_names[k]);
+        return -1;
+    }
+    if (g->bytes == 0 || g->offset > UINT64_MAX - g->bytes) {
+        snprintf(why, why_len, "registration message: region %s: offset %llu + %llu bytes is out of range",
+                 comm_reg_kind_names[k], (unsigned long long)g->offset, (unsigned long long)g->bytes);
+        return -1;
+    }
+    return 0;
+}
+
 size_t comm_reg_pack(const comm_reg_record *r, unsigned char *buf, size_t len)
 {
     const size_t need = comm_reg_packed_bytes();
@@ -80,6 +102,7 @@ size_t comm_reg_pack(const comm_reg_record *r, unsigned char *buf, size_t len)
     for (int k = 0; k < COMM_REG_REGIONS; k++) {
         const comm_reg_region *g = &r->region[k];
         p = put_u32(p, g->present ? 1u : 0u);
+        p = put_u32(p, g->present ? (uint32_t)g->handle_kind : 0u);
         p = put_u64(p, g->present ? g->offset : 0);
         p = put_u64(p, g->present ? g->bytes : 0);
         if (g->present)
@@ -139,17 +162,22 @@ int comm_reg_unpack(const unsigned char *buf, size_t len, comm_reg_record *r, ch
     p += sizeof(r->bus_id);
     for (int k = 0; k < COMM_REG_REGIONS; k++) {
         comm_reg_region *g = &r->region[k];
-        uint32_t present;
+        uint32_t present, kind;
         p = get_u32(p, &present);
+        p = get_u32(p, &kind);
         p = get_u64(p, &g->offset);
         p = get_u64(p, &g->bytes);
         memcpy(g->handle, p, COMM_REG_HANDLE_BYTES);
         p += COMM_REG_HANDLE_BYTES;
-        if (present > 1) {
-            snprintf(why, why_len, "registration message: region %s has present=%u", comm_reg_kind_names[k], present);
+        if (present > 1 || kind >= COMM_REG_HANDLE_KINDS || (!present && kind != 0)) {
+            snprintf(why, why_len, "registration message: region %s has present=%u, handle kind %u",
+                     comm_reg_kind_names[k], present, kind);
             return -1;
         }
         g->present = present == 1;
+        g->handle_kind = (int)kind;
+        if (g->present && kind == COMM_REG_HANDLE_SHM && check_shm_region(g, k, why, why_len))
+            return -1;
     }
     return 0;
 }
@@ -165,8 +193,8 @@ int comm_reg_check_set(const comm_reg_record *recs, int world, char *why, size_t
         }
         if (strcmp(x->host, recs[0].host) != 0) {
             snprintf(why, why_len,
-                     "rank %d is on host %s but rank 0 is on %s: CUDA IPC maps memory only between processes of one "
-                     "host (use nccl across hosts)",
+                     "rank %d is on host %s but rank 0 is on %s: CUDA IPC and shared memory map memory only between "
+                     "processes of one host (use nccl across hosts)",
                      r, x->host, recs[0].host);
             return -1;
         }
@@ -180,9 +208,32 @@ int comm_reg_check_set(const comm_reg_record *recs, int world, char *why, size_t
                          a->present ? "present" : "absent", (unsigned long long)a->bytes);
                 return -1;
             }
+            if (a->present && a->handle_kind != b->handle_kind) {
+                snprintf(why, why_len,
+                         "rank %d registered its %s buffer as %s but rank 0 as %s: every rank must run with the same "
+                         "--p2p",
+                         r, comm_reg_kind_names[k], comm_reg_handle_names[b->handle_kind],
+                         comm_reg_handle_names[a->handle_kind]);
+                return -1;
+            }
         }
     }
     return 0;
+}
+
+uint64_t comm_reg_segment_bytes(const comm_reg_record *r, int k)
+{
+    if (k < 0 || k >= COMM_REG_REGIONS || !r->region[k].present || r->region[k].handle_kind != COMM_REG_HANDLE_SHM)
+        return 0;
+    uint64_t end = 0;
+    for (int j = 0; j < COMM_REG_REGIONS; j++) {
+        const comm_reg_region *g = &r->region[j];
+        if (g->present && g->handle_kind == COMM_REG_HANDLE_SHM &&
+            strncmp((const char *)g->handle, (const char *)r->region[k].handle, COMM_REG_HANDLE_BYTES) == 0 &&
+            g->offset + g->bytes > end)
+            end = g->offset + g->bytes;
+    }
+    return end;
 }
 
 void comm_topo_from_records(comm_topo *t, const comm_reg_record *recs, int world)

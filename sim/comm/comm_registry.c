@@ -20,6 +20,8 @@ CFG_BACKEND_LIST(DECLARE)
 static const comm_backend *const backends[CFG_BACKEND_COUNT] = {CFG_BACKEND_LIST(ENTRY)};
 #undef ENTRY
 
+const char *const comm_p2p_names[] = {"direct", "sysmem", NULL};
+
 const comm_backend *comm_find_backend(int backend, char *why, size_t len)
 {
     if (backend < 0 || backend >= CFG_BACKEND_COUNT) {

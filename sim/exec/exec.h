@@ -50,6 +50,8 @@ typedef struct exec_options {
     bool class_cost;
     /* The scenario's NCCL tuning, set as NCCL_* variables by the NCCL backends; NULL = NCCL decides. */
     const cfg_nccl_tuning *nccl_tuning;
+    /* --p2p: the custom backends' path to their peers (comm_p2p, comm.h); 0 = direct. */
+    int p2p;
 } exec_options;
 
 typedef struct exec_ctx exec_ctx;

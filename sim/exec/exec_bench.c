@@ -260,7 +260,7 @@ int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out
     memset(out, 0, sizeof(*out));
     exec_options eo = {.device = o->device, .backend = CFG_BACKEND_NONE, .graph = o->graph, .iters = o->iters,
                        .warmup = o->warmup, .check = o->check, .seed = o->seed, .debug_corrupt_rank = -1,
-                       .fault = o->fault, .nccl_tuning = &o->nccl_tuning};
+                       .fault = o->fault, .nccl_tuning = &o->nccl_tuning, .p2p = o->p2p};
     plan p;
     memset(&p, 0, sizeof(p));
     p.ranks = d->size;
@@ -314,6 +314,7 @@ int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out
     out->graph_requested = o->graph;
     out->check = o->check;
     out->virtual_ranks = virtual_ranks;
+    out->p2p = o->p2p;
     if (o->check) {
         b.in = util_xmalloc((size_t)max_count * sizeof(float));
         b.out = util_xmalloc((size_t)max_count * sizeof(float));

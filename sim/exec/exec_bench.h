@@ -32,6 +32,7 @@ typedef struct exec_bench_opts {
     int seed;
     exec_fault fault; /* testing hook (--inject-fault), see exec.h */
     cfg_nccl_tuning nccl_tuning; /* the scenario's nccl: section (all zero = NCCL decides) */
+    int p2p;                     /* --p2p: comm_p2p of the custom backends (0 = direct) */
 } exec_bench_opts;
 
 /* A row's bytes and count are what each rank sends (plan_op.count's convention): for reduce_scatter and
@@ -67,6 +68,7 @@ typedef struct exec_bench_result {
     int iters, warmup;
     bool graph_requested, check;
     bool virtual_ranks; /* several ranks share a GPU */
+    int p2p;            /* comm_p2p the custom backends ran with (--p2p; "p2p" in JSON, absent = direct) */
     exec_bench_backend *backends;
     int n_backends;
     long long wrong_total;

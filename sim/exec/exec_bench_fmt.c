@@ -114,11 +114,14 @@ void exec_bench_table(util_buf *o, const exec_bench_result *r)
 {
     const int kind = exec_bench_kind(r);
     util_buf_printf(o, "# vpsim bench-allreduce: collective %s, %d rank%s, device %s, type %s, op %s, %d iters, %d "
-                       "warm-up%s%s\n",
+                       "warm-up%s%s%s\n",
                     plan_op_kind_names[kind], r->ranks, r->ranks == 1 ? "" : "s", r->device, r->type, redop(kind),
                     r->iters, r->warmup,
                     r->graph_requested ? ", CUDA graphs requested (each backend says how it was timed)" : ", eager",
-                    r->check ? ", --check" : "");
+                    r->check ? ", --check" : "",
+                    r->p2p == COMM_P2P_SYSMEM ? ", --p2p sysmem (custom backends: exchange buffers and flags in pinned "
+                                                "host memory)"
+                                              : "");
     util_buf_printf(o, "# time: per call, max over ranks; size: sent per rank; algbw = size / time; busbw = %s\n",
                     exec_bench_busbw_definition(kind));
     if (r->model_system[0])
@@ -225,6 +228,7 @@ void exec_bench_json(util_json *j, const exec_bench_result *r, int argc, char **
     util_json_kbool(j, "graph_requested", r->graph_requested);
     util_json_kbool(j, "check", r->check);
     util_json_kbool(j, "virtual_ranks", r->virtual_ranks);
+    util_json_kstr(j, "p2p", comm_p2p_names[r->p2p == COMM_P2P_SYSMEM ? COMM_P2P_SYSMEM : COMM_P2P_DIRECT]);
     if (r->virtual_ranks)
         util_json_kstr(j, "note", COMM_VIRTUAL_NOTE);
     util_json_kstr(j, "time_definition", "microseconds per call, max over ranks");

@@ -69,6 +69,18 @@ static void str(loader *l, const cfg_node *map, const char *key, char *dst, size
         snprintf(dst, len, "%s", n->scalar);
 }
 
+/* "p2p" (optional: results written before --p2p ran the direct path). */
+static int load_p2p(loader *l, const cfg_node *map)
+{
+    const cfg_node *n = cfg_map_get(map, "p2p");
+    if (!n)
+        return COMM_P2P_DIRECT;
+    const int m = n->kind == CFG_NODE_SCALAR ? cfg_enum_index(comm_p2p_names, n->scalar) : -1;
+    if (m < 0)
+        fail(l, n, "'p2p' must be direct or sysmem");
+    return m < 0 ? COMM_P2P_DIRECT : m;
+}
+
 /* "collective" (optional: results written before --collective timed allreduces). */
 static int load_collective(loader *l, const cfg_node *map)
 {
@@ -155,6 +167,7 @@ int exec_bench_load(const char *path, exec_bench_result *r, char *err, size_t le
         r->graph_requested = boolean(&l, root, "graph_requested");
         r->check = boolean(&l, root, "check");
         r->virtual_ranks = boolean(&l, root, "virtual_ranks");
+        r->p2p = load_p2p(&l, root);
         r->n_env = env(&l, root, r->env);
         r->wrong_total = (long long)num(&l, root, "wrong_total", false);
         if (!l.failed && r->ranks < 1)

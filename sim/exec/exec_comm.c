@@ -136,6 +136,7 @@ void exec_comm_bind(exec_ctx *x)
     x->cc.env = x->env;
     x->cc.n_env = &x->n_env;
     x->cc.nccl_tuning = x->opt ? x->opt->nccl_tuning : NULL;
+    x->cc.p2p = x->opt ? x->opt->p2p : COMM_P2P_DIRECT;
 }
 
 /* NCCL's ncclCommDestroy waits until every CUDA graph that captured one of the communicator's

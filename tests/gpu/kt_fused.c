@@ -77,6 +77,7 @@ static void run_case(const kt_opts *o, int which, const char *name, int rows, in
         c.a.in[0] = in;
         c.a.scratch[0] = scratch;
         c.a.signal[0] = signal;
+        c.a.self = signal;
     }
     float *want_res = kt_malloc((size_t)n * sizeof(float)), *want_out = kt_malloc((size_t)n * sizeof(float));
     reference(hin, hres, hw, rows, cols, want_res, want_out);

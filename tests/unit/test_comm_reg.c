@@ -163,6 +163,97 @@ Test(comm_reg, records_out_of_order_are_refused)
     cr_assert(strstr(why, "slot 0") != NULL, "%s", why);
 }
 
+/* --p2p sysmem: signal, scratch and stage in one shm segment per rank, at page offsets; send and recv
+ * absent (peers never read them in that mode). */
+static comm_reg_record sample_shm(int rank, int world, const char *name)
+{
+    comm_reg_record r = sample(rank, world, "box", "0000:01:00.0");
+    memset(r.region, 0, sizeof(r.region));
+    const uint64_t offset[3] = {0, 4096, 12288}, bytes[3] = {3600, 6000, 86016};
+    for (int k = COMM_REG_SIGNAL; k <= COMM_REG_STAGE; k++) {
+        comm_reg_region *g = &r.region[k];
+        g->present = true;
+        g->handle_kind = COMM_REG_HANDLE_SHM;
+        snprintf((char *)g->handle, sizeof(g->handle), "%s", name);
+        g->offset = offset[k];
+        g->bytes = bytes[k];
+    }
+    return r;
+}
+
+Test(comm_reg, shm_regions_round_trip_with_their_kind_and_name)
+{
+    comm_reg_record a = sample_shm(1, 2, "/vpsim-0123abcd-r1"), b;
+    unsigned char buf[1024];
+    size_t n = packed(&a, buf);
+    char why[256] = "";
+    cr_assert_eq(comm_reg_unpack(buf, n, &b, why, sizeof(why)), 0, "%s", why);
+    for (int k = COMM_REG_SIGNAL; k <= COMM_REG_STAGE; k++) {
+        cr_assert(b.region[k].present);
+        cr_assert_eq(b.region[k].handle_kind, COMM_REG_HANDLE_SHM, "region %s", comm_reg_kind_names[k]);
+        cr_assert_str_eq((const char *)b.region[k].handle, "/vpsim-0123abcd-r1");
+        cr_assert_eq(b.region[k].offset, a.region[k].offset);
+        cr_assert_eq(b.region[k].bytes, a.region[k].bytes);
+    }
+    cr_assert(!b.region[COMM_REG_SEND].present && !b.region[COMM_REG_RECV].present);
+    /* A peer maps up to the stage's end: 12288 + 86016 (whichever region it asks about). */
+    cr_assert_eq(comm_reg_segment_bytes(&b, COMM_REG_SIGNAL), 98304u);
+    cr_assert_eq(comm_reg_segment_bytes(&b, COMM_REG_STAGE), 98304u);
+    cr_assert_eq(comm_reg_segment_bytes(&b, COMM_REG_SEND), 0u); /* absent */
+    /* An IPC record has no segment to map. */
+    comm_reg_record ipc = sample(0, 2, "box", "x");
+    cr_assert_eq(comm_reg_segment_bytes(&ipc, COMM_REG_SIGNAL), 0u);
+}
+
+Test(comm_reg, regions_in_different_segments_are_sized_apart)
+{
+    comm_reg_record a = sample_shm(0, 1, "/seg-a");
+    snprintf((char *)a.region[COMM_REG_STAGE].handle, COMM_REG_HANDLE_BYTES, "/seg-b");
+    cr_assert_eq(comm_reg_segment_bytes(&a, COMM_REG_SIGNAL), 4096u + 6000u); /* scratch ends /seg-a */
+    cr_assert_eq(comm_reg_segment_bytes(&a, COMM_REG_STAGE), 12288u + 86016u);
+}
+
+static void expect_refused(const comm_reg_record *a, const char *what)
+{
+    unsigned char buf[1024];
+    comm_reg_record b;
+    size_t n = packed(a, buf);
+    char why[256] = "";
+    cr_assert_eq(comm_reg_unpack(buf, n, &b, why, sizeof(why)), -1, "accepted (expected: %s)", what);
+    cr_assert(strstr(why, what) != NULL, "%s", why);
+}
+
+Test(comm_reg, corrupt_shm_regions_are_refused)
+{
+    comm_reg_record a = sample_shm(0, 2, "vpsim-no-slash");
+    expect_refused(&a, "shm segment name");
+    a = sample_shm(0, 2, "/dir/name");
+    expect_refused(&a, "shm segment name");
+    a = sample_shm(0, 2, "/");
+    expect_refused(&a, "shm segment name");
+    a = sample_shm(0, 2, "/x");
+    memset(a.region[COMM_REG_SCRATCH].handle, 'n', COMM_REG_HANDLE_BYTES); /* no terminator */
+    a.region[COMM_REG_SCRATCH].handle[0] = '/';
+    expect_refused(&a, "region scratch: shm segment name");
+    a = sample_shm(0, 2, "/x");
+    a.region[COMM_REG_STAGE].offset = UINT64_MAX - 10; /* wraps */
+    expect_refused(&a, "out of range");
+    a = sample_shm(0, 2, "/x");
+    a.region[COMM_REG_SIGNAL].handle_kind = 7;
+    expect_refused(&a, "handle kind 7");
+}
+
+Test(comm_reg, a_set_mixing_ipc_and_shm_names_the_rank_and_p2p)
+{
+    comm_reg_record s[2] = {sample_shm(0, 2, "/a-r0"), sample_shm(1, 2, "/a-r1")};
+    char why[256] = "";
+    cr_assert_eq(comm_reg_check_set(s, 2, why, sizeof(why)), 0, "%s", why);
+    s[1].region[COMM_REG_STAGE].handle_kind = COMM_REG_HANDLE_IPC;
+    cr_assert_eq(comm_reg_check_set(s, 2, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "rank 1") && strstr(why, "stage") && strstr(why, "cuda-ipc") && strstr(why, "--p2p"),
+              "%s", why);
+}
+
 /* ---------------- topology ---------------- */
 
 Test(comm_topo, virtual_ranks_on_one_gpu)

@@ -16,33 +16,33 @@
  * merge ratio), and results giving op i a duration of 1 + i us. */
 static void write_plan_and_results(int n, char **plan_path, char **results_path)
 {
-    util_buf plan = {0}, res = {0};
-    util_buf_printf(&plan, "{\"schema\": \"vpsim.plan/1\", \"scenario\": \"many-gemms\", \"ranks\": 1, \"batch\": 1,"
+    util_buf plan_doc = {0}, res = {0};
+    util_buf_printf(&plan_doc, "{\"schema\": \"vpsim.plan/1\", \"scenario\": \"many-gemms\", \"ranks\": 1, \"batch\": 1,"
                            " \"context\": 16, \"expected_tokens\": 1, \"phases\": [{\"name\": \"decode\", \"kind\":"
                            " \"decode\", \"model\": \"target\", \"tokens\": 1, \"batch\": 1, \"ops\": [\n");
     util_buf_printf(&res, "{\"mode\": \"run\", \"backends\": [{\"ops\": [\n");
     for (int i = 0; i < n; i++) {
         long long nk = (long long)sqrt(16.0 * pow(1.105, i)) + 1;
-        util_buf_printf(&plan,
+        util_buf_printf(&plan_doc,
                         "%s{\"kind\": \"gemm\", \"name\": \"g%d\", \"layer\": 0, \"stream\": \"main\", \"adtype\": "
                         "\"bf16\", \"m\": 1, \"n\": %lld, \"k\": %lld, \"batch\": 1, \"wdtype\": \"bf16\", \"wgroup\": 0}\n",
                         i ? "," : "", i, nk, nk);
         util_buf_printf(&res, "%s{\"name\": \"g%d\", \"us\": %d}\n", i ? "," : "", i, 1 + i);
     }
-    util_buf_printf(&plan, "]}]}\n");
+    util_buf_printf(&plan_doc, "]}]}\n");
     util_buf_printf(&res, "]}]}\n");
-    *plan_path = th_write_temp(plan.s, plan.len, ".json");
+    *plan_path = th_write_temp(plan_doc.s, plan_doc.len, ".json");
     *results_path = th_write_temp(res.s, res.len, ".json");
-    util_buf_free(&plan);
+    util_buf_free(&plan_doc);
     util_buf_free(&res);
 }
 
 /* Calibrate against `n` sizes: exit 0, a gemm table of at most CAL_MAX_POINTS points, bytes rising. */
 static void calibrate_many(int n)
 {
-    char *plan, *results;
-    write_plan_and_results(n, &plan, &results);
-    th_result r = th_run("calibrate --plan '%s' --results '%s' --base configs/systems/h200-1x.yaml", plan, results);
+    char *plan_file, *results;
+    write_plan_and_results(n, &plan_file, &results);
+    th_result r = th_run("calibrate --plan '%s' --results '%s' --base configs/systems/h200-1x.yaml", plan_file, results);
     cr_assert_eq(r.status, 0, "exit %d; stderr:\n%s", r.status, r.err);
     char want[64];
     snprintf(want, sizeof(want), "%d ops merged into ", n);
@@ -65,9 +65,9 @@ static void calibrate_many(int n)
     }
     cr_assert_eq(count, points, "%d byte values for %d points", count, points);
     th_free(&r);
-    unlink(plan);
+    unlink(plan_file);
     unlink(results);
-    free(plan);
+    free(plan_file);
     free(results);
 }
 

@@ -155,3 +155,23 @@ Test(model_links, shm_rings_are_capped_by_the_host_path)
     fill_per_gpu(&s.paths.host_load_gbs, 4, 10.0);
     cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, 1048576.0, 4, NULL), 42.6 + 1048576.0 / (10000.0 * 4 / 6), EPS);
 }
+
+/* Issue #11's must-show: the target's NCCL figure without its measured table, from the mechanism the
+ * file states, with --explain naming where the step comes from. */
+Test(model_links, the_target_box_nccl_comes_from_its_stated_mechanism)
+{
+    th_result r = th_run("model configs/default.yaml --set system.measured.use=false --backend nccl --format csv");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *row = strstr(r.out, "\nnccl,");
+    cr_assert_not_null(row, "%s", r.out);
+    double us = 0.0;
+    cr_assert_eq(sscanf(row, "\nnccl,true,,%lf", &us), 1, "%s", row);
+    cr_assert(us >= 160.0 && us <= 240.0, "NCCL %.1f us, not within 160-240", us);
+    th_free(&r);
+    r = th_run("model configs/default.yaml --set system.measured.use=false --backend nccl --explain");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.out, "ring_link_latency"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "paths.visible_us"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "mechanism A"), "%s", r.out);
+    th_free(&r);
+}

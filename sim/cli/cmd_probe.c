@@ -59,7 +59,8 @@ static void probe_help(void)
            "\n"
            "Duration: the curves are 4 allreduce backends and the NCCL all-gather x 9 sizes x 25 calls in graphs;\n"
            "issue #11 budgets 2 minutes at 8 GPUs (not yet timed on a multi-GPU box); --quick on the CPU device\n"
-           "takes seconds.\n"
+           "takes seconds. A rank without progress for 300 s (or the scenario's run.timeout when longer; 0 = no\n"
+           "watchdog) ends the job, every rank naming what it was doing.\n"
            "\n"
            "examples:\n"
            "  mpirun -np 8 vpsim probe configs/default.yaml --out my-box.yaml\n"
@@ -67,6 +68,8 @@ static void probe_help(void)
            "  mpirun -np 2 --oversubscribe vpsim probe --device cpu --quick --out selftest.yaml\n",
            PROBE_NATIVE_VISIBLE_US, PROBE_HOST_FACTOR);
 }
+
+#define PROBE_WATCH_S 300 /* seconds a rank may go without progress before the watchdog ends the job */
 
 typedef struct probe_args {
     cli_common c;
@@ -344,7 +347,10 @@ int cmd_probe(int argc, char **argv)
     if (rc == 0)
         rc = check_job(&a, &d, device);
     if (rc == 0) {
-        exec_watch_start(&d, "probe", have_sc && sc.run.timeout > 0 ? sc.run.timeout : EXEC_WATCH_DEFAULT_S);
+        /* A link measurement at 8 GPUs may go longer than run.timeout between two progress steps: the
+         * watchdog here catches a hang, not a slow phase (run.timeout 0 still turns it off). */
+        const int watch = sc.run.timeout == 0 ? 0 : PROBE_WATCH_S > sc.run.timeout ? PROBE_WATCH_S : sc.run.timeout;
+        exec_watch_start(&d, "probe", watch);
         rc = probe(&a, &d, device, sc.system_path);
         exec_watch_step("MPI_Finalize (waiting for every rank)");
     }

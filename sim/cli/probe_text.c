@@ -146,8 +146,6 @@ void probe_findings(const probe_input *in, const probe_p2p *p2p, util_buf *out)
     } else if (in->topo && !in->topo->read && in->device == CFG_DEVICE_CUDA) {
         util_buf_printf(out, "Topology not read (%s): the base's topology keys stay.\n", in->topo->why);
     }
-    util_buf_printf(out, "Compute is not probed here: run `vpsim calibrate --measure` (one GPU, no mpirun) with "
-                         "this file as --base.\n");
 }
 
 /* `s` with '"' and '\\' made harmless for a double-quoted YAML string and newlines as "; ". */
@@ -412,6 +410,8 @@ static void header_text(const probe_input *in, const char *prov, const char *fin
                         in->device == CFG_DEVICE_CPU ? "the CPU device" : "several ranks share one GPU");
     if (r->note[0])
         util_buf_printf(out, "#   note: %s\n", r->note);
+    util_buf_printf(out, "#   compute: not probed (calibrate --measure times one GPU alone): run `vpsim calibrate "
+                         "--measure` (one GPU, no mpirun) with this file as --system\n");
     util_buf_printf(out, "#   findings:\n");
     for (const char *s = findings; *s;) {
         const size_t len = strcspn(s, "\n");

@@ -197,6 +197,15 @@ static void put_list(util_buf *out, const char *key, const cfg_paths_list *l)
     util_buf_printf(out, "]\n");
 }
 
+/* A list's comment; a spread the measurement did not give (negative, NaN) is left out. */
+static void note_list(notes *ns, const char *key, const char *prov, int reps, double spread)
+{
+    if (spread >= 0 && isfinite(spread))
+        note_add(ns, key, "measured: probe, %s, median of %d (spread %.0f%%)", prov, reps, spread);
+    else
+        note_add(ns, key, "measured: probe, %s, median of %d", prov, reps);
+}
+
 /* paths: every complete list, gpus, source and findings. */
 static void paths_text(const probe_input *in, const char *prov, const char *findings, util_buf *out, notes *ns)
 {
@@ -208,8 +217,7 @@ static void paths_text(const probe_input *in, const char *prov, const char *find
 #define LIST(name, dims, unit, help)                                                                               \
     if (list_complete(&r->paths.name, n, dims)) {                                                                  \
         put_list(out, #name, &r->paths.name);                                                                      \
-        note_add(ns, "paths." #name, "measured: probe, %s, median of %d (spread %.0f%%)", prov, r->reps,           \
-                 r->spread_pct[EXEC_LINKS_##name]);                                                                \
+        note_list(ns, "paths." #name, prov, r->reps, r->spread_pct[EXEC_LINKS_##name]);                            \
     }
     CFG_PATHS_LIST(LIST)
 #undef LIST

@@ -144,11 +144,11 @@ void probe_findings(const probe_input *in, const probe_p2p *p2p, util_buf *out)
         if (mixed)
             util_buf_printf(out, "Some GPU pairs cross the socket interconnect (NVML path SYS).\n");
     } else if (in->topo && !in->topo->read && in->device == CFG_DEVICE_CUDA) {
-        util_buf_printf(out, "Topology not read (%s): the base's topology keys stay.\n", in->topo->why);
+        util_buf_printf(out, "Topology not read (%s): the base's topology keys other than p2p stay.\n", in->topo->why);
     }
 }
 
-/* `s` with '"' and '\\' made harmless for a double-quoted YAML string and newlines as "; ". */
+/* `s` with '"' and '\\' made harmless for a double-quoted YAML string, its lines joined by blanks. */
 static void put_quoted(util_buf *out, const char *s)
 {
     util_buf_printf(out, "\"");

@@ -308,6 +308,31 @@ Test(probe, virtual_ranks_are_a_self_test)
     util_buf_free(&out);
 }
 
+/* Shared links and one-sided paths are named: every pair at once gets 4 GB/s against a median of 11.5
+ * GB/s alone (11 and 12: 35%); 4 us one way against 1.5 us back is more than 2x. */
+Test(probe, findings_name_contention_and_asymmetry)
+{
+    exec_links_result r;
+    two_gpus(&r, 1.5, 4.0, 2.5);
+    r.paths.all_store_gbs.v[1] = r.paths.all_store_gbs.v[2] = 4;
+    const probe_input in = input(&r, NULL, NULL, 0, th_path("configs/systems/h200-1x.yaml"));
+    probe_p2p p;
+    probe_infer_p2p(&r, &p);
+    util_buf out = {0};
+    probe_findings(&in, &p, &out);
+    cr_assert_not_null(strstr(out.s, "each pair gets 4 GB/s, 35% of the 11.5 GB/s it gets alone"), "%s", out.s);
+    cr_assert_not_null(strstr(out.s, "a flag is seen in 1.5 us one way, 4 us the other"), "%s", out.s);
+    cr_assert_null(strstr(out.s, "Self-test"), "%s", out.s);
+    util_buf_free(&out);
+    /* Equal within 2x and no contention: neither is said. */
+    two_gpus(&r, 1.5, 2.9, 2.5);
+    probe_infer_p2p(&r, &p);
+    probe_findings(&in, &p, &out);
+    cr_assert_null(strstr(out.s, "asymmetric"), "%s", out.s);
+    cr_assert_null(strstr(out.s, "each pair gets"), "%s", out.s);
+    util_buf_free(&out);
+}
+
 Test(probe, the_report_shows_the_matrix_and_where_the_file_went)
 {
     exec_links_result r;

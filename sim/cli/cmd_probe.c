@@ -38,8 +38,8 @@ static void probe_help(void)
            "               NUMA nodes): only on the cuda device with one GPU per rank; sockets and\n"
            "               gpus_per_switch only when the probe covers every GPU of the box\n"
            "  measured.allreduce.{nccl,oneshot,twoshot,push}, measured.allgather_nccl  curves in CUDA graphs\n"
-           "               over 4 KiB - 1 MiB (9 sizes; --quick: 3); the base's collective tables are\n"
-           "               replaced (its compute tables stay)\n"
+           "               over 4 KiB - 1 MiB (9 sizes; --quick: 3) and SCENARIO's verify-pass payloads in\n"
+           "               that range; the base's collective tables are replaced (its compute tables stay)\n"
            "and paths.findings: the anomalies in plain words. Compute is not probed: run `vpsim calibrate\n"
            "--measure` (one GPU) with the file as --system/--base. The file is checked to load before it is\n"
            "written. With --out, a report (the visibility matrix, the findings) goes to standard output.\n"
@@ -71,11 +71,17 @@ static void probe_help(void)
 
 #define PROBE_WATCH_S 300 /* seconds a rank may go without progress before the watchdog ends the job */
 
+#define PROBE_SCENARIO_SIZES 4 /* verify-pass payloads of the scenario added to a curve, at most */
+
 typedef struct probe_args {
     cli_common c;
     int device; /* cfg_device, -1: the scenario's */
     bool quick, virtual_ok, no_curves;
     int reps;
+    /* The scenario's verify-pass payloads per rank in bytes, [0] allreduce, [1] all-gather: the sizes the
+     * model is asked about most (43,008 B at the default) join the curves, so it need not interpolate. */
+    long long verify[2][PROBE_SCENARIO_SIZES];
+    int n_verify[2];
 } probe_args;
 
 /* 0, -1 after --help, or VP_EXIT_USAGE. */
@@ -158,13 +164,36 @@ static int check_job(const probe_args *a, const dist_job *d, int device)
     return VP_EXIT_USAGE;
 }
 
-/* Payload sizes of the curves: 4 KiB to 1 MiB by factors of 2 (--quick: 4 KiB, 64 KiB, 1 MiB), where the
- * verify pass's allreduces of the shipped scenarios lie (43,008 B at the default). */
-static int curve_sizes(bool quick, long long *sizes)
+/* Payload sizes of a curve: 4 KiB to 1 MiB by factors of 2 (--quick: 4 KiB, 64 KiB, 1 MiB), where the
+ * verify pass's allreduces of the shipped scenarios lie, and the scenario's own payloads of that kind. */
+static int curve_sizes(const probe_args *a, int which, long long *sizes)
 {
     int n = 0;
-    for (long long s = 4096; s <= (1 << 20); s *= quick ? 16 : 2)
+    for (long long s = 4096; s <= (1 << 20); s *= a->quick ? 16 : 2)
         sizes[n++] = s;
+    for (int i = 0; i < a->n_verify[which]; i++)
+        n = exec_bench_add_size(sizes, n, EXEC_BENCH_MAX_SIZES, a->verify[which][i]);
+    return n;
+}
+
+/* The verify (or plain decode) pass's distinct payloads of collective `kind`, in bytes of `elem`-byte
+ * elements, the first PROBE_SCENARIO_SIZES of them within the curves' 4 KiB - 1 MiB. */
+static int scenario_sizes(const plan *p, int kind, size_t elem, long long *out)
+{
+    int n = 0;
+    for (int ph = 0; ph < p->n_phases; ph++) {
+        if (p->phases[ph].kind != PLAN_PHASE_VERIFY && p->phases[ph].kind != PLAN_PHASE_DECODE)
+            continue;
+        for (int i = 0; i < p->phases[ph].n_ops && n < PROBE_SCENARIO_SIZES; i++) {
+            const plan_op *op = &p->phases[ph].ops[i];
+            const long long bytes = op->count * (long long)elem;
+            bool dup = false;
+            for (int k = 0; k < n; k++)
+                dup = dup || out[k] == bytes;
+            if ((int)op->kind == kind && !dup && bytes >= 4096 && bytes <= (1 << 20))
+                out[n++] = bytes;
+        }
+    }
     return n;
 }
 
@@ -179,7 +208,7 @@ static int run_curves(dist_job *d, const probe_args *a, int device, int collecti
     o.collective = collective;
     memcpy(o.backends, backends, (size_t)nb * sizeof(int));
     o.n_backends = nb;
-    o.n_sizes = curve_sizes(a->quick, o.sizes);
+    o.n_sizes = curve_sizes(a, collective == PLAN_OP_ALLREDUCE ? 0 : 1, o.sizes);
     o.iters = a->quick ? 5 : 20;
     o.warmup = a->quick ? 2 : 5;
     o.graph = true; /* ignored by a device without graphs (cpu) */
@@ -333,8 +362,12 @@ int cmd_probe(int argc, char **argv)
         dist_finalize(&d);
         return rc;
     }
-    plan_free(&p);
     const int device = a.device >= 0 ? a.device : sc.run.device;
+    char why[256];
+    const exec_device *dev = exec_find_device(device, why, sizeof(why));
+    for (int k = 0; k < 2 && dev; k++)
+        a.n_verify[k] = scenario_sizes(&p, k ? PLAN_OP_ALLGATHER : PLAN_OP_ALLREDUCE, dev->elem_bytes, a.verify[k]);
+    plan_free(&p);
     /* A base that cannot be read is said before the measuring, not after. */
     cfg_error err;
     cfg_doc *base = cfg_doc_load_file(sc.system_path, &err);

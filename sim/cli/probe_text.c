@@ -512,9 +512,14 @@ void probe_report(const probe_input *in, const char *out_path, util_buf *out)
     util_buf_free(&findings);
     for (int k = 0; k < in->n_curves; k++) {
         const probe_curve *c = &in->curves[k];
+        double lo = c->n > 0 ? c->us[0] : 0, hi = lo;
+        for (int i = 1; i < c->n; i++) {
+            lo = fmin(lo, c->us[i]);
+            hi = fmax(hi, c->us[i]);
+        }
         if (c->ran && c->n > 0)
-            util_buf_printf(out, "curve %-18s %2d sizes %.0f-%.0f B: %.3g-%.4g us (%s)\n", c->label, c->n, c->bytes[0],
-                            c->bytes[c->n - 1], c->us[0], c->us[c->n - 1], c->graph ? "graph" : "eager");
+            util_buf_printf(out, "curve %-18s %2d sizes %.0f-%.0f B: %.3g-%.4g us per call (%s)\n", c->label, c->n,
+                            c->bytes[0], c->bytes[c->n - 1], lo, hi, c->graph ? "graph" : "eager");
         else
             util_buf_printf(out, "curve %-18s not measured: %s\n", c->label, c->why);
     }

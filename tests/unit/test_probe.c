@@ -376,6 +376,9 @@ Test(probe, cpu_self_test_end_to_end, .timeout = 150)
     cr_assert_not_null(strstr(text, "\n  gpus: 2  # measured: probe"), "%s", text);
     cr_assert_not_null(strstr(text, "\n  visible_us: ["), "%s", text);
     cr_assert_not_null(strstr(text, "\n    mpi:  # measured: probe"), "%s", text);
+    /* --quick's 4 KiB, 64 KiB, 1 MiB and the default scenario's verify allreduce: 7168 hidden x 3 tokens
+     * = 21504 elements, in the CPU device's 4-byte floats 86016 B. */
+    cr_assert_not_null(strstr(text, "\n      bytes: [4096, 65536, 86016, 1048576]\n"), "%s", text);
     free(text);
     r = th_run("model configs/default.yaml --system %s", path);
     cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);

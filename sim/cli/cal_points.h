@@ -45,6 +45,23 @@ int cal_check_points(const char *kind, const cal_point *pts, int n, char *why, s
 int cal_system_text(const char *base, const char *fresh_text, const char *header, const char *note_key,
                     const char *note, util_buf *out);
 
+/* cal_system_text's general form, for `vpsim probe` too: the base's maps at the dotted keys `clear` are
+ * emptied before the merge (the fresh text then replaces them whole: a probe's paths, or collective
+ * tables of another box), and each of `notes` is the comment of the value at its dotted key. `cmd` and
+ * `base_opt` name the command and the option the base came from in messages; `what` names the result. */
+typedef struct cal_note {
+    const char *key, *comment;
+} cal_note;
+typedef struct cal_system_spec {
+    const char *cmd, *base_opt, *what;
+    const char *base, *fresh_text, *header;
+    const char *const *clear;
+    int n_clear;
+    const cal_note *notes;
+    int n_notes;
+} cal_system_spec;
+int cal_system_write(const cal_system_spec *s, util_buf *out);
+
 /* The end of calibrate's and calibrate --measure's argument checks (after getopt): the scenario
  * argument and --format (a system file is YAML). 0, or an exit status after the message. */
 int cal_args_tail(cli_common *c, int argc, char **argv);

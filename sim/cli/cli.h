@@ -120,6 +120,8 @@ int cmd_calibrate(int argc, char **argv);
 /* `vpsim calibrate --measure` (cmd_calibrate_measure.c): the compute probe; cmd_calibrate hands over. */
 int cmd_calibrate_measure(int argc, char **argv);
 int cmd_bench_allreduce(int argc, char **argv);
+/* `vpsim probe` (cmd_probe.c): measure this box's links, launch costs and collective curves into a system file. */
+int cmd_probe(int argc, char **argv);
 
 /* run_report.c: what `vpsim run` reports. */
 struct exec_result;

@@ -306,69 +306,123 @@ static void merge_maps(cfg_doc *doc, cfg_node *dst, cfg_node *fresh, int depth)
 
 typedef struct note_ctx {
     cfg_prov *prov;
-    const cfg_node *node;
-    const char *comment;
+    const cfg_node **nodes; /* per note: its value and its key (a block's comment sits on the key's line) */
+    const cal_note *notes;
+    int n_notes;
 } note_ctx;
 
 static const char *note_comment(const cfg_node *n, const char **more, void *ctx)
 {
     const note_ctx *c = ctx;
-    if (n && n == c->node) {
-        if (more)
-            *more = NULL;
-        return c->comment;
-    }
+    for (int i = 0; n && i < c->n_notes; i++)
+        if (n == c->nodes[2 * i] || n == c->nodes[2 * i + 1]) {
+            if (more)
+                *more = NULL;
+            return c->notes[i].comment;
+        }
     return cfg_prov_node_comment(n, more, c->prov);
 }
 
-int cal_system_text(const char *base, const char *fresh_text, const char *header, const char *note_key,
-                    const char *note, util_buf *out)
+/* The key node of dotted `key` in `root` (NULL when absent). */
+static const cfg_node *key_node_at(const cfg_node *root, const char *key)
+{
+    char parent[128];
+    snprintf(parent, sizeof(parent), "%s", key);
+    char *dot = strrchr(parent, '.');
+    const cfg_node *map = root;
+    const char *leaf = key;
+    if (dot) {
+        *dot = '\0';
+        map = cfg_node_at(root, parent);
+        leaf = key + (dot - parent) + 1;
+    }
+    for (size_t i = 0; map && map->kind == CFG_NODE_MAP && i < map->n; i++)
+        if (strcmp(map->keys[i]->scalar, leaf) == 0)
+            return map->keys[i];
+    return NULL;
+}
+
+/* Empty the base's map at dotted `key` (when the base has one), so the fresh map replaces it whole. */
+static void clear_key(cfg_doc *doc, cfg_node *root, const char *key)
+{
+    char parent[128];
+    snprintf(parent, sizeof(parent), "%s", key);
+    char *dot = strrchr(parent, '.');
+    cfg_node *map = root;
+    const char *leaf = key;
+    if (dot) {
+        *dot = '\0';
+        map = cfg_node_at(root, parent);
+        leaf = dot + 1;
+    }
+    if (map && map->kind == CFG_NODE_MAP && cfg_map_get(map, leaf))
+        cfg_map_put(doc, map, leaf, cfg_node_new_map(doc, map));
+}
+
+int cal_system_write(const cal_system_spec *s, util_buf *out)
 {
     cfg_error err;
-    cfg_doc *doc = cfg_doc_load_file(base, &err), *tdoc = NULL, *check = NULL;
+    cfg_doc *doc = cfg_doc_load_file(s->base, &err), *tdoc = NULL, *check = NULL;
     int rc = VP_EXIT_USAGE;
     if (!doc) {
-        fprintf(stderr, "vpsim calibrate: --base: %s\n", err.msg);
+        fprintf(stderr, "vpsim %s: %s: %s\n", s->cmd, s->base_opt, err.msg);
         return rc;
     }
     cfg_node *root = cfg_doc_root(doc);
+    const cfg_node **nodes = util_xcalloc((size_t)(s->n_notes > 0 ? 2 * s->n_notes : 1), sizeof(*nodes));
     if (root->kind != CFG_NODE_MAP) {
         cfg_errorf(&err, root, "a system file is a mapping of keys");
-        fprintf(stderr, "vpsim calibrate: --base: %s\n", err.msg);
+        fprintf(stderr, "vpsim %s: %s: %s\n", s->cmd, s->base_opt, err.msg);
         goto done;
     }
-    tdoc = cfg_doc_load_text(fresh_text, strlen(fresh_text), "calibrate tables", false, &err);
+    tdoc = cfg_doc_load_text(s->fresh_text, strlen(s->fresh_text), "fresh tables", false, &err);
     if (!tdoc) {
-        fprintf(stderr, "vpsim calibrate: internal: %s\n", err.msg);
+        fprintf(stderr, "vpsim %s: internal: %s\n", s->cmd, err.msg);
         goto done;
     }
     cfg_node *fresh = cfg_doc_root(tdoc);
     cfg_doc_adopt(doc, tdoc);
     tdoc = NULL;
+    for (int i = 0; i < s->n_clear; i++)
+        clear_key(doc, root, s->clear[i]);
     /* measured -> ops / compute -> one table: two levels merged, the tables replaced whole. */
     merge_maps(doc, root, fresh, 2);
-    util_buf_printf(out, "%s", header);
+    util_buf_printf(out, "%s", s->header);
     /* The base's own header and the provenance comment beside each of its values travel with them. */
-    note_ctx nc = {.prov = cfg_prov_open(base), .node = note_key ? cfg_node_at(root, note_key) : NULL,
-                   .comment = note};
+    for (int i = 0; i < s->n_notes; i++) {
+        nodes[2 * i] = cfg_node_at(root, s->notes[i].key);
+        nodes[2 * i + 1] = key_node_at(root, s->notes[i].key);
+    }
+    note_ctx nc = {.prov = cfg_prov_open(s->base), .nodes = nodes, .notes = s->notes, .n_notes = s->n_notes};
     cfg_prov_header(nc.prov, out);
     cfg_emit_yaml_commented(out, root, note_comment, &nc);
     cfg_prov_close(nc.prov);
     /* What is written must load: bind it as a system file before anything is written. */
-    check = cfg_doc_load_text(out->s, out->len, "the calibrated system file", false, &err);
+    check = cfg_doc_load_text(out->s, out->len, s->what, false, &err);
     cfg_system sys;
     memset(&sys, 0, sizeof(sys));
     if (!check || cfg_schema_bind(cfg_system_fields, cfg_doc_root(check), &sys, "", &err)) {
-        fprintf(stderr, "vpsim calibrate: --base %s: the result would not load: %s\n", base, err.msg);
+        fprintf(stderr, "vpsim %s: %s %s: the result would not load: %s\n", s->cmd, s->base_opt, s->base, err.msg);
         goto done;
     }
     cfg_schema_free(cfg_system_fields, &sys);
     rc = 0;
 done:
+    free(nodes);
     cfg_doc_free(check);
     cfg_doc_free(tdoc);
     cfg_doc_free(doc);
     return rc;
+}
+
+int cal_system_text(const char *base, const char *fresh_text, const char *header, const char *note_key,
+                    const char *note, util_buf *out)
+{
+    const cal_note one = {note_key, note};
+    const cal_system_spec s = {.cmd = "calibrate", .base_opt = "--base", .what = "the calibrated system file",
+                               .base = base, .fresh_text = fresh_text, .header = header,
+                               .notes = note_key ? &one : NULL, .n_notes = note_key ? 1 : 0};
+    return cal_system_write(&s, out);
 }
 
 static int calibrate(const cal_args *a, const plan *p, const char *base)

@@ -25,6 +25,7 @@ static const command commands[] = {
     {"compare", cmd_compare, "model named variants of a scenario and rank them by tok/s (fits, gain, engine)"},
     {"sweep", cmd_sweep, "model the cartesian product of --vary settings into a CSV"},
     {"bench-allreduce", cmd_bench_allreduce, "time and check allreduce backends over a size sweep (nccl-tests style)"},
+    {"probe", cmd_probe, "measure this box (GPU pairs, host memory, launch, collective curves) into a system file"},
     {"config-reference", cmd_config_reference, "print the configuration reference (Markdown)"},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,77 @@
+/* probe_text: what `vpsim probe` concludes and writes, as plain functions of what it measured (so the
+ * tests reach them with hand-made measurements, without MPI or a GPU): the p2p mode it infers, the
+ * findings in plain words, the fresh YAML with a provenance comment per value, the whole system file
+ * (through cal_system_write) and the short report for stdout. */
+#ifndef VPSIM_PROBE_TEXT_H
+#define VPSIM_PROBE_TEXT_H
+
+#include "../config/cfg.h"
+#include "../config/cfg_system.h"
+#include "../exec/dev_nvml_topo.h"
+#include "../exec/exec_links.h"
+#include "../util/util.h"
+
+#include <stdbool.h>
+
+/* The p2p rule (docs: README "vpsim probe"). Per ordered pair i != j of the probed GPUs:
+ *   off    when cudaDeviceCanAccessPeer said no (peer_access 0) for any pair: the custom kernels need
+ *          every pair, and NCCL then stages through host memory;
+ *   sysmem when peer access is reported but a peer flag takes longer to be seen than
+ *          max(PROBE_NATIVE_VISIBLE_US, PROBE_HOST_FACTOR x the median host_visible_us);
+ *   direct otherwise (and when nothing says otherwise: one GPU, nothing measured).
+ * PROBE_NATIVE_VISIBLE_US (assumed): a native PCIe or NVLink peer store is seen within 1-2 us (a
+ * posted write across at most two GPU links and a switch or root complex: links.pcie_lat_us 0.5,
+ * switch 0.15, root complex 0.3 in the shipped files); 3 us leaves room for timer and polling noise.
+ * PROBE_HOST_FACTOR (assumed): a flag staged explicitly through pinned host memory crosses both GPU
+ * links and DRAM; a "peer" store slower than twice that is not crossing a direct path, it is being
+ * bounced through system memory (or worse) by the platform. */
+#define PROBE_NATIVE_VISIBLE_US 3.0
+#define PROBE_HOST_FACTOR 2.0
+typedef struct probe_p2p {
+    int mode;            /* cfg_p2p */
+    int worst_i, worst_j; /* the slowest pair (visible_us), -1 when none measured */
+    double worst_us, host_median_us, threshold_us; /* host_median_us 0 when not measured */
+    char why[480];       /* the reason, in plain words */
+} probe_p2p;
+void probe_infer_p2p(const exec_links_result *r, probe_p2p *out);
+
+/* One measured collective curve (graph mode where the device has graphs). */
+#define PROBE_MAX_CURVES 8
+typedef struct probe_curve {
+    char key[40];   /* under measured.: "allreduce.nccl", "allgather_nccl" */
+    char label[40]; /* for people: "nccl allreduce" */
+    bool ran;
+    char why[320]; /* not run: why */
+    bool graph;
+    int iters;
+    int n;
+    double bytes[CFG_SYS_TABLE_MAX], us[CFG_SYS_TABLE_MAX];
+} probe_curve;
+
+typedef struct probe_input {
+    const exec_links_result *links;
+    const dev_topo *topo;  /* NULL or !read: no topology keys from NVML */
+    int device;            /* cfg_device */
+    const char *date, *host;
+    const char *base;      /* the base system file (for the header) */
+    const probe_curve *curves;
+    int n_curves;
+    bool curves_skipped;   /* --no-curves: the base's collective tables stay */
+    const char *cpu_vendor; /* cfg_cpu_vendor_names entry, or NULL when unknown */
+} probe_input;
+
+/* Whether the figures are a self-test (CPU device or virtual ranks), not an interconnect's. */
+bool probe_self_test(const probe_input *in);
+
+/* The findings in plain words, one sentence per finding ('\n' between them). */
+void probe_findings(const probe_input *in, const probe_p2p *p2p, util_buf *out);
+
+/* The whole system file: the base with the probe's keys put in, every measured value commented with
+ * "measured: probe, DATE, HOST, GPU, median of N (spread X%)". 0, or VP_EXIT_USAGE after saying why
+ * (nothing to write then). */
+int probe_system_text(const probe_input *in, util_buf *out);
+
+/* The report for people: where it ran, the visible_us matrix, the p2p mode, the findings, the file. */
+void probe_report(const probe_input *in, const char *out_path, util_buf *out);
+
+#endif

@@ -41,7 +41,7 @@ typedef struct cuda_state {
     cudaEvent_t ev[2];
     void *local[REG_COUNT];
     void *peer[REG_COUNT][CFG_PATHS_MAX]; /* opened mappings (NULL: not opened) */
-    bool ok[CFG_PATHS_MAX];
+    bool ok[CFG_PATHS_MAX]; /* this rank mapped that rank's memory, and that rank this one's */
     vp_links_res *res, *res_dev; /* host-mapped result record */
     unsigned *sink;              /* device word the load kernel adds its sum into */
     size_t host_bytes;
@@ -218,6 +218,15 @@ static int cuda_open(links_ctx *c, exec_links_result *out, char *why, size_t len
         fflush(stderr);
     }
     util_buf_free(&bad);
+    /* A pair is usable when both ends mapped each other: a ping-pong needs both directions, and a
+     * one-sided pair would leave its partner spinning until the timeout. */
+    int mine_ok[CFG_PATHS_MAX] = {0}, *oks = util_xcalloc((size_t)c->d->size * CFG_PATHS_MAX, sizeof(int));
+    for (int p = 0; p < c->d->size; p++)
+        mine_ok[p] = s->ok[p];
+    VP_MPI(MPI_Allgather(mine_ok, CFG_PATHS_MAX, MPI_INT, oks, CFG_PATHS_MAX, MPI_INT, MPI_COMM_WORLD));
+    for (int p = 0; p < c->d->size; p++)
+        s->ok[p] = s->ok[p] && oks[(size_t)p * CFG_PATHS_MAX + (size_t)c->d->rank];
+    free(oks);
     describe(c, s, all, out);
     free(all);
 
@@ -245,6 +254,7 @@ static void cuda_close(links_ctx *c)
         for (int p = 0; p < CFG_PATHS_MAX; p++)
             if (s->peer[k][p])
                 cudaIpcCloseMemHandle(s->peer[k][p]);
+    dist_barrier(); /* no rank maps this rank's memory any more: it can go */
     for (int p = 0; p < CFG_PATHS_MAX; p++)
         if (s->hseg[p]) {
             if (s->hseg_dev[p])
@@ -266,8 +276,6 @@ static void cuda_close(links_ctx *c)
         cudaStreamDestroy(s->st);
     }
     cudaGetLastError();
-    /* Peers may still hold mappings of this rank's memory until they close theirs. */
-    dist_barrier();
     free(s);
     c->state = NULL;
 }

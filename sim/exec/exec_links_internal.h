@@ -39,7 +39,7 @@ typedef struct links_backend {
      * Anything it cannot do that makes every measurement impossible: -1 with why (the driver agrees). */
     int (*open)(links_ctx *c, exec_links_result *out, char *why, size_t len);
     void (*close)(links_ctx *c);
-    /* Whether this rank reached `peer`'s memory (its mapping opened). */
+    /* Whether this rank and `peer` reached each other's memory (both mappings opened). */
     bool (*peer_ok)(links_ctx *c, int peer);
     /* `rounds` round trips with `peer`, the two ranks calling at once: the initiator stores base + i and
      * waits for the echo. mem LINKS_MEM_PEER: each flag in the reader's device memory; otherwise in

@@ -50,6 +50,23 @@ typedef struct links_run {
     bool progress;
 } links_run;
 
+/* Testing hook (exec_links_test_unmapped): a pair treated as if its mappings had not opened. */
+static int g_unmapped[2] = {-1, -1};
+
+void exec_links_test_unmapped(int a, int b)
+{
+    g_unmapped[0] = a;
+    g_unmapped[1] = b;
+}
+
+/* Whether this rank and `peer` reached each other's memory. */
+static bool peer_ok(links_run *r, int peer)
+{
+    const bool hooked = (r->me == g_unmapped[0] && peer == g_unmapped[1]) ||
+                        (r->me == g_unmapped[1] && peer == g_unmapped[0]);
+    return !hooked && r->be->peer_ok(&r->c, peer);
+}
+
 static double *slot(links_run *r, int list, int rep, int cell)
 {
     return &r->samples[((size_t)list * (size_t)r->reps + (size_t)rep) * CFG_PATHS_CELLS + (size_t)cell];
@@ -84,7 +101,7 @@ static void pingpong_pairs(links_run *r, int rep, int mem, int list)
             if (r->me != a && r->me != b)
                 continue;
             const int peer = r->me == a ? b : a;
-            const double v = r->be->peer_ok(&r->c, peer) || mem != LINKS_MEM_PEER
+            const double v = peer_ok(r, peer) || mem != LINKS_MEM_PEER
                                  ? r->be->pingpong(&r->c, peer, r->me == a, mem, base)
                                  : -1.0;
             if (r->me == a)
@@ -101,7 +118,7 @@ static void pair_alone(links_run *r, int rep)
             if (a == b)
                 continue;
             const int cell = exec_links_cell(r->n, a, b);
-            const bool acts = r->me == a, ok = acts && r->be->peer_ok(&r->c, b);
+            const bool acts = r->me == a, ok = acts && peer_ok(r, b);
             dist_barrier();
             if (acts)
                 put(r, EXEC_LINKS_load_rtt_us, rep, cell, ok ? r->be->chase(&r->c, LINKS_MEM_PEER, b, rep) : -1);
@@ -124,7 +141,7 @@ static void all_at_once(links_run *r, int rep)
     for (int p = 0; p < r->n; p++)
         if (p != r->me) {
             peers[np++] = p;
-            ok = ok && r->be->peer_ok(&r->c, p);
+            ok = ok && peer_ok(r, p);
         }
     for (int store = 1; store >= 0; store--) {
         const int list = store ? EXEC_LINKS_all_store_gbs : EXEC_LINKS_all_load_gbs;
@@ -137,7 +154,7 @@ static void all_at_once(links_run *r, int rep)
         double t[2] = {0, 0}; /* the slowest writer's seconds, and whether any failed */
         dist_barrier();
         if (r->me != b) {
-            t[0] = r->be->peer_ok(&r->c, b) ? r->be->stream(&r->c, true, LINKS_MEM_PEER, &b, 1) : -1;
+            t[0] = peer_ok(r, b) ? r->be->stream(&r->c, true, LINKS_MEM_PEER, &b, 1) : -1;
             t[1] = t[0] > 0 ? 0 : 1;
         }
         dist_max_doubles(t, 2);
@@ -165,46 +182,65 @@ static void host_memory(links_run *r, int rep)
         }
 }
 
-/* Medians and spreads into out->paths; a list with a failed cell stays empty and note names the cell. */
+/* "0->1 (visible_us, load_rtt_us), GPU 2 (many_writer_gbs)": the failed lists grouped by their first
+ * failed cell, short enough for the note. */
+static void name_failures(const links_run *r, const int *bad, util_buf *out)
+{
+    bool done[EXEC_LINKS_COUNT] = {false};
+    for (int k = 0; k < EXEC_LINKS_COUNT; k++) {
+        if (bad[k] < 0 || done[k])
+            continue;
+        if (list_dims[k] == 2)
+            util_buf_printf(out, "%s%d->%d (", out->len ? ", " : "", bad[k] / r->n, bad[k] % r->n);
+        else
+            util_buf_printf(out, "%sGPU %d (", out->len ? ", " : "", bad[k]);
+        for (int j = k, first = 1; j < EXEC_LINKS_COUNT; j++)
+            if (!done[j] && bad[j] == bad[k] && list_dims[j] == list_dims[k]) {
+                util_buf_printf(out, "%s%s", first ? "" : ", ", list_names[j]);
+                done[j] = true;
+                first = 0;
+            }
+        util_buf_printf(out, ")");
+    }
+}
+
+/* Medians and spreads into out->paths; a list with a failed cell stays empty and `failed` names it. */
 static void reduce(links_run *r, exec_links_result *out, util_buf *failed)
 {
     out->paths.gpus = r->n;
     double *v = util_xmalloc((size_t)r->reps * sizeof(*v));
+    int bad[EXEC_LINKS_COUNT];
     for (int k = 0; k < EXEC_LINKS_COUNT; k++) {
         cfg_paths_list *l = list_of(&out->paths, k);
+        bad[k] = -1;
         if (!r->tried[k])
             continue;
         const int cells = list_dims[k] == 2 ? r->n * r->n : r->n;
         double spread = 0;
-        int bad = -1;
-        for (int i = 0; i < cells && bad < 0; i++) {
+        for (int i = 0; i < cells && bad[k] < 0; i++) {
             l->v[i] = 0; /* the diagonal of a matrix: unused */
             if (list_dims[k] == 2 && i / r->n == i % r->n)
                 continue;
             for (int rep = 0; rep < r->reps; rep++) {
                 v[rep] = *slot(r, k, rep, i);
                 if (!(v[rep] > 0))
-                    bad = i;
+                    bad[k] = i;
             }
-            if (bad >= 0)
+            if (bad[k] >= 0)
                 break;
             const double s = exec_links_spread_pct(v, r->reps);
             spread = s > spread ? s : spread;
             l->v[i] = exec_links_median(v, r->reps);
         }
-        if (bad >= 0) {
+        if (bad[k] >= 0) {
             memset(l, 0, sizeof(*l));
-            if (list_dims[k] == 2)
-                util_buf_printf(failed, "%s%s (rank %d -> %d)", failed->len ? ", " : "", list_names[k], bad / r->n,
-                                bad % r->n);
-            else
-                util_buf_printf(failed, "%s%s (rank %d)", failed->len ? ", " : "", list_names[k], bad);
             continue;
         }
         l->n = cells;
         out->spread_pct[k] = spread;
     }
     free(v);
+    name_failures(r, bad, failed);
 }
 
 static void run_schedule(links_run *r, exec_links_result *out)
@@ -321,10 +357,9 @@ int exec_links_measure(dist_job *d, const exec_links_opts *o, exec_links_result 
     if (r.n < 2)
         util_buf_printf(&note, "%sone rank: per-GPU host lists only", note.len ? "; " : "");
     if (!r.c.host_far)
-        util_buf_printf(&note, "%sno far-socket host memory (one NUMA node, or placement unknown)",
-                        note.len ? "; " : "");
+        util_buf_printf(&note, "%sno far-socket host memory", note.len ? "; " : "");
     if (failed.len)
-        util_buf_printf(&note, "%sunmeasured, a pair failed: %s", note.len ? "; " : "", failed.s);
+        util_buf_printf(&note, "%sunmeasured: %s", note.len ? "; " : "", failed.s);
     snprintf(out->note, sizeof(out->note), "%s", note.len ? note.s : "");
     util_buf_free(&note);
     util_buf_free(&failed);

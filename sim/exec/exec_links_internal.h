@@ -61,6 +61,10 @@ extern const links_backend exec_links_cpu;
 extern const links_backend exec_links_cuda;
 #endif
 
+/* Testing hook of exec_links.c: ranks a and b act as if their mappings of each other had not opened
+ * (the failure a real box shows as a pair that fails its P2P check); -1, -1 turns it off. */
+void exec_links_test_unmapped(int a, int b);
+
 /* ---- exec_links_host.c ---- */
 
 /* A random single cycle over n nodes (Sattolo's algorithm): next[i] is the node after i, and walking

@@ -179,6 +179,10 @@ Test(exec_links_rank, measure, .timeout = 110)
     exec_links_opts o = {.device = CFG_DEVICE_CPU, .quick = true, .reps = 2, .bw_bytes = 1 << 20};
     exec_links_result r;
     char why[400] = "";
+    const char *unmapped = getenv("VPSIM_LINKS_RANK_UNMAPPED");
+    int a = -1, b = -1;
+    if (unmapped && sscanf(unmapped, "%d,%d", &a, &b) == 2)
+        exec_links_test_unmapped(a, b);
     const int rc = exec_links_measure(&d, &o, &r, why, sizeof(why));
     if (d.rank == 0) {
         FILE *f = fopen(out, "wb");
@@ -191,7 +195,8 @@ Test(exec_links_rank, measure, .timeout = 110)
     dist_finalize(&d);
 }
 
-static void cpu_ranks(int np)
+/* Run the ranks; rank 0's return code and result. `unmapped`: "A,B" for the testing hook, or "". */
+static int run_ranks(int np, const char *unmapped, exec_links_result *r, char *why)
 {
     th_need_mpirun();
     char self[4096];
@@ -204,23 +209,54 @@ static void cpu_ranks(int np)
     close(fd);
     /* The ranks are this binary again: without Criterion's worker marker (BXFI_MAP), which would make
      * each of them a sandboxed worker of this process instead of a test runner of its own. */
-    th_result res = th_sh("env -u BXFI_MAP -u GMON_OUT_PREFIX " TH_MPIRUN " -np %d -x VPSIM_LINKS_RANK_OUT=%s %s --filter 'exec_links_rank/*' --jobs 1",
-                          np, out, self);
+    th_result res = th_sh("env -u BXFI_MAP -u GMON_OUT_PREFIX " TH_MPIRUN
+                          " -np %d -x VPSIM_LINKS_RANK_OUT=%s -x VPSIM_LINKS_RANK_UNMAPPED=%s %s --filter "
+                          "'exec_links_rank/*' --jobs 1",
+                          np, out, unmapped[0] ? unmapped : "none", self);
     cr_assert_eq(res.status, 0, "%s\n%s", res.out, res.err);
     int rc = -1;
-    exec_links_result r;
-    char why[400];
     FILE *f = fopen(out, "rb");
     cr_assert_not_null(f);
     cr_assert_eq(fread(&rc, sizeof(rc), 1, f), 1u, "no result from rank 0: %s", res.err);
-    cr_assert_eq(fread(&r, sizeof(r), 1, f), 1u);
-    cr_assert_eq(fread(why, sizeof(why), 1, f), 1u);
+    cr_assert_eq(fread(r, sizeof(*r), 1, f), 1u);
+    cr_assert_eq(fread(why, 400, 1, f), 1u);
     fclose(f);
     unlink(out);
     th_free(&res);
-    cr_assert_eq(rc, 0, "%s", why);
+    return rc;
+}
+
+static void cpu_ranks(int np)
+{
+    exec_links_result r;
+    char why[400];
+    cr_assert_eq(run_ranks(np, "", &r, why), 0, "%s", why);
     check_cpu_result(&r, np, 2);
 }
 
 Test(exec_links, cpu_device_two_ranks, .timeout = 130) { cpu_ranks(2); }
 Test(exec_links, cpu_device_three_ranks, .timeout = 130) { cpu_ranks(3); }
+
+/* A pair whose mappings did not open is not fatal: every list that needs that pair's peer memory stays
+ * empty (the schema wants positive values in every cell), the note names the first failed cell of each,
+ * and what does not need it (host memory, flags through host memory) is still measured. */
+Test(exec_links, an_unmapped_pair_leaves_its_lists_unmeasured, .timeout = 130)
+{
+    exec_links_result r;
+    char why[400];
+    cr_assert_eq(run_ranks(3, "0,1", &r, why), 0, "%s", why);
+    const cfg_paths_list *peer_lists[] = {&r.paths.visible_us,    &r.paths.load_rtt_us,   &r.paths.store_gbs,
+                                          &r.paths.load_gbs,      &r.paths.all_store_gbs, &r.paths.all_load_gbs,
+                                          &r.paths.many_writer_gbs};
+    for (size_t k = 0; k < sizeof(peer_lists) / sizeof(peer_lists[0]); k++)
+        cr_assert_eq(peer_lists[k]->n, 0, "list %zu", k);
+    cr_assert_eq(r.paths.gpus, 3);
+    cr_assert_eq(r.paths.host_visible_us.n, 9);
+    cr_assert_eq(r.paths.host_load_rtt_us.n, 3);
+    cr_assert_eq(r.paths.host_store_gbs.n, 3);
+    /* Row-major: the first failed cell of each matrix is 0 -> 1; of many_writer_gbs, GPU 0 (rank 1 could
+     * not write into it). */
+    cr_assert_not_null(strstr(r.note, "unmeasured: 0->1 (visible_us, load_rtt_us, store_gbs, load_gbs, "
+                                      "all_store_gbs, all_load_gbs), GPU 0 (many_writer_gbs)"),
+                       "%s", r.note);
+}

@@ -161,6 +161,20 @@ static int bind_to(void *p, size_t bytes, int node)
 #endif
 }
 
+/* The node that holds the page at p (get_mempolicy with MPOL_F_NODE | MPOL_F_ADDR), -1 when unknown. A
+ * kernel that accepts mbind without honouring it (some sandboxes) is caught here. */
+static int page_node(void *p)
+{
+#ifdef SYS_get_mempolicy
+    int node = -1;
+    if (syscall(SYS_get_mempolicy, &node, NULL, 0ul, p, 1ul | 2ul) == 0)
+        return node;
+#else
+    (void)p;
+#endif
+    return -1;
+}
+
 void *exec_links_alloc_on(size_t bytes, int node)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -171,6 +185,10 @@ void *exec_links_alloc_on(size_t bytes, int node)
         return NULL;
     }
     memset(p, 0, bytes); /* the pages are placed now, under the policy */
+    if (node >= 0 && (page_node(p) != node || page_node((char *)p + bytes - 1) != node)) {
+        munmap(p, bytes);
+        return NULL;
+    }
     return p;
 }
 

@@ -110,6 +110,19 @@ Test(exec_links, far_node_and_bus_numa_without_sysfs_entries)
     cr_assert_eq(exec_links_far_node(-1), -1);             /* near unknown: no "far" either */
 }
 
+Test(exec_links, host_memory_is_placed_where_asked_or_not_at_all)
+{
+    const size_t bytes = 1 << 20;
+    unsigned char *any = exec_links_alloc_on(bytes, -1);
+    cr_assert_not_null(any);
+    cr_assert_eq(any[0], 0);
+    cr_assert_eq(any[bytes - 1], 0);
+    exec_links_unmap(any, bytes);
+    /* A node that does not exist: no memory at all, never memory on some other node. */
+    cr_assert_null(exec_links_alloc_on(bytes, 1000));
+    cr_assert_null(exec_links_alloc_on(bytes, 5000));
+}
+
 /* ---- the CPU path ---- */
 
 /* What every measured CPU result satisfies: lists sized for `ranks`, values positive off the diagonal,

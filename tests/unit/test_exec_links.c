@@ -174,10 +174,17 @@ Test(exec_links, cpu_device_one_rank_in_process, .timeout = 60)
     cr_assert_eq(exec_links_measure(&d, &o, &r, why, sizeof(why)), 0, "%s", why);
     check_cpu_result(&r, 1, 3);
     cr_assert_not_null(strstr(r.note, "one rank: per-GPU host lists only"), "%s", r.note);
-    /* What the CUDA device needs is refused with a reason (no GPU in CI; or no CUDA in the build). */
+    /* Neither device: refused with the choices. */
     o.device = CFG_DEVICE_COUNT;
     cr_assert_eq(exec_links_measure(&d, &o, &r, why, sizeof(why)), -1);
     cr_assert_not_null(strstr(why, "cuda or cpu"), "%s", why);
+    /* The CUDA device where there is no GPU (CI) or no CUDA in the build: refused with the reason, no
+     * crash. On a machine with a GPU this is a real one-rank probe. */
+    o.device = CFG_DEVICE_CUDA;
+    if (exec_links_measure(&d, &o, &r, why, sizeof(why)) != 0)
+        cr_assert(strstr(why, "no CUDA device") || strstr(why, "built without CUDA"), "%s", why);
+    else
+        cr_assert_eq(r.paths.host_load_rtt_us.n, 1);
     dist_finalize(&d);
 }
 

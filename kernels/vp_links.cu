@@ -6,6 +6,10 @@
 // bounded: a peer that never answers costs timeout_ns, never a hang. Pointer-chase loads are volatile
 // (never served from L1) and each repetition walks other cache lines than the last (the caller picks the
 // line), so every hop is a trip to the memory that holds the chain, or at least to its owner's L2.
+// Whether the issuing GPU's L2 would keep a peer's or the host's lines (NVIDIA documents L2 as the point
+// of coherence for the GPU's own memory; peer loads are served by the owner) does not matter here: no
+// line is read twice in one walk, nor by two repetitions. The owner's L2 may hold the chain (it was
+// just written, and 2 MiB fits), which is the case that matters for flags and freshly written data.
 #include "vp_cuda.cuh"
 #include "vp_links.h"
 

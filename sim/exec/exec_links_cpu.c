@@ -127,7 +127,7 @@ static bool wait_flag(_Atomic unsigned *f, unsigned want, double timeout_s)
     for (unsigned spin = 0;; spin++) {
         if (exec_links_reached(atomic_load_explicit(f, memory_order_acquire), want))
             return true;
-        if (spin < 256)
+        if (spin < 64) /* a short busy spell, then give the core away: CI runs more ranks than cores */
             continue;
         sched_yield();
         if ((spin & 63u) == 0) {

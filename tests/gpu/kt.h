@@ -65,6 +65,8 @@ int kt_run_ops(const kt_opts *o);  /* rmsnorm, silu_mul, axpby, embedding */
 int kt_run_fill(const kt_opts *o); /* fill_pattern / poison / random, check_collective, delay */
 /* allreduce_norm_oneshot, allreduce_norm_push (fused, world 1), residual_rmsnorm (kt_fused.c). */
 int kt_run_fused(const kt_opts *o);
+/* The link probe's kernels on one GPU: chase, ping-pong, store/load, launch-cost kernels (kt_links.c). */
+int kt_run_links(const kt_opts *o);
 /* Attention launch-floor probes (--kernel probe only; timings, no validation). */
 int kt_run_probe(const kt_opts *o);
 

@@ -9,14 +9,14 @@
 
 static const char *const families[] = {"attention", "rmsnorm", "silu_mul", "axpby", "embedding", "fill", "check",
                                        "delay", "allreduce_norm_oneshot", "allreduce_norm_push",
-                                       "residual_rmsnorm", "probe", "all", NULL};
+                                       "residual_rmsnorm", "links", "probe", "all", NULL};
 
 static void usage(FILE *f)
 {
     fprintf(f,
             "usage: vpsim-kernel-tests [options]\n"
             "  --kernel NAME       attention | rmsnorm | silu_mul | axpby | embedding | fill | check | delay |\n"
-            "                      allreduce_norm_oneshot | allreduce_norm_push | residual_rmsnorm | all\n"
+            "                      allreduce_norm_oneshot | allreduce_norm_push | residual_rmsnorm | links | all\n"
             "                      (default all), or probe: attention launch-floor timings (not in all)\n"
             "  --case SUBSTR       only cases whose name contains SUBSTR\n"
             "  --iters N           timed runs per case (default 50)\n"
@@ -148,6 +148,7 @@ int main(int argc, char **argv)
     kt_run_ops(&o);
     kt_run_fill(&o);
     kt_run_fused(&o);
+    kt_run_links(&o);
     kt_run_probe(&o);
 
     CUDA_CHECK(cudaStreamDestroy(kt_stream));

@@ -10,6 +10,7 @@
 #include "../exec/exec.h"
 #include "../exec/exec_bench.h"
 #include "../exec/exec_links.h"
+#include "../exec/exec_mpi_costs.h"
 #include "../exec/exec_watch.h"
 #include "../util/util.h"
 
@@ -284,7 +285,8 @@ static void now_text(char *buf, size_t len)
 
 /* Rank 0: the topology, the file and the report. Returns an exit status. */
 static int write_out(const probe_args *a, const dist_job *d, int device, const char *base,
-                     const exec_links_result *links, const probe_curve *curves, int n_curves)
+                     const exec_links_result *links, const probe_curve *curves, int n_curves,
+                     const exec_mpi_costs *host_mpi)
 {
     dev_topo topo;
     memset(&topo, 0, sizeof(topo));
@@ -294,7 +296,7 @@ static int write_out(const probe_args *a, const dist_job *d, int device, const c
     now_text(date, sizeof(date));
     const probe_input in = {.links = links, .topo = device == CFG_DEVICE_CUDA ? &topo : NULL, .device = device,
                             .date = date, .host = d->host, .base = base, .curves = curves, .n_curves = n_curves,
-                            .curves_skipped = a->no_curves, .cpu_vendor = cpu_vendor()};
+                            .curves_skipped = a->no_curves, .cpu_vendor = cpu_vendor(), .host_mpi = host_mpi};
     util_buf text = {0}, report = {0};
     int rc = probe_system_text(&in, &text);
     if (rc == 0)
@@ -331,13 +333,23 @@ static int probe(const probe_args *a, dist_job *d, int device, const char *base)
                             "--virtual runs them as a self-test (nothing written)\n");
         rc = VP_EXIT_USAGE;
     }
+    /* The mpi backend's host figures: MPI between the ranks and the host's bf16 conversions. */
+    exec_mpi_costs host_mpi;
+    bool have_host_mpi = false;
+    if (rc == 0 && d->size >= 2) {
+        exec_watch_step("measuring host MPI and conversions");
+        char hwhy[256] = "";
+        have_host_mpi = exec_mpi_costs_measure(d, a->quick, &host_mpi, hwhy, sizeof(hwhy)) == 0;
+        if (!have_host_mpi && d->rank == 0)
+            fprintf(stderr, "vpsim probe: host MPI figures not measured: %s\n", hwhy);
+    }
     if (rc == 0 && !a->no_curves) {
         exec_watch_step("measuring the collective curves");
         n_curves = measure_curves(d, a, device, links->virtual_ranks, curves);
     }
     if (rc == 0 && d->rank == 0) {
         exec_watch_step("writing the system file");
-        rc = write_out(a, d, device, base, links, curves, n_curves);
+        rc = write_out(a, d, device, base, links, curves, n_curves, have_host_mpi ? &host_mpi : NULL);
     }
     dist_bcast(&rc, sizeof(rc), 0);
     free(links);

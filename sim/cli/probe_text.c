@@ -263,6 +263,23 @@ static void launch_text(const probe_input *in, const char *prov, util_buf *out, 
     }
 }
 
+/* The host figures of the mpi backend's model (exec_mpi_costs.h says how they are read). */
+static void host_text(const probe_input *in, const char *prov, util_buf *out, notes *ns)
+{
+    const exec_mpi_costs *m = in->host_mpi;
+    if (!m)
+        return;
+    util_buf_printf(out, "host:\n  mpi_lat_us: %.4g\n  mpi_bw_gbs: %.4g\n  convert_gbs: %.4g\n", m->lat_us, m->bw_gbs,
+                    m->convert_gbs);
+    note_add(ns, "host.mpi_lat_us",
+             "measured: probe, %s: fp32 MPI_Allreduce, %.0f B in %.2f us and %.0f B in %.2f us (median of %d), per "
+             "recursive-doubling step",
+             prov, m->small_bytes, m->small_us, m->large_bytes, m->large_us, m->reps);
+    note_add(ns, "host.mpi_bw_gbs", "measured: probe, %s: the slope between those two sizes", prov);
+    note_add(ns, "host.convert_gbs", "measured: probe, %s: dev_bf16.c both ways over %.0f elements (median of %d)",
+             prov, m->large_bytes / 4.0, m->reps);
+}
+
 /* GPUs sharing a PCIe switch (NVML PIX or PXB) as the model's gpus_per_switch: equal groups of
  * consecutive GPUs; 0 when no pair shares one; -1 when the layout is not one the model can hold. */
 static int switch_groups(const dev_topo *t, int n)
@@ -457,6 +474,7 @@ int probe_system_text(const probe_input *in, util_buf *out)
     probe_findings(in, &p2p, &findings);
     paths_text(in, prov, findings.s, &fresh, &ns);
     launch_text(in, prov, &fresh, &ns);
+    host_text(in, prov, &fresh, &ns);
     topology_text(in, &p2p, prov, &fresh, &ns);
     curves_text(in, &p2p, prov, &fresh, &ns);
     header_text(in, prov, findings.s, &header);

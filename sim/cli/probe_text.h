@@ -9,6 +9,7 @@
 #include "../config/cfg_system.h"
 #include "../exec/dev_nvml_topo.h"
 #include "../exec/exec_links.h"
+#include "../exec/exec_mpi_costs.h"
 #include "../util/util.h"
 
 #include <stdbool.h>
@@ -58,6 +59,7 @@ typedef struct probe_input {
     int n_curves;
     bool curves_skipped;   /* --no-curves: the base's collective tables stay */
     const char *cpu_vendor; /* cfg_cpu_vendor_names entry, or NULL when unknown */
+    const exec_mpi_costs *host_mpi; /* host.mpi_lat_us, mpi_bw_gbs, convert_gbs; NULL = not measured */
 } probe_input;
 
 /* Whether the figures are a self-test (CPU device or virtual ranks), not an interconnect's. */

@@ -386,3 +386,28 @@ Test(probe, cpu_self_test_end_to_end, .timeout = 150)
     r = th_sh("rm -rf '%s'", dir);
     th_free(&r);
 }
+
+/* The mpi backend's host figures, when measured, go to host.* with how they were read. */
+Test(probe, writes_the_host_mpi_figures)
+{
+    exec_links_result r;
+    two_gpus(&r, 1.5, 1.5, 2.5);
+    const exec_mpi_costs m = {.lat_us = 2.5, .bw_gbs = 6.25, .convert_gbs = 3.5, .small_bytes = 4096,
+                              .large_bytes = 4194304, .small_us = 3.1, .large_us = 672.0, .reps = 7};
+    probe_input in = input(&r, NULL, NULL, 0, th_path("configs/systems/h200-1x.yaml"));
+    in.host_mpi = &m;
+    util_buf out = {0};
+    cr_assert_eq(probe_system_text(&in, &out), 0);
+    cr_assert_not_null(strstr(out.s, "  mpi_lat_us: 2.5  # measured: probe, 2026-01-02 03:04 UTC, testhost, Test GPU: "
+                                     "fp32 MPI_Allreduce, 4096 B in 3.10 us and 4194304 B in 672.00 us (median of 7)"),
+                       "%s", out.s);
+    cfg_system s;
+    bind_system(out.s, &s);
+    cr_assert_float_eq(s.host.mpi_lat_us, 2.5, 1e-12);
+    cr_assert_float_eq(s.host.mpi_bw_gbs, 6.25, 1e-12);
+    cr_assert_float_eq(s.host.convert_gbs, 3.5, 1e-12);
+    /* The base's other host values stay. */
+    cr_assert_float_eq(s.host.memcpy_lat_us, 8.0, 1e-12); /* h200-1x.yaml's */
+    cfg_schema_free(cfg_system_fields, &s);
+    util_buf_free(&out);
+}

@@ -267,17 +267,29 @@ static void launch_text(const probe_input *in, const char *prov, util_buf *out, 
 static void host_text(const probe_input *in, const char *prov, util_buf *out, notes *ns)
 {
     const exec_mpi_costs *m = in->host_mpi;
+    const double memcpy_us = in->links->memcpy_lat_us;
+    const bool have_memcpy = memcpy_us > 0 && isfinite(memcpy_us); /* 0: not measured */
+    if (!m && !have_memcpy)
+        return;
+    util_buf_printf(out, "host:\n");
+    if (have_memcpy) {
+        util_buf_printf(out, "  memcpy_lat_us: %.4g\n", memcpy_us);
+        note_add(ns, "host.memcpy_lat_us",
+                 "measured: probe, %s, median of 200 (64 B staged through pinned host memory and back, each "
+                 "synchronised: half the pair)",
+                 prov);
+    }
     if (!m)
         return;
-    util_buf_printf(out, "host:\n  mpi_lat_us: %.4g\n  mpi_bw_gbs: %.4g\n  convert_gbs: %.4g\n", m->lat_us, m->bw_gbs,
+    util_buf_printf(out, "  mpi_lat_us: %.4g\n  mpi_bw_gbs: %.4g\n  convert_gbs: %.4g\n", m->lat_us, m->bw_gbs,
                     m->convert_gbs);
     note_add(ns, "host.mpi_lat_us",
              "measured: probe, %s: fp32 MPI_Allreduce, %.0f B in %.2f us and %.0f B in %.2f us (median of %d), per "
              "recursive-doubling step",
              prov, m->small_bytes, m->small_us, m->large_bytes, m->large_us, m->reps);
     note_add(ns, "host.mpi_bw_gbs", "measured: probe, %s: the slope between those two sizes", prov);
-    note_add(ns, "host.convert_gbs", "measured: probe, %s: dev_bf16.c both ways over %.0f elements (median of %d)",
-             prov, m->large_bytes / 4.0, m->reps);
+    note_add(ns, "host.convert_gbs", "measured: probe, %s: dev_bf16.c both ways over %d elements (median of %d)", prov,
+             m->convert_elems, m->reps);
 }
 
 /* GPUs sharing a PCIe switch (NVML PIX or PXB) as the model's gpus_per_switch: equal groups of

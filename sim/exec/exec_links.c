@@ -259,19 +259,20 @@ static void run_schedule(links_run *r, exec_links_result *out)
         say(r, "pinned host memory", rep);
         host_memory(r, rep);
     }
-    out->eager_launch_us = out->eager_gap_us = out->graph_node_us = out->graph_launch_us = -1;
+    out->eager_launch_us = out->eager_gap_us = out->graph_node_us = out->graph_launch_us = out->memcpy_lat_us = -1;
     if (r->be->launch_costs) {
         say(r, "launch costs", r->reps - 1);
         dist_barrier();
         if (r->me == 0)
             r->be->launch_costs(&r->c, out);
         /* Rank 0 measured alone; every rank returns the same result. */
-        double lc[4] = {out->eager_launch_us, out->eager_gap_us, out->graph_node_us, out->graph_launch_us};
+        double lc[5] = {out->eager_launch_us, out->eager_gap_us, out->graph_node_us, out->graph_launch_us,
+                        out->memcpy_lat_us};
         int nodes = out->graph_nodes;
         dist_bcast(lc, sizeof(lc), 0);
         dist_bcast(&nodes, sizeof(nodes), 0);
         out->eager_launch_us = lc[0], out->eager_gap_us = lc[1], out->graph_node_us = lc[2];
-        out->graph_launch_us = lc[3], out->graph_nodes = nodes;
+        out->graph_launch_us = lc[3], out->memcpy_lat_us = lc[4], out->graph_nodes = nodes;
     }
     if (r->progress)
         fprintf(stderr, "\n");

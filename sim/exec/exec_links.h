@@ -44,6 +44,9 @@ typedef struct exec_links_result {
      * cudaGraphLaunch (of a graph of `graph_nodes` kernels). */
     double eager_launch_us, eager_gap_us, graph_node_us, graph_launch_us;
     int graph_nodes;
+    /* Host time of one small copy from pinned host memory to the GPU and back, each followed by a stream
+     * synchronise, as the mpi backend stages (host.memcpy_lat_us is one of them), us; < 0 = not measured. */
+    double memcpy_lat_us;
     int reps; /* repetitions each median is over */
     char note[256]; /* e.g. the virtual-rank or CPU self-test caveat */
 } exec_links_result;

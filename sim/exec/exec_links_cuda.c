@@ -407,6 +407,20 @@ static void cuda_launch_costs(links_ctx *c, exec_links_result *out)
     out->graph_launch_us = exec_links_median(host, REPS);
     out->graph_node_us = exec_links_median(gpu, REPS);
     out->graph_nodes = NODES;
+    /* One small staged copy each way (64 B, pinned host memory), synchronised, as comm_mpi.c's staging
+     * does through dev_cuda.c: host.memcpy_lat_us is the mean of the two directions. */
+    void *pinned = NULL;
+    VP_CUDA(cudaMallocHost(&pinned, 64));
+    for (int i = 0; i < LAUNCHES; i++) {
+        const double t0 = exec_links_now_s();
+        VP_CUDA(cudaMemcpyAsync(pinned, stamps_dev, 64, cudaMemcpyDeviceToHost, s->st));
+        VP_CUDA(cudaStreamSynchronize(s->st));
+        VP_CUDA(cudaMemcpyAsync(stamps_dev, pinned, 64, cudaMemcpyHostToDevice, s->st));
+        VP_CUDA(cudaStreamSynchronize(s->st));
+        host[i] = (exec_links_now_s() - t0) * 1e6 / 2.0;
+    }
+    out->memcpy_lat_us = exec_links_median(host, LAUNCHES);
+    VP_CUDA(cudaFreeHost(pinned));
     VP_CUDA(cudaGraphExecDestroy(ge));
     VP_CUDA(cudaGraphDestroy(g));
     VP_CUDA(cudaFree(stamps_dev));

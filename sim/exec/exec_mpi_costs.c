@@ -46,29 +46,34 @@ int exec_mpi_costs_measure(const dist_job *d, bool quick, exec_mpi_costs *out, c
         snprintf(why, len, "host MPI costs need at least 2 ranks (this job has %d)", d->size);
         return -1;
     }
-    /* 4 KiB is latency-bound; 1-4 MiB is well past Open MPI's eager limits: the slope is the bulk path. */
-    const int small = 1024, large = quick ? 262144 : 1048576;
+    /* The model is linear in bytes; the two sizes bracket what it is used for: 4 KiB (latency-bound) and
+     * 256 KiB of fp32, around the verify pass's 43 KB bf16 payload (86 KB as fp32). Above that MPI
+     * switches protocols and the line would be another one. */
+    const int small = 1024, large = 65536;
     out->reps = quick ? 3 : 7;
     out->iters = quick ? 20 : 100;
     float *send = util_xcalloc((size_t)large, sizeof(float)), *recv = util_xcalloc((size_t)large, sizeof(float));
     out->small_bytes = 4.0 * small;
     out->large_bytes = 4.0 * large;
     out->small_us = median_call_us(send, recv, small, out->iters, out->reps);
-    out->large_us = median_call_us(send, recv, large, quick ? 5 : 20, out->reps);
-    /* Both conversions over the large size, as many times as it takes ~20 ms, median of reps. */
-    uint16_t *half = util_xcalloc((size_t)large, sizeof(uint16_t));
+    out->large_us = median_call_us(send, recv, large, out->iters / 2, out->reps);
+    /* Both conversions over 32768 elements (64 KiB of bf16: cache-resident, as a verify-pass payload is
+     * between its copy and its MPI call), many rounds, median of reps. */
+    enum { CONVERT = 32768 };
+    out->convert_elems = CONVERT;
+    uint16_t *half = util_xcalloc((size_t)CONVERT, sizeof(uint16_t));
     double conv[16];
     for (int r = 0; r < out->reps; r++) {
-        const int rounds = quick ? 4 : 16;
+        const int rounds = quick ? 50 : 400;
         const double t0 = MPI_Wtime();
         for (int i = 0; i < rounds; i++) {
-            dev_bf16_to_float(send, half, large);
-            dev_float_to_bf16(half, send, large);
+            dev_bf16_to_float(send, half, CONVERT);
+            dev_float_to_bf16(half, send, CONVERT);
         }
         conv[r] = (MPI_Wtime() - t0) / rounds; /* seconds for one conversion each way */
     }
     qsort(conv, (size_t)out->reps, sizeof(conv[0]), cmp_double);
-    out->convert_gbs = 2.0 * 2.0 * large / conv[out->reps / 2] / 1e9;
+    out->convert_gbs = 2.0 * 2.0 * CONVERT / conv[out->reps / 2] / 1e9;
     VP_MPI(MPI_Bcast(&out->convert_gbs, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     free(half);
     free(send);

@@ -3,7 +3,9 @@
  * runs it, at a small and a large size. With steps = ceil(log2 ranks) (the model's recursive doubling):
  *   t(b) = steps x (lat + b / bw)  =>  bw = steps x (b2 - b1) / (t2 - t1),  lat = t1 / steps - b1 / bw
  * Each t is the median over repetitions of the mean call time of a timed loop (rank 0's clock, after a
- * barrier). convert_gbs times dev_bf16.c's two conversions over the large size on this rank's host. */
+ * barrier). The sizes, 4 KiB and 256 KiB of fp32, bracket the verify pass's payload (the line holds
+ * between them, not across MPI's protocol switches). convert_gbs times dev_bf16.c's two conversions over
+ * 32768 elements (cache-resident, like a verify payload), rank 0's figure. */
 #ifndef VPSIM_EXEC_MPI_COSTS_H
 #define VPSIM_EXEC_MPI_COSTS_H
 
@@ -14,6 +16,7 @@
 typedef struct exec_mpi_costs {
     double lat_us, bw_gbs;     /* per step */
     double convert_gbs;        /* bf16 bytes converted to fp32 and back per second (dev_bf16.c), each way */
+    int convert_elems;         /* elements per conversion timed */
     double small_bytes, large_bytes;
     double small_us, large_us; /* median per call */
     int reps, iters;

@@ -394,6 +394,7 @@ Test(probe, writes_the_host_mpi_figures)
     two_gpus(&r, 1.5, 1.5, 2.5);
     const exec_mpi_costs m = {.lat_us = 2.5, .bw_gbs = 6.25, .convert_gbs = 3.5, .small_bytes = 4096,
                               .large_bytes = 4194304, .small_us = 3.1, .large_us = 672.0, .reps = 7};
+    r.memcpy_lat_us = 9.5;
     probe_input in = input(&r, NULL, NULL, 0, th_path("configs/systems/h200-1x.yaml"));
     in.host_mpi = &m;
     util_buf out = {0};
@@ -406,8 +407,9 @@ Test(probe, writes_the_host_mpi_figures)
     cr_assert_float_eq(s.host.mpi_lat_us, 2.5, 1e-12);
     cr_assert_float_eq(s.host.mpi_bw_gbs, 6.25, 1e-12);
     cr_assert_float_eq(s.host.convert_gbs, 3.5, 1e-12);
+    cr_assert_float_eq(s.host.memcpy_lat_us, 9.5, 1e-12);
     /* The base's other host values stay. */
-    cr_assert_float_eq(s.host.memcpy_lat_us, 8.0, 1e-12); /* h200-1x.yaml's */
+    cr_assert_float_eq(s.host.cycle_overhead_us, 800.0, 1e-12);
     cfg_schema_free(cfg_system_fields, &s);
     util_buf_free(&out);
 }

@@ -7,34 +7,12 @@
 
 #include "vp_allreduce.h"
 #include "vp_cuda.cuh"
+#include "vp_sys_ops.cuh"
 
 namespace {
 
-typedef unsigned long long u64;
-
 // ------------------------------------------------------------------------------------ memory ops
-
-__device__ __forceinline__ u64 now_ns()
-{
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-// Flag store. The preceding bar.sync makes the whole block's earlier accesses visible to this thread
-// (CTA scope); release at system scope is cumulative, so a peer that acquires the flag on another GPU
-// (or another process on this GPU) sees them.
-__device__ __forceinline__ void st_release_sys(unsigned *p, unsigned v)
-{
-    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-__device__ __forceinline__ unsigned ld_acquire_sys(const unsigned *p)
-{
-    unsigned v;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
+// (now_ns, st_release_sys, ld_acquire_sys: vp_sys_ops.cuh)
 
 // Loads of buffers that other ranks write (or wrote in an earlier call): volatile is relaxed at system
 // scope, never served from a stale L1 line, and never the non-coherent texture path.

@@ -12,29 +12,9 @@
 // just written, and 2 MiB fits), which is the case that matters for flags and freshly written data.
 #include "vp_cuda.cuh"
 #include "vp_links.h"
+#include "vp_sys_ops.cuh"
 
 namespace {
-
-typedef unsigned long long u64;
-
-__device__ __forceinline__ u64 now_ns()
-{
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
-__device__ __forceinline__ void st_release_sys(unsigned *p, unsigned v)
-{
-    asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-
-__device__ __forceinline__ unsigned ld_acquire_sys(const unsigned *p)
-{
-    unsigned v;
-    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
 
 __device__ __forceinline__ unsigned ld_volatile_u32(const void *p)
 {

@@ -9,13 +9,6 @@
 #define S42K 43008.0 /* 3 tokens x 7168 x 2 B */
 #define EPS 1e-3
 
-static double coll(const cfg_system *s, cfg_backend be, plan_op_kind kind, double bytes, int n, model_terms *t)
-{
-    model_coll c;
-    model_collective(s, be, kind, bytes, n, t, &c);
-    cr_assert(c.available, "%s unavailable: %s", cfg_backend_names[be], c.reason);
-    return c.us;
-}
 
 Test(model_nccl, ring_ll_across_two_sockets_is_nccls_own_prediction)
 {
@@ -102,7 +95,7 @@ Test(model_ipc, oneshot_loads_bottleneck_on_the_root_complex)
 {
     cfg_system s = th_pcie_system(4, 1, 0);
     model_terms t = {.n = 0};
-    double us = coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 4, &t);
+    double us = th_coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 4, &t);
     /* Loads: 12 flows x 43008 = 516096 B through the root complex at 100 GB/s = 5.16096 us (each GPU's
      * inbound link: 3 x 43008 = 129024 B at 63 x 0.85 x 0.75 = 40.1625 GB/s = 3.2125 us, less).
      * t = kernel floor 1.2 + 2 barriers x 2.3 + round trip 2.9 + 5.16096 = 13.86096 */
@@ -116,7 +109,7 @@ Test(model_ipc, twoshot_moves_a_quarter_per_stage_with_three_barriers)
     cfg_system s = th_pcie_system(4, 1, 0);
     /* chunk 10752; per stage: 12 x 10752 = 129024 B / 100 GB/s = 1.29024 + round trip 2.9 = 4.19024;
      * t = kernel floor 1.2 + 3 x 2.3 + 2 x 4.19024 = 16.48048 */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_TWOSHOT, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 16.48048, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_TWOSHOT, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 16.48048, EPS);
 }
 
 Test(model_ipc, push_writes_twice_the_payload_with_no_barrier)
@@ -125,7 +118,7 @@ Test(model_ipc, push_writes_twice_the_payload_with_no_barrier)
     /* wire 2 x 43008 = 86016 per peer; root complex: 12 x 86016 = 1032192 B / 100 GB/s = 10.32192 (each GPU's
      * inbound: 258048 B at 63 x 0.85 x 0.8 = 42.84 GB/s = 6.0235, less); + one-way latency 1.3 + kernel floor 1.2
      * = 12.82192 */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_PUSH, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 12.82192, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_PUSH, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 12.82192, EPS);
 }
 
 Test(model_ipc, sysmem_oneshot_stages_through_host_memory)
@@ -136,14 +129,14 @@ Test(model_ipc, sysmem_oneshot_stages_through_host_memory)
      * -> 1.96016. Barrier: fence 1.0 + 1.1 + polling round trip 2 x 1.1 = 4.3 (two of them). Loads from host:
      * round trip 2 x 1.1 = 2.2, GPU inbound 43008 B at 40.1625 GB/s = 1.07085 -> 3.27085.
      * t = kernel floor 1.2 + 1.96016 + 8.6 + 3.27085 = 15.03101 */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 2, NULL), 15.03101, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 2, NULL), 15.03101, EPS);
 }
 
 Test(model_ipc, crossing_sockets_makes_the_socket_link_the_bottleneck)
 {
     cfg_system s = th_pcie_system(8, 2, 0);
     model_terms t = {.n = 0};
-    double us = coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 8, &t);
+    double us = th_coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 8, &t);
     /* 4 x 4 flows x 43008 = 688128 B each way across the socket link at 30 GB/s = 22.9376 us;
      * one-way SYS latency 0.5 + 0.3 + 0.6 + 0.3 + 0.5 = 2.2 -> barrier 3.2, round trip 4.4 + 0.3 = 4.7;
      * t = kernel floor 1.2 + 6.4 + 4.7 + 22.9376 = 35.2376 */
@@ -160,7 +153,7 @@ Test(model_mpi, host_staged_copy_mpi_copy)
     /* PCIe 63 x 0.85 = 53.55 GB/s: copies 2 x (10 + 43008 / 53550) = 21.60628; MPI on fp32 (86,016 B):
      * log2 4 = 2 steps x (1.5 + 86016 / 8000) = 24.504; the host converts 43008 B in and 43008 B out at
      * convert_gbs 3: 28.672 -> 74.78228 */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_MPI, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 74.78228, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_MPI, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 74.78228, EPS);
 }
 
 Test(model_availability, every_refusal_says_why)
@@ -228,12 +221,12 @@ Test(model_table, measured_allreduce_overrides_only_where_it_was_measured)
     cfg_system s = th_pcie_system(8, 2, 0);
     cfg_sys_table *t = &s.measured.allreduce[CFG_BACKEND_NCCL];
     *t = (cfg_sys_table){.ranks = 8, .p2p = 1 + CFG_P2P_DIRECT, .n_bytes = 1, .n_us = 1, .bytes = {S42K}, .us = {200}};
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL), 200.0, 1e-9);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL), 200.0, 1e-9);
     s.topology.p2p = CFG_P2P_SYSMEM;
-    cr_assert(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL) < 100.0, "measured under p2p=direct only");
+    cr_assert(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL) < 100.0, "measured under p2p=direct only");
     s.topology.p2p = CFG_P2P_DIRECT;
     s.measured.use = false;
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL), 32.654, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL), 32.654, EPS);
 }
 
 /* ---------------- compute ops ---------------- */
@@ -313,7 +306,7 @@ Test(model_bench, graph_adds_a_node_gap_eager_runs_ahead_or_waits_for_the_host)
     s.launch.eager_us = 6.0;
     s.launch.eager_collective_us = 12.0;
     model_coll c;
-    const double push = coll(&s, CFG_BACKEND_PUSH, PLAN_OP_ALLREDUCE, S42K, 4, NULL); /* 12.82192 */
+    const double push = th_coll(&s, CFG_BACKEND_PUSH, PLAN_OP_ALLREDUCE, S42K, 4, NULL); /* 12.82192 */
     model_bench_call(&s, CFG_BACKEND_PUSH, PLAN_OP_ALLREDUCE, S42K, 4, true, &c);
     cr_assert_float_eq(c.us, push + 0.5, EPS, "graph: collective + graph_node_us, got %f", c.us);
     /* Eager: a custom kernel is launched like any kernel (eager_us 6 < 12.82 + 1): GPU-bound. */
@@ -322,7 +315,7 @@ Test(model_bench, graph_adds_a_node_gap_eager_runs_ahead_or_waits_for_the_host)
     cr_assert(strstr(c.method, "eager_gap") != NULL, "%s", c.method);
     /* A tiny payload: the host's launch is the longer: NCCL pays eager_collective_us, a custom kernel
      * eager_us. */
-    const double nccl16 = coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 16, 4, NULL);
+    const double nccl16 = th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 16, 4, NULL);
     model_bench_call(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 16, 4, false, &c);
     cr_assert_float_eq(c.us, fmax(nccl16 + 1.0, 12.0), EPS, "got %f for NCCL's %f", c.us, nccl16);
     cr_assert_float_eq(model_collective_launch_us(&s, CFG_BACKEND_NCCL), 12.0, EPS);
@@ -339,7 +332,7 @@ Test(model_bench, graph_adds_a_node_gap_eager_runs_ahead_or_waits_for_the_host)
     model_bench_call(&s, CFG_BACKEND_MPI, PLAN_OP_ALLREDUCE, S42K, 4, true, &g);
     model_bench_call(&s, CFG_BACKEND_MPI, PLAN_OP_ALLREDUCE, S42K, 4, false, &e);
     cr_assert_float_eq(g.us, e.us, EPS);
-    cr_assert_float_eq(g.us, coll(&s, CFG_BACKEND_MPI, PLAN_OP_ALLREDUCE, S42K, 4, NULL), EPS);
+    cr_assert_float_eq(g.us, th_coll(&s, CFG_BACKEND_MPI, PLAN_OP_ALLREDUCE, S42K, 4, NULL), EPS);
 }
 
 /* ---------------- reduce-scatter (collectives.allreduce_split) ---------------- */
@@ -351,13 +344,13 @@ Test(model_reduce_scatter, nccl_is_a_ring_of_n_minus_1_steps_over_the_payload)
     /* Whole buffer 43008 B (the payload each rank sends); ring only, nsteps 7; busBw min(2 x 48, 48) = 48.
      * LL: bw 24, algbw 24 x 8 / 7 = 27.428571; a step max(1.0, 1.3 us per link): 6.6 + 7 x 1.3 +
      * 43008 / 27428.571 = 15.7 + 1.568 = 17.268. Simple: 8.4 + 7 x 5.7 = 48.3 + 43008 / 54857.14 = 49.084. */
-    const double us = coll(&s, CFG_BACKEND_NCCL, PLAN_OP_REDUCE_SCATTER, S42K, 8, &t);
+    const double us = th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_REDUCE_SCATTER, S42K, 8, &t);
     cr_assert_float_eq(us, 17.268, EPS, "got %f", us);
     cr_assert_float_eq(model_term_get(&t, "ring/Simple"), 49.084, EPS);
     cr_assert(isnan(model_term_get(&t, "tree/LL")), "NCCL's reduce-scatter has no tree");
     /* NCCL times a reduce-scatter of S like an all-gather of S / n per rank: the same ring over the
      * same buffer. */
-    cr_assert_float_eq(us, coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLGATHER, S42K / 8, 8, NULL), EPS);
+    cr_assert_float_eq(us, th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLGATHER, S42K / 8, 8, NULL), EPS);
 }
 
 Test(model_reduce_scatter, ipc_is_two_barriers_and_block_loads_for_every_custom_backend)
@@ -366,10 +359,10 @@ Test(model_reduce_scatter, ipc_is_two_barriers_and_block_loads_for_every_custom_
     /* Block 43008 / 4 = 10752; loads: 12 flows x 10752 = 129024 B / root complex 100 GB/s = 1.29024 +
      * round trip 2.9 = 4.19024; t = kernel floor 1.2 + 2 barriers x 2.3 + 4.19024 = 9.99024. */
     model_terms t = {.n = 0};
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_REDUCE_SCATTER, S42K, 4, &t), 9.99024, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_REDUCE_SCATTER, S42K, 4, &t), 9.99024, EPS);
     cr_assert_float_eq(model_term_get(&t, "block_loads"), 4.19024, EPS);
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_TWOSHOT, PLAN_OP_REDUCE_SCATTER, S42K, 4, NULL), 9.99024, EPS);
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_PUSH, PLAN_OP_REDUCE_SCATTER, S42K, 4, NULL), 9.99024, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_TWOSHOT, PLAN_OP_REDUCE_SCATTER, S42K, 4, NULL), 9.99024, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_PUSH, PLAN_OP_REDUCE_SCATTER, S42K, 4, NULL), 9.99024, EPS);
 }
 
 Test(model_reduce_scatter, mpi_stages_the_payload_down_and_the_block_up)
@@ -378,7 +371,7 @@ Test(model_reduce_scatter, mpi_stages_the_payload_down_and_the_block_up)
     /* PCIe 53.55 GB/s: down 10 + 43008 / 53550 = 10.803137, up 10 + 10752 / 53550 = 10.200784; MPI: 2 steps
      * moving 43008 x 3/4 / 2 = 16128 B of bf16, 32256 B as fp32, each: 2 x (1.5 + 32256 / 8000) = 11.064
      * ; conversions (43008 in + 10752 out) / 3000 = 17.92 -> 49.987921 */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_MPI, PLAN_OP_REDUCE_SCATTER, S42K, 4, NULL), 49.987921, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_MPI, PLAN_OP_REDUCE_SCATTER, S42K, 4, NULL), 49.987921, EPS);
 }
 
 Test(model_reduce_scatter, an_allreduce_table_does_not_apply)
@@ -388,6 +381,6 @@ Test(model_reduce_scatter, an_allreduce_table_does_not_apply)
     t->n_bytes = t->n_us = 1;
     t->bytes[0] = S42K;
     t->us[0] = 500.0;
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL), 500.0, EPS);
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, PLAN_OP_REDUCE_SCATTER, S42K, 8, NULL), 17.268, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL), 500.0, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_REDUCE_SCATTER, S42K, 8, NULL), 17.268, EPS);
 }

@@ -26,35 +26,28 @@ static void fill_per_gpu(cfg_paths_list *l, int n, double v)
         l->v[i] = v;
 }
 
-static double coll(const cfg_system *s, cfg_backend be, double bytes, int n, model_terms *t)
-{
-    model_coll c;
-    model_collective(s, be, PLAN_OP_ALLREDUCE, bytes, n, t, &c);
-    cr_assert(c.available, "%s unavailable: %s", cfg_backend_names[be], c.reason);
-    return c.us;
-}
 
 Test(model_links, measured_visibility_sets_barriers_and_nccl_steps)
 {
     cfg_system s = th_pcie_system(4, 1, 0);
     /* Derived: oneshot = floor 1.2 + 2 barriers x (fence 1 + 1.3) + round trip 2.9 + 12 x 43,008 B through
      * the root complex at 100 GB/s (5.16096) = 13.86096. */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_ONESHOT, S42K, 4, NULL), 13.86096, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 13.86096, EPS);
     s.paths.gpus = 4;
     fill(&s.paths.visible_us, 4, 5.0);
     /* A store seen after 5 us: each barrier 1 + 5 = 6, the rest as derived: 13.86096 + 2 x 3.7. */
     model_terms t = {.n = 0};
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_ONESHOT, S42K, 4, &t), 21.26096, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 4, &t), 21.26096, EPS);
     cr_assert_float_eq(model_term_get(&t, "barrier"), 6.0, EPS);
     /* NCCL, 4 ranks: each step max(hwLat 1.0, 5) = 5: ring/LL 6.6 + 6 x 5 + 43,008 / (24 x 4 / 6 GB/s) =
      * 36.6 + 2.688 = 39.288 (ring/Simple: 8.4 + 6 x max(5.7, 5) + 1.344 = 43.944). */
     t.n = 0;
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, S42K, 4, &t), 39.288, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 4, &t), 39.288, EPS);
     cr_assert_float_eq(model_term_get(&t, "ring/Simple"), 43.944, EPS);
     cr_assert_float_eq(model_term_get(&t, "ring_link_latency"), 5.0, EPS);
     /* Faster than NCCL's constant: the constant stands (6.6 + 6 x 1.0 + 2.688). */
     fill(&s.paths.visible_us, 4, 0.5);
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, S42K, 4, NULL), 15.288, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 15.288, EPS);
 }
 
 Test(model_links, measured_all_pairs_bandwidth_and_round_trip_set_the_load_stage)
@@ -67,7 +60,7 @@ Test(model_links, measured_all_pairs_bandwidth_and_round_trip_set_the_load_stage
     model_terms t = {.n = 0};
     /* peer loads: round trip 4 + 43,008 B at 20 GB/s per pair (2.1504) = 6.1504;
      * oneshot = 1.2 + 2 x 6 + 6.1504 = 19.3504 */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_ONESHOT, S42K, 4, &t), 19.3504, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 4, &t), 19.3504, EPS);
     cr_assert_float_eq(model_term_get(&t, "peer_loads"), 6.1504, EPS);
 }
 
@@ -80,7 +73,7 @@ Test(model_links, many_writers_cap_the_push_stores)
     fill_per_gpu(&s.paths.many_writer_gbs, 4, 40.0);
     /* push: 43,008 x 2 (push_expansion) = 86,016 B per peer; per pair at 30 GB/s 2.8672 us, but into one
      * GPU 3 x 86,016 = 258,048 B at 40 GB/s = 6.4512 us: push = 1.2 + visible 5 + 6.4512 = 12.6512 */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_PUSH, S42K, 4, NULL), 12.6512, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_PUSH, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 12.6512, EPS);
 }
 
 Test(model_links, host_lists_set_the_staged_path)
@@ -96,14 +89,14 @@ Test(model_links, host_lists_set_the_staged_path)
     /* stage to host: half a round trip 1 + 43,008 B at 10 GB/s = 5.3008; barriers 2 x (1 + 4);
      * loads from host: round trip 2 + 3 peers x 43,008 B at 8 GB/s = 18.128;
      * oneshot = 1.2 + 5.3008 + 10 + 18.128 = 34.6288 */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_ONESHOT, S42K, 4, &t), 34.6288, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 4, &t), 34.6288, EPS);
     cr_assert_float_eq(model_term_get(&t, "loads_from_host"), 18.128, EPS);
     /* NCCL through host memory (SHM): each step waits max(1.0, host_visible 4) = 4, and the ring carries
      * min(stores 10, loads 8) = 8 GB/s. ring/LL: bw 4, algbw 4 x 4 / 6 = 2.6667 -> 16.128; 6.6 + 6 x 4 +
      * 16.128 = 46.728. tree/Simple: bw 0.92 x 8 = 7.36, algbw 3.68 -> 11.687; 8.4 + 6 x max(4.0, 4) = 32.4
      * -> 44.087, the fastest. */
     t.n = 0;
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, S42K, 4, &t), 44.087, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 4, &t), 44.087, EPS);
     cr_assert_float_eq(model_term_get(&t, "ring/LL"), 46.728, EPS);
 }
 
@@ -114,12 +107,12 @@ Test(model_links, a_probe_covering_fewer_gpus_leaves_the_rest_derived)
     fill(&s.paths.visible_us, 2, 5.0);
     model_terms t = {.n = 0};
     /* 4 ranks: the pairs outside the probe's 2 GPUs take 1.3; the slowest flag is the measured 5 */
-    coll(&s, CFG_BACKEND_ONESHOT, S42K, 4, &t);
+    th_coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 4, &t);
     cr_assert_float_eq(model_term_get(&t, "barrier"), 6.0, EPS);
     /* ring links 0->1 and 1->0 measured only when both ends are covered: 0->1 5, 1->2 1.3, 2->3 1.3,
      * 3->0 1.3: mean 2.225 */
     t.n = 0;
-    coll(&s, CFG_BACKEND_NCCL, S42K, 4, &t);
+    th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 4, &t);
     cr_assert_float_eq(model_term_get(&t, "ring_link_latency"), 2.225, EPS);
 }
 
@@ -147,13 +140,13 @@ Test(model_links, shm_rings_are_capped_by_the_host_path)
     /* Derived host path: stores 63 x 0.85 = 53.55 GB/s, loads x read_efficiency 0.75 = 40.1625: busBw
      * min(48, 40.1625). 1 MiB, ring/Simple: algbw 40.1625 x 4 / 6 = 26.775 -> 1,048,576 / 26,775 = 39.1625;
      * lat 8.4 + 6 x max(5.7, host_visible 1.1 + 2 x 1.1 = 3.3) = 42.6 -> 81.7625 */
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, 1048576.0, 4, &t), 81.7625, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 1048576.0, 4, &t), 81.7625, EPS);
     cr_assert_float_eq(model_term_get(&t, "shm_bw"), 40.1625, EPS);
     /* Measured host lists take over: loads from host at 10 GB/s: algbw 10 x 4 / 6 -> 157.2864 + 42.6 */
     s.paths.gpus = 4;
     fill_per_gpu(&s.paths.host_store_gbs, 4, 30.0);
     fill_per_gpu(&s.paths.host_load_gbs, 4, 10.0);
-    cr_assert_float_eq(coll(&s, CFG_BACKEND_NCCL, 1048576.0, 4, NULL), 42.6 + 1048576.0 / (10000.0 * 4 / 6), EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 1048576.0, 4, NULL), 42.6 + 1048576.0 / (10000.0 * 4 / 6), EPS);
 }
 
 /* Issue #11's must-show: the target's NCCL figure without its measured table, from the mechanism the

@@ -83,3 +83,11 @@ cfg_system th_pcie_system(int gpus, int sockets, int gpus_per_switch)
     s.measured.use = true;
     return s;
 }
+
+double th_coll(const cfg_system *s, cfg_backend be, plan_op_kind kind, double bytes, int n, model_terms *t)
+{
+    model_coll c;
+    model_collective(s, be, kind, bytes, n, t, &c);
+    cr_assert(c.available, "%s unavailable: %s", cfg_backend_names[be], c.reason);
+    return c.us;
+}

@@ -5,6 +5,7 @@
 #include "../../sim/config/cfg.h"
 #include "../../sim/plan/plan.h"
 #include "../../sim/results/results.h"
+#include "../../sim/model/model.h"
 
 /* configs/default.yaml with --set strings `sets`, planned and evaluated by the model on `be` (asserting
  * that it is available). The result's per-op times are already freed (op_us NULL): read its scalars.
@@ -16,5 +17,8 @@ results_cycle th_model_cycle(const char *const *sets, int n_sets, cfg_backend be
  * docs/model.md's worked examples, `gpus` GPUs on `sockets` sockets, `gpus_per_switch` (0 = direct attach),
  * AMD, no measured tables, no paths. */
 cfg_system th_pcie_system(int gpus, int sockets, int gpus_per_switch);
+
+/* model_collective's time for `be` (asserting that it is available), terms into t when not NULL. */
+double th_coll(const cfg_system *s, cfg_backend be, plan_op_kind kind, double bytes, int n, model_terms *t);
 
 #endif

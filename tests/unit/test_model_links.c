@@ -146,7 +146,8 @@ Test(model_links, shm_rings_are_capped_by_the_host_path)
     s.paths.gpus = 4;
     fill_per_gpu(&s.paths.host_store_gbs, 4, 30.0);
     fill_per_gpu(&s.paths.host_load_gbs, 4, 10.0);
-    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 1048576.0, 4, NULL), 42.6 + 1048576.0 / (10000.0 * 4 / 6), EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 1048576.0, 4, NULL),
+                       42.6 + 1048576.0 / (10000.0 * 4 / 6), EPS);
 }
 
 /* Issue #11's must-show: the target's NCCL figure without its measured table, from the mechanism the

@@ -80,10 +80,23 @@ static const char *comment_after(const char *line, int col)
 }
 
 /* The node's value as a number: a scalar, or a list's first item (duration lists are scaled as a whole). */
+/* A scalar's number; a list stands for its first non-zero item (a matrix of GPU pairs starts with its
+ * empty diagonal), as the sensitivity list shows it. */
 static bool node_number(const cfg_node *n, double *out)
 {
-    if (n->kind == CFG_NODE_SEQ && n->n > 0)
-        n = n->items[0];
+    if (n->kind == CFG_NODE_SEQ) {
+        bool any = false;
+        for (size_t i = 0; i < n->n; i++) {
+            double v;
+            if (n->items[i]->kind != CFG_NODE_SCALAR || !cfg_parse_double(n->items[i]->scalar, &v))
+                return false;
+            if (!any || (*out == 0.0 && v != 0.0)) {
+                *out = v;
+                any = true;
+            }
+        }
+        return any;
+    }
     return n->kind == CFG_NODE_SCALAR && cfg_parse_double(n->scalar, out);
 }
 

@@ -41,8 +41,9 @@ static void add_input(sens_inputs *in, const char *key, size_t offset, int count
     x->hi = lo <= hi ? hi : INFINITY;
 }
 
-/* Every double of the system table, recursively; of the lists, only measured durations ("us"): moving
- * a table's sizes or a list of flags would not be a question a user asks. */
+/* Every double of the system table, recursively; of the lists, measured durations ("us") and the link
+ * quantities of `paths:` (each list moved whole): moving a table's sizes or a list of flags would not be a
+ * question a user asks. */
 static void collect(sens_inputs *in, const cfg_scenario *sc, const cfg_field *table, size_t base, const char *prefix)
 {
     for (const cfg_field *f = table; f->key; f++) {
@@ -53,7 +54,7 @@ static void collect(sens_inputs *in, const cfg_scenario *sc, const cfg_field *ta
             collect(in, sc, f->fields, at, key);
         else if (f->type == CFG_T_DOUBLE)
             add_input(in, key, at, 1, f->min, f->max);
-        else if (f->type == CFG_T_DOUBLE_LIST && strcmp(f->key, "us") == 0)
+        else if (f->type == CFG_T_DOUBLE_LIST && (strcmp(f->key, "us") == 0 || strcmp(prefix, "system.paths") == 0))
             add_input(in, key, at, *(const int *)((const char *)sc + base + f->count_offset), f->min, f->max);
     }
 }
@@ -74,6 +75,15 @@ static double model_tok_per_s(const cfg_scenario *sc, const plan *p, cfg_backend
     return v;
 }
 
+/* A list's value to show: its first non-zero entry (a matrix of pairs starts with its empty diagonal). */
+static double first_nonzero(const double *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] != 0.0)
+            return v[i];
+    return n > 0 ? v[0] : 0.0;
+}
+
 /* Scale the input's doubles inside `copy` by `factor` (clamped to the schema's range); true when any
  * value hit the clamp. */
 static bool scale_input(cfg_scenario *copy, const cfg_scenario *orig, const sens_input *x, double factor, double *first)
@@ -89,7 +99,7 @@ static bool scale_input(cfg_scenario *copy, const cfg_scenario *orig, const sens
         }
         v[i] = t;
     }
-    *first = v[0];
+    *first = first_nonzero(v, x->count);
     return clamped;
 }
 
@@ -120,7 +130,7 @@ int model_sensitivity(const cfg_scenario *sc, const plan *p, cfg_backend be, dou
         const sens_input *x = &in.v[i];
         model_sens_item it = {0};
         snprintf(it.key, sizeof(it.key), "%s", x->key);
-        it.value = *(const double *)((const char *)sc + x->offset);
+        it.value = first_nonzero((const double *)((const char *)sc + x->offset), x->count);
         it.count = x->count;
         it.base_tok_per_s = base;
         bool ok_lo, ok_hi;

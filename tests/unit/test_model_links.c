@@ -167,5 +167,13 @@ Test(model_links, the_target_box_nccl_comes_from_its_stated_mechanism)
     cr_assert_not_null(strstr(r.out, "ring_link_latency"), "%s", r.out);
     cr_assert_not_null(strstr(r.out, "paths.visible_us"), "%s", r.out);
     cr_assert_not_null(strstr(r.out, "mechanism A"), "%s", r.out);
+    /* ... and the sensitivity list ranks the stated latency first, with the tag beside it in the file (a
+     * matrix shows its first non-zero cell): the input to measure before trusting the figure. */
+    const char *sens = strstr(r.out, "what the answer rests on");
+    cr_assert_not_null(sens, "%s", r.out);
+    const char *first = strstr(sens, "\n    ");
+    cr_assert_not_null(first);
+    cr_assert(strncmp(first + 5, "system.paths.visible_us", 23) == 0, "%s", sens);
+    cr_assert(strstr(first, "assumed            13 (all)") != NULL, "%s", sens);
     th_free(&r);
 }

@@ -69,6 +69,12 @@ typedef enum {
 /* The stage from measured bandwidths when the system's paths cover it (true), else false. */
 bool model_links_stage(const cfg_system *s, int n, model_stage_kind k, double chunk, model_flow_time *out);
 
+/* The IPC kernels' time without their kernel floor (oneshot, twoshot, push by `be`; all-gathers and
+ * reduce-scatters by `kind`), NCCL's symmetric kernels, and the host-staged MPI path (model_ipc.c). */
+double model_ipc_us(const cfg_system *s, cfg_backend be, plan_op_kind kind, double S, int n, model_terms *terms);
+double model_nccl_symm_us(const cfg_system *s, plan_op_kind kind, double S, int n, model_terms *terms);
+double model_mpi_us(const cfg_system *s, plan_op_kind kind, double S, int n, model_terms *terms);
+
 /* NCCL's ring base latency and per-step hardware latency (us) for LL or Simple on this interconnect
  * (model_comm.c's tuning tables). */
 void model_nccl_ring_latency(const cfg_system *s, bool ll, double *base, double *hw);

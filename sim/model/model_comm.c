@@ -43,16 +43,33 @@ static int nccl_shm_pairs(const cfg_system *s, int ranks)
     return shm;
 }
 
-/* The mean step latency around the ring: each step waits for its link, max(hwLat, the link's transport
- * latency), and a small message visits every link in turn. */
-static double nccl_ring_step_us(const cfg_system *s, int n, double hw_lat)
+/* The ring links' transport latencies (r -> r+1: a peer store's visibility, or a flag through host
+ * memory on an SHM link), read once per formula: every (algorithm, protocol) pair reuses them. */
+typedef struct ring_links {
+    int n;
+    double t[MODEL_MAX_RANKS];
+} ring_links;
+
+static void ring_links_read(const cfg_system *s, int n, ring_links *l)
 {
-    if (n < 2)
+    l->n = n < 2 ? 0 : n;
+    for (int r = 0; r < l->n; r++) {
+        const int b = (r + 1) % n;
+        l->t[r] = model_nccl_pair_shm(s, r, b) ? model_link_host_visible_us(s, r, b, NULL)
+                                               : model_link_visible_us(s, r, b, NULL);
+    }
+}
+
+/* The mean step latency around the ring: each step waits for its link, max(hwLat, the link's transport
+ * latency) (model_nccl_step_us's rule), and a small message visits every link in turn. */
+static double nccl_ring_step_us(const ring_links *l, double hw_lat)
+{
+    if (l->n < 2)
         return hw_lat;
     double sum = 0.0;
-    for (int r = 0; r < n; r++)
-        sum += model_nccl_step_us(s, r, (r + 1) % n, hw_lat);
-    return sum / n;
+    for (int r = 0; r < l->n; r++)
+        sum += fmax(hw_lat, l->t[r]);
+    return sum / l->n;
 }
 
 /* For --explain: the ring links' transport latencies and where they come from. */
@@ -147,6 +164,8 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
     const bool whole = allreduce || kind == PLAN_OP_REDUCE_SCATTER;
     const cfg_nccl_tuning *tune = &s->nccl_tuning;
     double bus_bw = nccl_bus_bw(s, n, terms);
+    ring_links links;
+    ring_links_read(s, n, &links);
     /* A ring link through host memory (SHM) carries what one GPU stores there and the next loads back:
      * that rate caps the ring (NCCL's own figure assumes P2P links). */
     for (int r = 0; n > 1 && r < n; r++)
@@ -183,7 +202,7 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
                 else if (p == P_LL128)
                     bw = bus_bw * 0.92;
                 algbw = bw * n / nsteps;
-                lat = nccl_base_lat[a][p] + nsteps * nccl_ring_step_us(s, n, hw[a][p]);
+                lat = nccl_base_lat[a][p] + nsteps * nccl_ring_step_us(&links, hw[a][p]);
             } else {
                 bw = bus_bw * 0.92;
                 if (p == P_LL)
@@ -191,14 +210,14 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
                 else if (p == P_LL128)
                     bw = bw * 7.0 / 9.0;
                 algbw = bw * 0.5;
-                lat = nccl_base_lat[a][p] + 2.0 * (n - 1) * nccl_ring_step_us(s, n, hw[a][p]);
+                lat = nccl_base_lat[a][p] + 2.0 * (n - 1) * nccl_ring_step_us(&links, hw[a][p]);
             }
             const double t = lat + nbytes / (1000.0 * algbw);
             char name[32];
             snprintf(name, sizeof(name), "%s/%s", algo_names[a], proto_names[p]);
             model_term_add(terms, name, t, "us", "lat %.2f (base %.1f + %s x step %.2f) + %.0f B / (1000 x algbw %.2f GB/s)",
                            lat, nccl_base_lat[a][p], a == A_RING ? "nsteps" : "2 (n-1)",
-                           nccl_ring_step_us(s, n, hw[a][p]), nbytes, algbw);
+                           nccl_ring_step_us(&links, hw[a][p]), nbytes, algbw);
             if (t < best) {
                 best = t;
                 best_a = a;

@@ -78,13 +78,15 @@ void probe_infer_p2p(const exec_links_result *r, probe_p2p *o)
     } else if (o->worst_i < 0) {
         snprintf(o->why, sizeof(o->why), "no peer flag was timed: peer access taken as direct");
     } else if (o->worst_us > o->threshold_us) {
-        o->mode = CFG_P2P_SYSMEM;
+        o->bounced = true; /* the software still takes the peer path: mode stays direct */
         char host[80] = "";
         if (o->host_median_us > 0)
             snprintf(host, sizeof(host), "; a flag through pinned host memory: %.3g us", o->host_median_us);
         snprintf(o->why, sizeof(o->why),
                  "peer access reported, but a peer store from GPU %d takes %.3g us to be seen by GPU %d (native: "
-                 "under %.0f us%s): peer traffic goes through system memory here; one-shot and two-shot will be slow",
+                 "under %.0f us%s): peer traffic goes through system memory here; NCCL's P2P steps, one-shot and "
+                 "two-shot will be slow (the model prices them from these paths; staging through host memory on "
+                 "purpose is the what-if --set system.topology.p2p=sysmem)",
                  o->worst_i, o->worst_us, o->worst_j, PROBE_NATIVE_VISIBLE_US, host);
     } else {
         snprintf(o->why, sizeof(o->why), "the slowest peer flag (GPU %d -> GPU %d) is seen in %.3g us, within "

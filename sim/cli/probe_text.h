@@ -14,12 +14,16 @@
 
 #include <stdbool.h>
 
-/* The p2p rule (docs: README "vpsim probe"). Per ordered pair i != j of the probed GPUs:
+/* The p2p rule (docs: README "vpsim probe"). topology.p2p says what the software will do on this box,
+ * which is what the model must price: per ordered pair i != j of the probed GPUs,
  *   off    when cudaDeviceCanAccessPeer said no (peer_access 0) for any pair: the custom kernels need
  *          every pair, and NCCL then stages through host memory;
- *   sysmem when peer access is reported but a peer flag takes longer to be seen than
- *          max(PROBE_NATIVE_VISIBLE_US, PROBE_HOST_FACTOR x the median host_visible_us);
  *   direct otherwise (and when nothing says otherwise: one GPU, nothing measured).
+ * Peer access reported but a peer flag slower than max(PROBE_NATIVE_VISIBLE_US, PROBE_HOST_FACTOR x the
+ * median host_visible_us) is `bounced`: the platform routes peer traffic through system memory. It stays
+ * `direct` — NCCL and the custom kernels still take the peer path, and pay the measured paths — and the
+ * findings say so in plain words ("sysmem" is the what-if of staging through host memory on purpose,
+ * --p2p sysmem / --set system.topology.p2p=sysmem).
  * PROBE_NATIVE_VISIBLE_US (assumed): a native PCIe or NVLink peer store is seen within 1-2 us (a
  * posted write across at most two GPU links and a switch or root complex: links.pcie_lat_us 0.5,
  * switch 0.15, root complex 0.3 in the shipped files); 3 us leaves room for timer and polling noise.
@@ -29,7 +33,8 @@
 #define PROBE_NATIVE_VISIBLE_US 3.0
 #define PROBE_HOST_FACTOR 2.0
 typedef struct probe_p2p {
-    int mode;            /* cfg_p2p */
+    int mode;            /* cfg_p2p: what the software does here (direct or off) */
+    bool bounced;        /* peer access reported, but peer traffic goes through system memory */
     int worst_i, worst_j; /* the slowest pair (visible_us), -1 when none measured */
     double worst_us, host_median_us, threshold_us; /* host_median_us 0 when not measured */
     char why[480];       /* the reason, in plain words */

@@ -68,31 +68,34 @@ Test(probe, p2p_direct_when_peer_flags_are_native)
 }
 
 /* A peer flag seen after 14 us against a host-memory flag of 2.5 us (threshold max(3, 5) = 5 us):
- * peer traffic goes through system memory, said in plain words naming the pair. */
-Test(probe, p2p_sysmem_when_a_peer_flag_is_slower_than_twice_host_memory)
+ * peer traffic goes through system memory, said in plain words naming the pair. The mode stays direct:
+ * NCCL and the custom kernels still take the peer path, and the model prices it from the paths. */
+Test(probe, p2p_bounced_when_a_peer_flag_is_slower_than_twice_host_memory)
 {
     exec_links_result r;
     two_gpus(&r, 1.5, 14, 2.5);
     probe_p2p p = infer(&r);
-    cr_assert_eq(p.mode, CFG_P2P_SYSMEM, "%s", p.why);
+    cr_assert_eq(p.mode, CFG_P2P_DIRECT, "%s", p.why);
+    cr_assert(p.bounced, "%s", p.why);
     cr_assert_float_eq(p.threshold_us, 5.0, 1e-12);
     cr_assert_not_null(strstr(p.why, "a peer store from GPU 1 takes 14 us to be seen by GPU 0"), "%s", p.why);
     cr_assert_not_null(strstr(p.why, "through system memory"), "%s", p.why);
     /* 4.5 us is slow for a native path but under twice the host path (5 us): still direct. */
     two_gpus(&r, 1.5, 4.5, 2.5);
-    cr_assert_eq(infer(&r).mode, CFG_P2P_DIRECT);
+    cr_assert(!infer(&r).bounced);
 }
 
-/* Without a host-memory figure the floor alone decides: 3.1 us is sysmem, 2.95 us direct. */
+/* Without a host-memory figure the floor alone decides: 3.1 us is bounced, 2.95 us native. */
 Test(probe, p2p_floor_without_host_figures)
 {
     exec_links_result r;
     two_gpus(&r, 2.9, 3.1, 0);
     probe_p2p p = infer(&r);
-    cr_assert_eq(p.mode, CFG_P2P_SYSMEM, "%s", p.why);
+    cr_assert(p.bounced, "%s", p.why);
+    cr_assert_eq(p.mode, CFG_P2P_DIRECT);
     cr_assert_float_eq(p.threshold_us, PROBE_NATIVE_VISIBLE_US, 1e-12);
     two_gpus(&r, 2.9, 2.95, 0);
-    cr_assert_eq(infer(&r).mode, CFG_P2P_DIRECT);
+    cr_assert(!infer(&r).bounced);
 }
 
 /* One pair without peer access makes the box off, however fast the flags of the others are. */
@@ -177,7 +180,7 @@ Test(probe, writes_every_measured_key_with_its_provenance)
     cr_assert_not_null(strstr(out.s, want), "%s", out.s);
     cr_assert_not_null(strstr(out.s, "  graph_launch_us: 8.5  # measured: probe"), "%s", out.s);
     cr_assert_not_null(strstr(out.s, "of a graph of 10 nodes)"), "%s", out.s);
-    cr_assert_not_null(strstr(out.s, "  p2p: sysmem  # measured: probe"), "%s", out.s);
+    cr_assert_not_null(strstr(out.s, "  p2p: direct  # measured: probe"), "%s", out.s);
     cr_assert_not_null(strstr(out.s, "GPU 1 takes 14 us to be seen by GPU 0"), "findings: %s", out.s);
     cr_assert_not_null(strstr(out.s, "    nccl:  # measured: probe"), "%s", out.s);
     /* The base's values and their comments stay; its header follows the probe's. */
@@ -198,7 +201,7 @@ Test(probe, writes_every_measured_key_with_its_provenance)
     cr_assert_float_eq(s.launch.eager_gap_us, 1.5, 1e-12);
     cr_assert_float_eq(s.launch.graph_node_us, 0.75, 1e-12);
     cr_assert_float_eq(s.launch.graph_launch_us, 8.5, 1e-12);
-    cr_assert_eq(s.topology.p2p, CFG_P2P_SYSMEM);
+    cr_assert_eq(s.topology.p2p, CFG_P2P_DIRECT); /* bounced, but still the peer path */
     /* NVML: one PCIe switch between the two (PIX), both on NUMA node 0, the box's 2 GPUs all probed. */
     cr_assert_eq(s.gpus, 2);
     cr_assert_eq(s.topology.interconnect, CFG_IC_PCIE);
@@ -210,7 +213,7 @@ Test(probe, writes_every_measured_key_with_its_provenance)
     const cfg_sys_table *tb = &s.measured.allreduce[CFG_BACKEND_NCCL];
     cr_assert(s.measured.use);
     cr_assert_eq(tb->ranks, 2);
-    cr_assert_eq(tb->p2p, 1 + CFG_P2P_SYSMEM);
+    cr_assert_eq(tb->p2p, 1 + CFG_P2P_DIRECT); /* the curves ran on the peer path */
     cr_assert_eq(tb->launch, CFG_TABLE_LAUNCH_GRAPH);
     cr_assert_eq(tb->n_bytes, 2);
     cr_assert_float_eq(tb->bytes[1], 65536, 1e-9);
@@ -341,7 +344,8 @@ Test(probe, the_report_shows_the_matrix_and_where_the_file_went)
     util_buf out = {0};
     probe_report(&in, "box.yaml", &out);
     cr_assert_not_null(strstr(out.s, "  GPU0           -       1.5\n  GPU1          14         -\n"), "%s", out.s);
-    cr_assert_not_null(strstr(out.s, "topology.p2p: sysmem"), "%s", out.s);
+    cr_assert_not_null(strstr(out.s, "topology.p2p: direct"), "%s", out.s);
+    cr_assert_not_null(strstr(out.s, "through system memory"), "%s", out.s);
     cr_assert_not_null(strstr(out.s, "wrote box.yaml"), "%s", out.s);
     util_buf_free(&out);
 }

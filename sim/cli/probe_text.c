@@ -241,7 +241,7 @@ static void launch_text(const probe_input *in, const char *prov, util_buf *out, 
         double v;
         const char *how;
     } l[] = {
-        {"eager_us", r->eager_launch_us, "host time of one eager kernel launch"},
+        {"eager_us", r->eager_launch_us, "host time of one bare cudaLaunchKernel: a framework's dispatch comes on top"},
         {"eager_gap_us", r->eager_gap_us, "GPU idle between back-to-back eager kernels"},
         {"graph_node_us", r->graph_node_us, "GPU idle between kernels of a CUDA graph"},
         {"graph_launch_us", r->graph_launch_us, "host time of one cudaGraphLaunch"},

@@ -16,12 +16,6 @@ static bool measured(double v)
     return isfinite(v) && v > 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Median of a list's off-diagonal cells (dims 2) or all cells (dims 1) that were measured; 0 if none. */
 static double list_median(const cfg_paths_list *l, int n, int dims)
 {
@@ -30,10 +24,7 @@ static double list_median(const cfg_paths_list *l, int n, int dims)
     for (int c = 0; c < l->n && c < CFG_PATHS_CELLS; c++)
         if ((dims == 1 || c / n != c % n) && measured(l->v[c]))
             v[m++] = l->v[c];
-    if (!m)
-        return 0;
-    qsort(v, (size_t)m, sizeof(double), cmp_double);
-    return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+    return m ? util_percentile(v, m, 0.5) : 0.0;
 }
 
 /* Every cell a list must have is measured (the schema refuses a zero off the diagonal). */

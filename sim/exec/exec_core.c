@@ -70,34 +70,16 @@ static void enqueue_some(exec_ctx *x, bool timers, int skip)
 
 static void enqueue_cycle(exec_ctx *x, bool timers) { enqueue_some(x, timers, -1); }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-double exec_percentile(const double *v, int n, double q)
-{
-    double *s = util_xmalloc((size_t)n * sizeof(double));
-    memcpy(s, v, (size_t)n * sizeof(double));
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
-    double pos = q * (n - 1);
-    int lo = (int)floor(pos), hi = (int)ceil(pos);
-    double r = s[lo] + (s[hi] - s[lo]) * (pos - lo);
-    free(s);
-    return r;
-}
-
 static exec_stats stats_of(const double *v, int n)
 {
     exec_stats s = {0};
     if (n <= 0)
         return s;
-    s.median_us = exec_percentile(v, n, 0.5);
-    s.p10_us = exec_percentile(v, n, 0.1);
-    s.p90_us = exec_percentile(v, n, 0.9);
-    s.min_us = exec_percentile(v, n, 0.0);
-    s.max_us = exec_percentile(v, n, 1.0);
+    s.median_us = util_percentile(v, n, 0.5);
+    s.p10_us = util_percentile(v, n, 0.1);
+    s.p90_us = util_percentile(v, n, 0.9);
+    s.min_us = util_percentile(v, n, 0.0);
+    s.max_us = util_percentile(v, n, 1.0);
     return s;
 }
 
@@ -256,12 +238,12 @@ static double measure_ops(exec_ctx *x, bool graph, const run_slots *s, double *r
         progress(x, "instrumented pass", it + 1, n_inst);
     }
     /* The first empty pair of a pass also waits for the pass to start: leave it out. */
-    const double empty_pair_us = exec_percentile(calib + 1, n_inst * N_CALIB - 1, 0.5);
+    const double empty_pair_us = util_percentile(calib + 1, n_inst * N_CALIB - 1, 0.5);
     double *col = util_xmalloc((size_t)n_inst * sizeof(double));
     for (int i = 0; i < n_ops; i++) {
         for (int it = 0; it < n_inst; it++)
             col[it] = per_pass[(size_t)it * n_ops + i];
-        raw[i] = exec_percentile(col, n_inst, 0.5);
+        raw[i] = util_percentile(col, n_inst, 0.5);
     }
     dist_max_doubles(raw, n_ops);
     dist_max_doubles(pass_wall, n_inst);

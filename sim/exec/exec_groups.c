@@ -69,7 +69,7 @@ static double time_group(exec_ctx *x, bool graph, int first, int n, int k, int p
         const double all = time_once(x, graph, SLOT_ALL, first, n, flush_op);
         d[i] = (all - few) / (n - k);
     }
-    const double m = exec_percentile(d, passes, 0.5);
+    const double m = util_percentile(d, passes, 0.5);
     free(d);
     if (graph)
         x->dev->graphs_release(x);

@@ -10,7 +10,5 @@
 int exec_open(exec_ctx *x);
 /* The environment facts into out->env, then release the backend and the device. */
 void exec_close(exec_ctx *x, exec_result *out);
-/* The q-quantile (0..1) of n values by linear interpolation over a sorted copy. */
-double exec_percentile(const double *v, int n, double q);
 
 #endif

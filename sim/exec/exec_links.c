@@ -230,7 +230,7 @@ static void reduce(links_run *r, exec_links_result *out, util_buf *failed)
                 break;
             const double s = exec_links_spread_pct(v, r->reps);
             spread = s > spread ? s : spread;
-            l->v[i] = exec_links_median(v, r->reps);
+            l->v[i] = util_percentile(v, r->reps, 0.5);
         }
         if (bad[k] >= 0) {
             memset(l, 0, sizeof(*l));

@@ -375,7 +375,7 @@ static void cuda_launch_costs(links_ctx *c, exec_links_result *out)
         host[i] = (exec_links_now_s() - t0) * 1e6;
     }
     VP_CUDA(cudaStreamSynchronize(s->st));
-    out->eager_launch_us = exec_links_median(host, LAUNCHES);
+    out->eager_launch_us = util_percentile(host, LAUNCHES, 0.5);
     /* Eager gap: a spinning kernel holds the GPU while the host queues the stamps, so the GPU, not the
      * host, sets their pace. */
     for (int r = 0; r < REPS; r++) {
@@ -386,7 +386,7 @@ static void cuda_launch_costs(links_ctx *c, exec_links_result *out)
         VP_CUDA(cudaStreamSynchronize(s->st));
         gpu[r] = (double)(stamps[NODES - 1] - stamps[0]) / 1e3 / (NODES - 1);
     }
-    out->eager_gap_us = exec_links_median(gpu, REPS);
+    out->eager_gap_us = util_percentile(gpu, REPS, 0.5);
     cudaGraph_t g;
     cudaGraphExec_t ge;
     VP_CUDA(cudaStreamBeginCapture(s->st, cudaStreamCaptureModeThreadLocal));
@@ -404,8 +404,8 @@ static void cuda_launch_costs(links_ctx *c, exec_links_result *out)
         VP_CUDA(cudaStreamSynchronize(s->st));
         gpu[r] = (double)(stamps[NODES - 1] - stamps[0]) / 1e3 / (NODES - 1);
     }
-    out->graph_launch_us = exec_links_median(host, REPS);
-    out->graph_node_us = exec_links_median(gpu, REPS);
+    out->graph_launch_us = util_percentile(host, REPS, 0.5);
+    out->graph_node_us = util_percentile(gpu, REPS, 0.5);
     out->graph_nodes = NODES;
     /* One small staged copy each way (64 B, pinned host memory), synchronised, as comm_mpi.c's staging
      * does through dev_cuda.c: host.memcpy_lat_us is the mean of the two directions. */
@@ -419,7 +419,7 @@ static void cuda_launch_costs(links_ctx *c, exec_links_result *out)
         VP_CUDA(cudaStreamSynchronize(s->st));
         host[i] = (exec_links_now_s() - t0) * 1e6 / 2.0;
     }
-    out->memcpy_lat_us = exec_links_median(host, LAUNCHES);
+    out->memcpy_lat_us = util_percentile(host, LAUNCHES, 0.5);
     VP_CUDA(cudaFreeHost(pinned));
     VP_CUDA(cudaGraphExecDestroy(ge));
     VP_CUDA(cudaGraphDestroy(g));

@@ -50,29 +50,12 @@ void exec_links_chain_fill(void *buf, const unsigned *next, int n)
                    sizeof(next[i]));
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double exec_links_median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 double exec_links_spread_pct(const double *v, int n)
 {
     if (n < 2)
         return 0.0;
-    double *c = malloc((size_t)n * sizeof(*c));
-    if (!c)
-        abort();
-    memcpy(c, v, (size_t)n * sizeof(*c));
-    const double med = exec_links_median(c, n), lo = c[0], hi = c[n - 1];
-    free(c);
-    return med > 0 ? 100.0 * (hi - lo) / med : 0.0;
+    const double med = util_percentile(v, n, 0.5);
+    return med > 0 ? 100.0 * (util_percentile(v, n, 1.0) - util_percentile(v, n, 0.0)) / med : 0.0;
 }
 
 double exec_links_now_s(void)

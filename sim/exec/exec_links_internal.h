@@ -7,6 +7,7 @@
 
 #include "exec_links.h"
 #include "../config/cfg.h" /* cfg_device */
+#include "../util/util.h"  /* util_percentile: every median of the probe */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -72,8 +73,6 @@ void exec_links_test_unmapped(int a, int b);
 void exec_links_chain(unsigned *next, int n, unsigned long long seed);
 /* Write a chain of n nodes into buf (n * EXEC_LINKS_NODE_BYTES bytes) in the layout above. */
 void exec_links_chain_fill(void *buf, const unsigned *next, int n);
-/* Median of n values (n >= 1); the array is reordered. */
-double exec_links_median(double *v, int n);
 /* (max - min) / median of n positive values, in percent; 0 for n < 2. */
 double exec_links_spread_pct(const double *v, int n);
 /* Index of (row, col) in a row-major gpus x gpus list. */

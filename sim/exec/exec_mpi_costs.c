@@ -11,12 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Mean seconds per MPI_Allreduce of `count` floats over `iters` calls, rank 0's clock (broadcast). */
 static double timed_loop(float *send, float *recv, int count, int iters)
 {
@@ -35,8 +29,7 @@ static double median_call_us(float *send, float *recv, int count, int iters, int
     double v[16];
     for (int r = 0; r < reps; r++)
         v[r] = 1e6 * timed_loop(send, recv, count, iters);
-    qsort(v, (size_t)reps, sizeof(v[0]), cmp_double);
-    return reps % 2 ? v[reps / 2] : 0.5 * (v[reps / 2 - 1] + v[reps / 2]);
+    return util_percentile(v, reps, 0.5);
 }
 
 int exec_mpi_costs_measure(const dist_job *d, bool quick, exec_mpi_costs *out, char *why, size_t len)
@@ -72,8 +65,7 @@ int exec_mpi_costs_measure(const dist_job *d, bool quick, exec_mpi_costs *out, c
         }
         conv[r] = (MPI_Wtime() - t0) / rounds; /* seconds for one conversion each way */
     }
-    qsort(conv, (size_t)out->reps, sizeof(conv[0]), cmp_double);
-    out->convert_gbs = 2.0 * 2.0 * CONVERT / conv[out->reps / 2] / 1e9;
+    out->convert_gbs = 2.0 * 2.0 * CONVERT / util_percentile(conv, out->reps, 0.5) / 1e9;
     VP_MPI(MPI_Bcast(&out->convert_gbs, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     free(half);
     free(send);

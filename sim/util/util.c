@@ -478,3 +478,21 @@ void util_json_kstr(util_json *j, const char *key, const char *s) { util_json_ke
 void util_json_kint(util_json *j, const char *key, long long v) { util_json_key(j, key); util_json_int(j, v); }
 void util_json_knum(util_json *j, const char *key, double v) { util_json_key(j, key); util_json_num(j, v); }
 void util_json_kbool(util_json *j, const char *key, bool v) { util_json_key(j, key); util_json_bool(j, v); }
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double util_percentile(const double *v, int n, double q)
+{
+    double *s = util_xmalloc((size_t)n * sizeof(double));
+    memcpy(s, v, (size_t)n * sizeof(double));
+    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    const double pos = q * (n - 1);
+    const int lo = (int)floor(pos), hi = (int)ceil(pos);
+    const double r = s[lo] + (s[hi] - s[lo]) * (pos - lo);
+    free(s);
+    return r;
+}

@@ -50,6 +50,10 @@ void util_buf_free(util_buf *b);
  * 0, or -1 when `s` is not one or overflows. */
 int util_parse_ll(const char *s, long long *out);
 
+/* The q-quantile (0 <= q <= 1) of n > 0 values, linear between the two nearest ranks (q = 0.5 of an even
+ * count: the mean of the middle two); `v` is left as it was. */
+double util_percentile(const double *v, int n, double q);
+
 /* Directory part of a path ("." when none); caller frees. */
 char *util_dirname(const char *path);
 /* Join base_dir and rel unless rel is absolute; caller frees. */

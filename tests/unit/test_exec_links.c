@@ -77,11 +77,11 @@ Test(exec_links, chain_fill_puts_the_successor_on_every_line)
 Test(exec_links, median_and_spread)
 {
     double odd[] = {5, 1, 3};
-    cr_assert_float_eq(exec_links_median(odd, 3), 3.0, 1e-12);
+    cr_assert_float_eq(util_percentile(odd, 3, 0.5), 3.0, 1e-12);
     double even[] = {4, 1, 3, 2};
-    cr_assert_float_eq(exec_links_median(even, 4), 2.5, 1e-12);
+    cr_assert_float_eq(util_percentile(even, 4, 0.5), 2.5, 1e-12);
     double one[] = {7};
-    cr_assert_float_eq(exec_links_median(one, 1), 7.0, 1e-12);
+    cr_assert_float_eq(util_percentile(one, 1, 0.5), 7.0, 1e-12);
     /* (12 - 10) / 11 = 18.18 %; the input is not reordered. */
     const double v[] = {10, 12, 11};
     cr_assert_float_eq(exec_links_spread_pct(v, 3), 200.0 / 11.0, 1e-9);

@@ -3,52 +3,20 @@
  * and then fail on every rank at once. */
 #include "comm_sysmem.h"
 #include "../dist/dist.h"
+#include "../dist/dist_shm.h"
 
 #include <cuda_runtime_api.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-void comm_shm_job_name(char *name, size_t len, int rank)
+/* Register the mapping of segment m->name (bytes long) with CUDA in this process: portable, usable from
+ * every CUDA context of the process; mapped, the GPU loads and stores it directly over PCIe (zero-copy),
+ * which is the path being measured. */
+static int register_mapping(comm_shm *m, void *p, size_t bytes, char *why, size_t len)
 {
-    /* 16 hex digits from rank 0: two jobs on one host (or a crashed earlier run whose names were not
-     * yet unlinked) never share a name, and O_EXCL catches the rest. */
-    unsigned long long token = 0;
-    if (rank == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        token = ((unsigned long long)getpid() << 40) ^ ((unsigned long long)ts.tv_sec << 20) ^
-                (unsigned long long)ts.tv_nsec ^ (unsigned long long)(uintptr_t)&ts;
-    }
-    dist_bcast(&token, sizeof(token), 0);
-    snprintf(name, len, "/vpsim-%016llx-r%d", token, rank);
-}
-
-size_t comm_shm_round(size_t bytes)
-{
-    const long page = sysconf(_SC_PAGESIZE);
-    const size_t p = page > 0 ? (size_t)page : 4096;
-    return (bytes + p - 1) / p * p;
-}
-
-/* Map `fd` (at least `bytes` long), then register the mapping with CUDA in this process. */
-static int map_and_register(comm_shm *m, int fd, size_t bytes, char *why, size_t len)
-{
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) {
-        snprintf(why, len, "mmap of shm segment %s (%zu bytes): %s", m->name, bytes, strerror(errno));
-        return -1;
-    }
     m->host = p;
     m->bytes = bytes;
-    /* Portable: usable from every CUDA context of the process; mapped: the GPU loads and stores it
-     * directly over PCIe (zero-copy), which is the path being measured. */
     cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterMapped | cudaHostRegisterPortable);
     if (e != cudaSuccess) {
         snprintf(why, len, "cudaHostRegister of shm segment %s (%zu bytes): %s", m->name, bytes,
@@ -70,30 +38,12 @@ int comm_shm_create(comm_shm *m, const char *name, size_t bytes, char *why, size
 {
     memset(m, 0, sizeof(*m));
     snprintf(m->name, sizeof(m->name), "%s", name);
-    const size_t size = comm_shm_round(bytes);
-    const int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-    if (fd < 0) {
-        snprintf(why, len, "shm_open(%s, create): %s", name, strerror(errno));
+    /* Reserved now: a fresh segment reads as zeros, and a /dev/shm too small for it fails here. */
+    void *p = dist_shm_create(name, bytes, true, why, len);
+    if (!p)
         return -1;
-    }
     m->linked = true;
-    /* A fresh segment reads as zeros: no memset needed. Its pages are reserved now, so that a /dev/shm
-     * too small for them (containers default to 64 MiB) is a clear error here, not a SIGBUS later. */
-    int rc = 0, e = 0;
-    if (ftruncate(fd, (off_t)size) != 0)
-        e = errno;
-    else
-        e = posix_fallocate(fd, 0, (off_t)size);
-    if (e) {
-        snprintf(why, len,
-                 "cannot reserve %zu bytes for shm segment %s: %s (/dev/shm too small? `df -h /dev/shm`; in a "
-                 "container, raise --shm-size)",
-                 size, name, strerror(e));
-        rc = -1;
-    }
-    if (rc == 0)
-        rc = map_and_register(m, fd, size, why, len);
-    close(fd);
+    const int rc = register_mapping(m, p, dist_shm_round(bytes), why, len);
     if (rc)
         comm_shm_detach(m);
     return rc;
@@ -103,24 +53,10 @@ int comm_shm_attach(comm_shm *m, const char *name, size_t bytes, char *why, size
 {
     memset(m, 0, sizeof(*m));
     snprintf(m->name, sizeof(m->name), "%s", name);
-    const int fd = shm_open(name, O_RDWR, 0);
-    if (fd < 0) {
-        snprintf(why, len, "shm_open(%s): %s", name, strerror(errno));
+    void *p = dist_shm_attach(name, bytes, why, len);
+    if (!p)
         return -1;
-    }
-    struct stat st;
-    int rc = 0;
-    if (fstat(fd, &st) != 0) {
-        snprintf(why, len, "fstat of shm segment %s: %s", name, strerror(errno));
-        rc = -1;
-    } else if ((size_t)st.st_size < bytes) {
-        snprintf(why, len, "shm segment %s holds %lld bytes, its owner announced %zu", name, (long long)st.st_size,
-                 bytes);
-        rc = -1;
-    }
-    if (rc == 0)
-        rc = map_and_register(m, fd, comm_shm_round(bytes), why, len);
-    close(fd);
+    const int rc = register_mapping(m, p, dist_shm_round(bytes), why, len);
     if (rc)
         comm_shm_detach(m);
     return rc;
@@ -138,8 +74,7 @@ void comm_shm_detach(comm_shm *m)
     comm_shm_unlink(m);
     if (m->registered && cudaHostUnregister(m->host) != cudaSuccess)
         cudaGetLastError(); /* at teardown there is nothing better to do than to unmap anyway */
-    if (m->host)
-        munmap(m->host, m->bytes);
+    dist_shm_unmap(m->host, m->bytes);
     m->host = m->dev = NULL;
     m->registered = false;
     m->bytes = 0;
@@ -149,14 +84,14 @@ int comm_sysmem_alloc(comm_shm *own, int rank, const size_t bytes[COMM_REG_REGIO
                       comm_reg_region regions[COMM_REG_REGIONS], char *why, size_t len)
 {
     char name[COMM_REG_HANDLE_BYTES];
-    comm_shm_job_name(name, sizeof(name), rank);
+    dist_shm_name(name, sizeof(name), "ar", dist_shm_token(), rank);
     /* Page-aligned regions: the kernels' 16-byte vector path holds on every rank, and no region shares
      * a page (or a cache line) with another one. */
     size_t offset[COMM_REG_REGIONS] = {0}, total = 0;
     for (int k = 0; k < COMM_REG_REGIONS; k++)
         if (bytes[k]) {
             offset[k] = total;
-            total += comm_shm_round(bytes[k]);
+            total += dist_shm_round(bytes[k]);
         }
     if (comm_shm_create(own, name, total, why, len))
         return -1;

@@ -1,8 +1,8 @@
 /* comm_sysmem: pinned host memory shared by the ranks of one host, for the custom backends' --p2p
  * sysmem (comm_custom.c; CUDA builds only).
  *
- * Each rank creates one POSIX shared-memory segment (shm_open, ftruncate, mmap), registers it with
- * cudaHostRegister(mapped, portable) and hands its name to the peers through the registration
+ * Each rank creates one POSIX shared-memory segment (dist_shm.h: named per job, reserved, mapped),
+ * registers it with cudaHostRegister(mapped, portable) and hands its name to the peers through the registration
  * records (comm_reg.c, handle kind shm); each peer maps the same pages and registers them in its own
  * CUDA context. A segment's name is unlinked as soon as every rank has mapped it, so a rank that dies
  * later leaves nothing behind in /dev/shm; the mappings live until comm_shm_detach. */
@@ -23,11 +23,6 @@ typedef struct comm_shm {
     bool linked;     /* created here and its name not yet unlinked */
 } comm_shm;
 
-/* A segment name for `rank`, unique per job: "/vpsim-<token>-r<rank>", the token made by rank 0 (its
- * pid, the time, its address space) and broadcast. Collective. */
-void comm_shm_job_name(char *name, size_t len, int rank);
-/* Page size multiple of `bytes` (what a segment holds; regions start at such offsets). */
-size_t comm_shm_round(size_t bytes);
 /* Create, size (zero-filled), map and register this rank's segment. 0, or -1 with a reason (nothing
  * left behind: the name is unlinked again on failure). */
 int comm_shm_create(comm_shm *m, const char *name, size_t bytes, char *why, size_t len);

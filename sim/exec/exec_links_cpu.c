@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* Segment layout: flags written by peers (slot = the writer), flags written by the owner (slot = the
@@ -23,7 +24,7 @@
 #define CHAIN_OFF 8192
 
 typedef struct cpu_state {
-    unsigned job;
+    unsigned long long token; /* of the segment names (dist_shm_token) */
     size_t seg_bytes;
     char *seg[CFG_PATHS_MAX]; /* every rank's segment as mapped here */
     char *local;              /* private buffer: the source of stores, the sink of loads */
@@ -58,9 +59,7 @@ static int cpu_open(links_ctx *c, exec_links_result *out, char *why, size_t len)
     cpu_state *s = util_xcalloc(1, sizeof(*s));
     c->state = s;
     const dist_job *d = c->d;
-    /* One name per job: rank 0's pid, told to every rank. */
-    s->job = (unsigned)getpid();
-    VP_MPI(MPI_Bcast(&s->job, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD));
+    s->token = dist_shm_token();
     s->seg_bytes = buf_off(c) + (size_t)c->bw_bytes;
     s->local = malloc((size_t)c->bw_bytes);
     char mine[300] = "";
@@ -68,7 +67,7 @@ static int cpu_open(links_ctx *c, exec_links_result *out, char *why, size_t len)
         snprintf(mine, sizeof(mine), "cannot allocate %lld bytes", c->bw_bytes);
     else {
         memset(s->local, 0x5a, (size_t)c->bw_bytes);
-        s->seg[d->rank] = exec_links_shm(s->job, d->rank, s->seg_bytes, true, -1, mine, sizeof(mine));
+        s->seg[d->rank] = exec_links_shm(exec_links_seg_name(s->token, d->rank).s, s->seg_bytes, true, -1, mine, sizeof(mine));
     }
     if (s->seg[d->rank]) {
         unsigned *next = util_xmalloc((size_t)c->hops * sizeof(*next));
@@ -78,13 +77,13 @@ static int cpu_open(links_ctx *c, exec_links_result *out, char *why, size_t len)
     }
     int rc = dist_agree(d, mine[0] != 0, mine, sizeof(mine));
     for (int p = 0; p < d->size && rc == 0; p++)
-        if (p != d->rank && !(s->seg[p] = exec_links_shm(s->job, p, s->seg_bytes, false, -1, mine, sizeof(mine))))
+        if (p != d->rank && !(s->seg[p] = exec_links_shm(exec_links_seg_name(s->token, p).s, s->seg_bytes, false, -1, mine, sizeof(mine))))
             break;
     if (rc == 0)
         rc = dist_agree(d, mine[0] != 0, mine, sizeof(mine));
     dist_barrier(); /* every rank has opened every segment (or given up): the names can go */
     if (s->seg[d->rank])
-        exec_links_shm_unlink(s->job, d->rank);
+        shm_unlink(exec_links_seg_name(s->token, d->rank).s);
     if (rc) {
         snprintf(why, len, "shared memory between the ranks: %s", mine);
         return -1;

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define SLOT_WORDS 32 /* unsigned ints per flag slot: 128 bytes, one writer each */
@@ -46,7 +47,7 @@ typedef struct cuda_state {
     unsigned *sink;              /* device word the load kernel adds its sum into */
     size_t host_bytes;
     void *host[2], *host_dev[2]; /* near, far: chain, then buffer */
-    unsigned job;
+    unsigned long long token; /* of the segment names (dist_shm_token) */
     void *hseg[CFG_PATHS_MAX], *hseg_dev[CFG_PATHS_MAX]; /* every rank's host flag page */
     bool hflags_ok;                                      /* every rank mapped every page */
 } cuda_state;
@@ -151,13 +152,12 @@ static void describe(links_ctx *c, cuda_state *s, const cuda_record *all, exec_l
 static void host_flags(links_ctx *c, cuda_state *s, int numa)
 {
     const int n = c->d->size, me = c->d->rank;
-    s->job = (unsigned)getpid();
-    VP_MPI(MPI_Bcast(&s->job, 1, MPI_UNSIGNED, 0, MPI_COMM_WORLD));
+    s->token = dist_shm_token();
     char mine[300] = "";
-    s->hseg[me] = exec_links_shm(s->job, me, HSEG_BYTES, true, numa, mine, sizeof(mine));
+    s->hseg[me] = exec_links_shm(exec_links_seg_name(s->token, me).s, HSEG_BYTES, true, numa, mine, sizeof(mine));
     const bool created = dist_all(s->hseg[me] != NULL);
     for (int p = 0; p < n && created && !mine[0]; p++)
-        if (p != me && !(s->hseg[p] = exec_links_shm(s->job, p, HSEG_BYTES, false, -1, mine, sizeof(mine))))
+        if (p != me && !(s->hseg[p] = exec_links_shm(exec_links_seg_name(s->token, p).s, HSEG_BYTES, false, -1, mine, sizeof(mine))))
             break;
     for (int p = 0; p < n && created && !mine[0]; p++) {
         if (cudaHostRegister(s->hseg[p], HSEG_BYTES, cudaHostRegisterMapped | cudaHostRegisterPortable) != cudaSuccess ||
@@ -170,7 +170,7 @@ static void host_flags(links_ctx *c, cuda_state *s, int numa)
     s->hflags_ok = dist_all(created && !mine[0]);
     dist_barrier(); /* every rank has opened every page (or given up): the names can go */
     if (s->hseg[me])
-        exec_links_shm_unlink(s->job, me);
+        shm_unlink(exec_links_seg_name(s->token, me).s);
     if (mine[0]) {
         fprintf(stderr, "vpsim[rank %d@%s]: probe: host flags in shared memory: %s (host_visible_us stays unmeasured)\n",
                 me, c->d->host, mine);

@@ -126,7 +126,7 @@ int exec_links_far_node(int near)
 #define LINKS_MPOL_MF_STRICT 1
 #define LINKS_MPOL_MF_MOVE 2
 
-static int bind_to(void *p, size_t bytes, int node)
+int exec_links_bind(void *p, size_t bytes, int node)
 {
 #ifdef SYS_mbind
     if (node < 0)
@@ -163,7 +163,7 @@ void *exec_links_alloc_on(size_t bytes, int node)
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
-    if (bind_to(p, bytes, node) != 0) {
+    if (exec_links_bind(p, bytes, node) != 0) {
         munmap(p, bytes);
         return NULL;
     }
@@ -173,48 +173,6 @@ void *exec_links_alloc_on(size_t bytes, int node)
         return NULL;
     }
     return p;
-}
-
-static void shm_name(char *buf, size_t len, unsigned job, int rank)
-{
-    snprintf(buf, len, "/vpsim-links-%u-%d", job, rank);
-}
-
-void *exec_links_shm(unsigned job, int rank, size_t bytes, bool create, int node, char *why, size_t len)
-{
-    char name[64];
-    shm_name(name, sizeof(name), job, rank);
-    const int fd = shm_open(name, create ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600);
-    if (fd < 0) {
-        snprintf(why, len, "shm_open(%s): %s", name, strerror(errno));
-        return NULL;
-    }
-    if (create && ftruncate(fd, (off_t)bytes) != 0) {
-        snprintf(why, len, "ftruncate(%s, %zu): %s", name, bytes, strerror(errno));
-        close(fd);
-        shm_unlink(name);
-        return NULL;
-    }
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) {
-        snprintf(why, len, "mmap(%s, %zu): %s", name, bytes, strerror(errno));
-        if (create)
-            shm_unlink(name);
-        return NULL;
-    }
-    if (create) {
-        bind_to(p, bytes, node); /* best effort: a segment that cannot be placed still works */
-        memset(p, 0, bytes);
-    }
-    return p;
-}
-
-void exec_links_shm_unlink(unsigned job, int rank)
-{
-    char name[64];
-    shm_name(name, sizeof(name), job, rank);
-    shm_unlink(name);
 }
 
 void exec_links_unmap(void *p, size_t bytes)

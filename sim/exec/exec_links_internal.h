@@ -7,6 +7,7 @@
 
 #include "exec_links.h"
 #include "../config/cfg.h" /* cfg_device */
+#include "../dist/dist_shm.h"
 #include "../util/util.h"  /* util_percentile: every median of the probe */
 
 #include <stdbool.h>
@@ -88,10 +89,18 @@ int exec_links_far_node(int near);
 /* Anonymous memory of `bytes` bound to NUMA node `node` (any node when node < 0), touched; NULL on
  * failure. Uses the mbind system call directly: no libnuma needed. Free with exec_links_unmap. */
 void *exec_links_alloc_on(size_t bytes, int node);
-/* POSIX shared memory: rank `rank`'s segment of job `job`, created (and touched) by its owner, opened by
- * the others; NULL with why on failure. Unlink once every rank has opened it. */
-void *exec_links_shm(unsigned job, int rank, size_t bytes, bool create, int node, char *why, size_t len);
-void exec_links_shm_unlink(unsigned job, int rank);
+/* Ask for the pages of [p, p + bytes) on NUMA node `node` (mbind; < 0: no policy). 0, or -1 when the
+ * kernel refused. */
+int exec_links_bind(void *p, size_t bytes, int node);
+/* A rank's shared segment `name` (dist_shm_name, tag "links"): created by its owner, placed on NUMA node
+ * `node` (< 0: anywhere) and touched, or mapped by the others; NULL with why on failure. The owner
+ * unlinks the name (shm_unlink) once every rank has mapped it. */
+void *exec_links_shm(const char *name, size_t bytes, bool create, int node, char *why, size_t len);
+/* Rank `rank`'s segment name in the job whose token (dist_shm_token) is `token`. */
+typedef struct exec_links_name {
+    char s[64];
+} exec_links_name;
+exec_links_name exec_links_seg_name(unsigned long long token, int rank);
 void exec_links_unmap(void *p, size_t bytes);
 
 #endif

@@ -44,19 +44,22 @@ static int nccl_shm_pairs(const cfg_system *s, int ranks)
 }
 
 /* The ring links' transport latencies (r -> r+1: a peer store's visibility, or a flag through host
- * memory on an SHM link), read once per formula: every (algorithm, protocol) pair reuses them. */
+ * memory on an SHM link), read once per formula: every (algorithm, protocol) pair reuses them, and
+ * --explain names where they came from. */
 typedef struct ring_links {
     int n;
     double t[MODEL_MAX_RANKS];
+    const char *src_p2p, *src_shm; /* where the P2P / SHM links' figures came from (NULL: no such link) */
 } ring_links;
 
 static void ring_links_read(const cfg_system *s, int n, ring_links *l)
 {
     l->n = n < 2 ? 0 : n;
+    l->src_p2p = l->src_shm = NULL;
     for (int r = 0; r < l->n; r++) {
         const int b = (r + 1) % n;
-        l->t[r] = model_nccl_pair_shm(s, r, b) ? model_link_host_visible_us(s, r, b, NULL)
-                                               : model_link_visible_us(s, r, b, NULL);
+        l->t[r] = model_nccl_pair_shm(s, r, b) ? model_link_host_visible_us(s, r, b, &l->src_shm)
+                                               : model_link_visible_us(s, r, b, &l->src_p2p);
     }
 }
 
@@ -73,23 +76,19 @@ static double nccl_ring_step_us(const ring_links *l, double hw_lat)
 }
 
 /* For --explain: the ring links' transport latencies and where they come from. */
-static void nccl_transport_term(const cfg_system *s, int n, model_terms *terms)
+static void nccl_transport_term(const cfg_system *s, const ring_links *l, model_terms *terms)
 {
-    if (!terms || n < 2)
+    if (!terms || l->n < 2)
         return;
     double sum = 0.0, lo = INFINITY, hi = 0.0;
-    const char *src_p2p = NULL, *src_shm = NULL;
-    for (int r = 0; r < n; r++) {
-        const int b = (r + 1) % n;
-        const bool shm = model_nccl_pair_shm(s, r, b);
-        const double t = shm ? model_link_host_visible_us(s, r, b, &src_shm) : model_link_visible_us(s, r, b, &src_p2p);
-        sum += t;
-        lo = fmin(lo, t);
-        hi = fmax(hi, t);
+    for (int r = 0; r < l->n; r++) {
+        sum += l->t[r];
+        lo = fmin(lo, l->t[r]);
+        hi = fmax(hi, l->t[r]);
     }
-    model_term_add(terms, "ring_link_latency", sum / n, "us", "mean over %d ring links (%.2f..%.2f): %s%s%s", n, lo,
-                   hi, src_p2p ? src_p2p : "", src_p2p && src_shm ? "; SHM links " : "",
-                   src_shm ? src_shm : "");
+    model_term_add(terms, "ring_link_latency", sum / l->n, "us", "mean over %d ring links (%.2f..%.2f): %s%s%s", l->n,
+                   lo, hi, l->src_p2p ? l->src_p2p : "", l->src_p2p && l->src_shm ? "; SHM links " : "",
+                   l->src_shm ? l->src_shm : "");
     if (s->paths.gpus > 0 && s->paths.source && *s->paths.source)
         model_term_add(terms, "paths_source", s->paths.gpus, "GPUs", "%s", s->paths.source);
 }
@@ -180,7 +179,7 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
         }
     if (terms && cfg_nccl_tuned(tune))
         tuning_term(tune, terms);
-    nccl_transport_term(s, n, terms);
+    nccl_transport_term(s, &links, terms);
     const double(*hw)[P_COUNT] = nvlink ? nccl_hw_lat_nvlink : nccl_hw_lat_pci;
     /* NCCL's time uses the whole buffer: the payload for allreduce and reduce-scatter, n x the
      * contribution for all-gather. */

@@ -11,15 +11,31 @@ typedef int (*nvml_clock_fn)(void *, int, unsigned *);
 typedef int (*nvml_temp_fn)(void *, int, unsigned *);
 typedef int (*nvml_power_fn)(void *, unsigned *);
 
+void *dev_nvml_sym(void *lib, const char *name)
+{
+    return lib ? dlsym(lib, name) : NULL;
+}
+
+void *dev_nvml_load(char *why, size_t len)
+{
+    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    nvml_init_fn init = (nvml_init_fn)(uintptr_t)dev_nvml_sym(lib, "nvmlInit_v2");
+    if (!lib || !init || init() != 0) {
+        if (why)
+            snprintf(why, len, "%s", lib ? "nvmlInit failed" : "libnvidia-ml.so.1 not found");
+        if (lib)
+            dlclose(lib);
+        return NULL;
+    }
+    return lib;
+}
+
 void dev_nvml_open(dev_nvml *n, const char *bus)
 {
     n->dev = NULL;
-    n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!n->lib)
-        return;
-    nvml_init_fn init = (nvml_init_fn)(uintptr_t)dlsym(n->lib, "nvmlInit_v2");
-    nvml_by_bus_fn by_bus = (nvml_by_bus_fn)(uintptr_t)dlsym(n->lib, "nvmlDeviceGetHandleByPciBusId_v2");
-    if (!init || !by_bus || !bus || init() != 0 || by_bus(bus, &n->dev) != 0)
+    n->lib = dev_nvml_load(NULL, 0);
+    nvml_by_bus_fn by_bus = (nvml_by_bus_fn)(uintptr_t)dev_nvml_sym(n->lib, "nvmlDeviceGetHandleByPciBusId_v2");
+    if (!by_bus || !bus || by_bus(bus, &n->dev) != 0)
         n->dev = NULL;
 }
 

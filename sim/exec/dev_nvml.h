@@ -11,6 +11,12 @@ typedef struct dev_nvml {
     void *dev; /* the GPU's handle, NULL when it could not be found */
 } dev_nvml;
 
+/* libnvidia-ml loaded and initialised (dlopen + nvmlInit_v2), or NULL with why (may be NULL); dlclose it
+ * when done. Every NVML reader of vpsim (this state, dev_nvml_topo.c) loads it here. */
+void *dev_nvml_load(char *why, size_t len);
+/* An NVML function by name from a loaded library (NULL: lib is NULL or the driver lacks it). */
+void *dev_nvml_sym(void *lib, const char *name);
+
 /* Open NVML and find the GPU at PCI bus id `bus` (cudaDeviceGetPCIBusId's form). */
 void dev_nvml_open(dev_nvml *n, const char *bus);
 /* "SM 1980 MHz, memory 3201 MHz, 39 C, 90 W", or -1 when NVML or the GPU is unavailable. */

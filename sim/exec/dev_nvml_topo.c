@@ -1,5 +1,6 @@
 /* The GPUs' topology through NVML, loaded at run time (see dev_nvml_topo.h). */
 #include "dev_nvml_topo.h"
+#include "dev_nvml.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -9,7 +10,6 @@
 
 const char *const dev_path_names[] = {"?", "NV", "PIX", "PXB", "PHB", "NODE", "SYS", NULL};
 
-typedef int (*fn_init)(void);
 typedef int (*fn_count)(unsigned *);
 typedef int (*fn_by_bus)(const char *, void **);
 typedef int (*fn_ancestor)(void *, void *, int *);
@@ -20,10 +20,6 @@ typedef int (*fn_link)(void *, unsigned, int *);
 #define NVML_P2P_CAPS_INDEX_NVLINK 2
 #define NVML_NVLINK_MAX_LINKS 18
 
-static void *sym(void *lib, const char *name)
-{
-    return lib ? dlsym(lib, name) : NULL;
-}
 
 /* NVML_TOPOLOGY_SINGLE = 10 ... SYSTEM = 50 (nvml.h), INTERNAL = 0 (the same GPU). */
 static int path_of_level(int level)
@@ -38,29 +34,15 @@ static int path_of_level(int level)
     }
 }
 
-static void *open_nvml(dev_topo *t)
-{
-    void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    fn_init init = (fn_init)(uintptr_t)sym(lib, "nvmlInit_v2");
-    if (!lib || !init || init() != 0) {
-        if (t)
-            snprintf(t->why, sizeof(t->why), "%s", lib ? "nvmlInit failed" : "libnvidia-ml.so.1 not found");
-        if (lib)
-            dlclose(lib);
-        return NULL;
-    }
-    return lib;
-}
-
 /* Per GPU: PCIe now and at most, any NVLink active. */
 static void per_gpu(void *lib, void *dev, int i, dev_topo *t)
 {
     unsigned v;
-    fn_uint cg = (fn_uint)(uintptr_t)sym(lib, "nvmlDeviceGetCurrPcieLinkGeneration");
-    fn_uint cw = (fn_uint)(uintptr_t)sym(lib, "nvmlDeviceGetCurrPcieLinkWidth");
-    fn_uint mg = (fn_uint)(uintptr_t)sym(lib, "nvmlDeviceGetMaxPcieLinkGeneration");
-    fn_uint mw = (fn_uint)(uintptr_t)sym(lib, "nvmlDeviceGetMaxPcieLinkWidth");
-    fn_link state = (fn_link)(uintptr_t)sym(lib, "nvmlDeviceGetNvLinkState");
+    fn_uint cg = (fn_uint)(uintptr_t)dev_nvml_sym(lib, "nvmlDeviceGetCurrPcieLinkGeneration");
+    fn_uint cw = (fn_uint)(uintptr_t)dev_nvml_sym(lib, "nvmlDeviceGetCurrPcieLinkWidth");
+    fn_uint mg = (fn_uint)(uintptr_t)dev_nvml_sym(lib, "nvmlDeviceGetMaxPcieLinkGeneration");
+    fn_uint mw = (fn_uint)(uintptr_t)dev_nvml_sym(lib, "nvmlDeviceGetMaxPcieLinkWidth");
+    fn_link state = (fn_link)(uintptr_t)dev_nvml_sym(lib, "nvmlDeviceGetNvLinkState");
     t->pcie_gen[i] = cg && cg(dev, &v) == 0 ? (int)v : 0;
     t->pcie_width[i] = cw && cw(dev, &v) == 0 ? (int)v : 0;
     t->pcie_max_gen[i] = mg && mg(dev, &v) == 0 ? (int)v : 0;
@@ -76,13 +58,13 @@ void dev_nvml_topology(const char (*bus)[32], int n, dev_topo *t)
 {
     memset(t, 0, sizeof(*t));
     t->n = n < DEV_TOPO_MAX ? n : DEV_TOPO_MAX;
-    void *lib = open_nvml(t);
+    void *lib = dev_nvml_load(t->why, sizeof(t->why));
     if (!lib)
         return;
-    fn_count count = (fn_count)(uintptr_t)sym(lib, "nvmlDeviceGetCount_v2");
-    fn_by_bus by_bus = (fn_by_bus)(uintptr_t)sym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
-    fn_ancestor anc = (fn_ancestor)(uintptr_t)sym(lib, "nvmlDeviceGetTopologyCommonAncestor");
-    fn_p2p p2p = (fn_p2p)(uintptr_t)sym(lib, "nvmlDeviceGetP2PStatus");
+    fn_count count = (fn_count)(uintptr_t)dev_nvml_sym(lib, "nvmlDeviceGetCount_v2");
+    fn_by_bus by_bus = (fn_by_bus)(uintptr_t)dev_nvml_sym(lib, "nvmlDeviceGetHandleByPciBusId_v2");
+    fn_ancestor anc = (fn_ancestor)(uintptr_t)dev_nvml_sym(lib, "nvmlDeviceGetTopologyCommonAncestor");
+    fn_p2p p2p = (fn_p2p)(uintptr_t)dev_nvml_sym(lib, "nvmlDeviceGetP2PStatus");
     unsigned c = 0;
     t->box_gpus = count && count(&c) == 0 ? (int)c : 0;
     void *dev[DEV_TOPO_MAX] = {0};
@@ -123,12 +105,12 @@ int dev_nvml_gpu_count(char *why, size_t len)
     }
     dev_topo t;
     memset(&t, 0, sizeof(t));
-    void *lib = open_nvml(&t);
+    void *lib = dev_nvml_load(t.why, sizeof(t.why));
     if (!lib) {
         snprintf(why, len, "%s", t.why);
         return -1;
     }
-    fn_count count = (fn_count)(uintptr_t)sym(lib, "nvmlDeviceGetCount_v2");
+    fn_count count = (fn_count)(uintptr_t)dev_nvml_sym(lib, "nvmlDeviceGetCount_v2");
     unsigned c = 0;
     const int n = count && count(&c) == 0 ? (int)c : -1;
     if (n < 0)

@@ -172,10 +172,7 @@ static int collect(const plan *p, const int *first, int n_groups, const double *
 static void where_text(char *buf, size_t len, const dist_job *d, const exec_result *res)
 {
     char date[32];
-    const time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(date, sizeof(date), "%Y-%m-%d %H:%M UTC", &tm);
+    util_utc_now(date, sizeof(date));
     const char *gpu = util_env_get(res->env, res->n_env, "gpu");
     snprintf(buf, len, "%s, %s, %s", date, d->host, gpu ? gpu : "host CPU (cpu device)");
     for (char *s = buf; *s; s++)

@@ -129,15 +129,9 @@ static const char *cpu_vendor(void)
     struct utsname u;
     if (uname(&u) == 0 && (strncmp(u.machine, "aarch64", 7) == 0 || strncmp(u.machine, "arm", 3) == 0))
         return "arm";
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    const char *v = NULL;
-    char line[256];
-    while (f && !v && fgets(line, sizeof(line), f))
-        if (strncmp(line, "vendor_id", 9) == 0)
-            v = strstr(line, "AuthenticAMD") ? "amd" : strstr(line, "GenuineIntel") ? "intel" : NULL;
-    if (f)
-        fclose(f);
-    return v;
+    char id[64];
+    util_cpuinfo("vendor_id", id, sizeof(id));
+    return strcmp(id, "AuthenticAMD") == 0 ? "amd" : strcmp(id, "GenuineIntel") == 0 ? "intel" : NULL;
 }
 
 /* The checks before anything is measured (every rank): 0, or VP_EXIT_USAGE after rank 0 said why. */
@@ -275,13 +269,6 @@ static int measure_curves(dist_job *d, const probe_args *a, int device, bool vir
     return n;
 }
 
-static void now_text(char *buf, size_t len)
-{
-    const time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    strftime(buf, len, "%Y-%m-%d %H:%M UTC", &tm);
-}
 
 /* Rank 0: the topology, the file and the report. Returns an exit status. */
 static int write_out(const probe_args *a, const dist_job *d, int device, const char *base,
@@ -293,7 +280,7 @@ static int write_out(const probe_args *a, const dist_job *d, int device, const c
     if (device == CFG_DEVICE_CUDA)
         dev_nvml_topology(links->bus_id, links->ranks, &topo);
     char date[32];
-    now_text(date, sizeof(date));
+    util_utc_now(date, sizeof(date));
     const probe_input in = {.links = links, .topo = device == CFG_DEVICE_CUDA ? &topo : NULL, .device = device,
                             .date = date, .host = d->host, .base = base, .curves = curves, .n_curves = n_curves,
                             .curves_skipped = a->no_curves, .cpu_vendor = cpu_vendor(), .host_mpi = host_mpi};

@@ -39,19 +39,8 @@ static _Atomic unsigned *flag_at(char *seg, size_t off, int slot)
 
 static void cpu_model(char *buf, size_t len)
 {
-    snprintf(buf, len, "CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    char line[256];
-    while (f && fgets(line, sizeof(line), f)) {
-        const char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) == 0 && colon) {
-            snprintf(buf, len, "%s", colon + 2);
-            buf[strcspn(buf, "\n")] = '\0';
-            break;
-        }
-    }
-    if (f)
-        fclose(f);
+    if (!util_cpuinfo("model name", buf, len))
+        snprintf(buf, len, "CPU");
 }
 
 static int cpu_open(links_ctx *c, exec_links_result *out, char *why, size_t len)

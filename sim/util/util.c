@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <linux/magic.h>
 #include <stdbool.h>
 #include <sys/stat.h>
@@ -495,4 +496,33 @@ double util_percentile(const double *v, int n, double q)
     const double r = s[lo] + (s[hi] - s[lo]) * (pos - lo);
     free(s);
     return r;
+}
+
+bool util_cpuinfo(const char *key, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    const size_t k = strlen(key);
+    bool found = false;
+    while (f && !found && fgets(line, sizeof(line), f)) {
+        const char *colon = strchr(line, ':');
+        if (colon && strncmp(line, key, k) == 0 && (line[k] == ' ' || line[k] == '\t' || line[k] == ':')) {
+            snprintf(buf, len, "%s", colon[1] == ' ' ? colon + 2 : colon + 1);
+            buf[strcspn(buf, "\n")] = '\0';
+            found = true;
+        }
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+void util_utc_now(char *buf, size_t len)
+{
+    const time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, len, "%Y-%m-%d %H:%M UTC", &tm);
 }

@@ -50,6 +50,12 @@ void util_buf_free(util_buf *b);
  * 0, or -1 when `s` is not one or overflows. */
 int util_parse_ll(const char *s, long long *out);
 
+/* The value of /proc/cpuinfo's first line for `key` (e.g. "model name", "vendor_id") into buf; false
+ * (buf "") when there is none. */
+bool util_cpuinfo(const char *key, char *buf, size_t len);
+/* Now as "YYYY-MM-DD HH:MM UTC", the date every measured value's provenance carries. */
+void util_utc_now(char *buf, size_t len);
+
 /* The q-quantile (0 <= q <= 1) of n > 0 values, linear between the two nearest ranks (q = 0.5 of an even
  * count: the mean of the middle two); `v` is left as it was. */
 double util_percentile(const double *v, int n, double q);

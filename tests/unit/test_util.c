@@ -64,3 +64,36 @@ Test(util_file, atomic_write_into_missing_directory_fails_cleanly)
     cr_assert_eq(util_write_file_atomic("/nonexistent-dir/x.json", "x", 1, err, sizeof(err)), -1);
     cr_assert(strstr(err, "cannot create") != NULL, "%s", err);
 }
+
+Test(util, percentile_interpolates_between_ranks_and_leaves_the_input)
+{
+    double v[] = {4, 1, 3, 2};
+    cr_assert_float_eq(util_percentile(v, 4, 0.5), 2.5, 1e-12); /* (2 + 3) / 2 */
+    cr_assert_float_eq(util_percentile(v, 4, 0.0), 1.0, 1e-12);
+    cr_assert_float_eq(util_percentile(v, 4, 1.0), 4.0, 1e-12);
+    cr_assert_float_eq(util_percentile(v, 4, 0.25), 1.75, 1e-12); /* position 0.75 between 1 and 2 */
+    cr_assert_float_eq(v[0], 4.0, 0.0);                           /* not sorted in place */
+    double odd[] = {9, 7, 8};
+    cr_assert_float_eq(util_percentile(odd, 3, 0.5), 8.0, 1e-12);
+}
+
+Test(util, cpuinfo_reads_a_key_or_says_there_is_none)
+{
+    char buf[128];
+    cr_assert(!util_cpuinfo("no such key here", buf, sizeof(buf)));
+    cr_assert_str_eq(buf, "");
+    /* Every Linux x86 or ARM /proc/cpuinfo has "processor" lines, numbered from 0. */
+    cr_assert(util_cpuinfo("processor", buf, sizeof(buf)));
+    cr_assert_str_eq(buf, "0");
+}
+
+Test(util, utc_now_has_the_provenance_format)
+{
+    char buf[32];
+    util_utc_now(buf, sizeof(buf));
+    int y, mo, d, h, mi;
+    char utc[4];
+    cr_assert_eq(sscanf(buf, "%4d-%2d-%2d %2d:%2d %3s", &y, &mo, &d, &h, &mi, utc), 6, "%s", buf);
+    cr_assert_str_eq(utc, "UTC");
+    cr_assert(y >= 2026 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31 && h <= 23 && mi <= 59, "%s", buf);
+}

@@ -54,20 +54,24 @@ int exec_mpi_costs_measure(const dist_job *d, bool quick, exec_mpi_costs *out, c
      * between its copy and its MPI call), many rounds, median of reps. */
     enum { CONVERT = 32768 };
     out->convert_elems = CONVERT;
-    uint16_t *half = util_xcalloc((size_t)CONVERT, sizeof(uint16_t));
-    double conv[16];
-    for (int r = 0; r < out->reps; r++) {
-        const int rounds = quick ? 50 : 400;
-        const double t0 = MPI_Wtime();
-        for (int i = 0; i < rounds; i++) {
-            dev_bf16_to_float(send, half, CONVERT);
-            dev_float_to_bf16(half, send, CONVERT);
+    /* Rank 0 alone (the others wait in the broadcast): only its figure is kept, and ranks converting at
+     * the same time would share its cores and caches. */
+    if (d->rank == 0) {
+        uint16_t *half = util_xcalloc((size_t)CONVERT, sizeof(uint16_t));
+        double conv[16];
+        for (int r = 0; r < out->reps; r++) {
+            const int rounds = quick ? 50 : 400;
+            const double t0 = MPI_Wtime();
+            for (int i = 0; i < rounds; i++) {
+                dev_bf16_to_float(send, half, CONVERT);
+                dev_float_to_bf16(half, send, CONVERT);
+            }
+            conv[r] = (MPI_Wtime() - t0) / rounds; /* seconds for one conversion each way */
         }
-        conv[r] = (MPI_Wtime() - t0) / rounds; /* seconds for one conversion each way */
+        out->convert_gbs = 2.0 * 2.0 * CONVERT / util_percentile(conv, out->reps, 0.5) / 1e9;
+        free(half);
     }
-    out->convert_gbs = 2.0 * 2.0 * CONVERT / util_percentile(conv, out->reps, 0.5) / 1e9;
     VP_MPI(MPI_Bcast(&out->convert_gbs, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-    free(half);
     free(send);
     free(recv);
     const double steps = ceil(log2((double)d->size));

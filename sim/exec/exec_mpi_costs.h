@@ -5,7 +5,7 @@
  * Each t is the median over repetitions of the mean call time of a timed loop (rank 0's clock, after a
  * barrier). The sizes, 4 KiB and 256 KiB of fp32, bracket the verify pass's payload (the line holds
  * between them, not across MPI's protocol switches). convert_gbs times dev_bf16.c's two conversions over
- * 32768 elements (cache-resident, like a verify payload), rank 0's figure. */
+ * 32768 elements (cache-resident, like a verify payload), on rank 0 alone. */
 #ifndef VPSIM_EXEC_MPI_COSTS_H
 #define VPSIM_EXEC_MPI_COSTS_H
 

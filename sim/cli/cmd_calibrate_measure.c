@@ -121,7 +121,8 @@ static int cmp_law(const void *a, const void *b)
 typedef struct law_set {
     law_point *pts[CFG_LAW_COUNT];
     int n[CFG_LAW_COUNT];
-    double gap_us;
+    double gap_us;     /* what one more empty op adds, floored at 0 */
+    double gap_raw_us; /* as measured: a difference of two noisy medians can come out below 0 */
 } law_set;
 
 /* The probe's groups for exec_time_groups (plan_probe.h): the empty ops, then each grid point's
@@ -139,13 +140,16 @@ static int make_groups(const plan *p, int *first, int *count)
     return g;
 }
 
-/* The points of the probe's per-group times: the gap (what one more empty op adds to a graph), then per
- * grid point its time less the gap, floored at 0, filed under plan_op_law_class's class and rows.
+/* The points of the probe's per-group times: the gap (what one more empty op adds to a graph, floored at
+ * 0 like every point: a gap under the timer's noise is no gap, and a negative one would make the file
+ * unloadable), then per grid point its time less the gap, floored at 0, filed under plan_op_law_class's
+ * class and rows.
  * 0, or VP_EXIT_FAIL when the plan is not laid out as plan_probe.h says. */
 static int collect(const plan *p, const int *first, int n_groups, const double *group_us, law_set *ls)
 {
     const plan_phase *ph = &p->phases[0];
-    ls->gap_us = group_us[0];
+    ls->gap_raw_us = group_us[0];
+    ls->gap_us = group_us[0] > 0.0 ? group_us[0] : 0.0;
     for (int c = 0; c < CFG_LAW_COUNT; c++)
         ls->pts[c] = util_xcalloc((size_t)n_groups + 1, sizeof(law_point));
     for (int g = 1; g < n_groups; g++) {
@@ -207,8 +211,11 @@ static void fresh_text(util_buf *out, const law_set *ls, const char *where, int 
 /* class, points, rows and us range of each table, for the user (standard error). */
 static void summary(const law_set *ls, bool graph)
 {
-    fprintf(stderr, "vpsim calibrate: launch.graph_node_us %.3f us (what one more of %d empty ops adds, %s)\n",
-            ls->gap_us, PLAN_PROBE_EMPTY, graph ? "CUDA graph" : "eager: no graph on this device");
+    fprintf(stderr, "vpsim calibrate: launch.graph_node_us %.3f us (what one more of %d empty ops adds, %s)", ls->gap_us,
+            PLAN_PROBE_EMPTY, graph ? "CUDA graph" : "eager: no graph on this device");
+    if (ls->gap_raw_us < 0.0)
+        fprintf(stderr, " (measured %.3f us, under the timer's noise: taken as 0)", ls->gap_raw_us);
+    fprintf(stderr, "\n");
     fprintf(stderr, "  %-15s %6s %13s %21s\n", "class", "points", "rows", "us (gap taken out)");
     for (int c = 0; c < CFG_LAW_COUNT; c++) {
         if (!ls->n[c]) {

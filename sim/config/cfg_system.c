@@ -12,6 +12,25 @@ const char *const cfg_table_p2p_names[] = {"any", "direct", "sysmem", "off", NUL
 const char *const cfg_table_launch_names[] = {"any", "eager", "graph", NULL};
 const char *const cfg_interconnect_names[] = {"pcie", "nvlink", NULL};
 const char *const cfg_cpu_vendor_names[] = {"amd", "intel", "arm", NULL};
+const char *const cfg_peer_mode_names[] = {"native", "staged", "off", NULL};
+const char *const cfg_nccl_level_names[] = {"auto", "LOC", "NVL", "NVB", "PIX", "PXB", "PHB", "SYS", NULL};
+
+int cfg_nccl_version_code(const char *text)
+{
+    int major, minor, patch, used = 0;
+    if (!text || sscanf(text, "%d.%d.%d%n", &major, &minor, &patch, &used) != 3 || text[used] != '\0' || major < 1 ||
+        major > 9 || minor < 0 || minor > 99 || patch < 0 || patch > 99)
+        return -1;
+    return major * 10000 + minor * 100 + patch;
+}
+
+static int nccl_version_check(const char *value, char *why, size_t why_len)
+{
+    if (cfg_nccl_version_code(value) >= 0)
+        return 0;
+    snprintf(why, why_len, "'%s' is not an NCCL version (major.minor.patch, e.g. 2.28.3)", value);
+    return -1;
+}
 #define LAW_NAME(ID, name, help) name,
 const char *const cfg_law_names[] = {CFG_LAW_LIST(LAW_NAME) NULL};
 #undef LAW_NAME
@@ -53,6 +72,8 @@ static const cfg_field gpu_fields[] = {
     NUM("kernel_floor_us", gpu, kernel_floor_us, "2.0", 0, 1000, "us", "shortest kernel, however little it does"),
     NUM("memory_gib", gpu, memory_gib, "80", 0.001, 1e6, "GiB",
         "device memory a process can use (nvidia-smi's total); the memory account is held against it"),
+    INT("cc", gpu, cc, "90", 10, 200, "x10",
+        "compute capability x 10 (90 Hopper, 100 B200, 120 RTX PRO 6000): NCCL picks its search speeds by it"),
     {0},
 };
 
@@ -64,6 +85,9 @@ static const cfg_field launch_fields[] = {
     NUM("graph_node_us", launch, graph_node_us, "0.5", 0, 1e4, "us", "GPU idle between kernels inside a CUDA graph"),
     NUM("graph_launch_us", launch, graph_launch_us, "20", 0, 1e6, "us",
         "host time to launch one CUDA graph (one graph per phase)"),
+    NUM("eager_jitter_us", launch, eager_jitter_us, "0", 0, 1e5, "us",
+        "spread (standard deviation) of one eager launch's host time between the ranks: in eager launches each "
+        "collective waits for the slowest rank (docs/model.md \"Arrival skew\"); 0 = none"),
     {0},
 };
 
@@ -78,6 +102,12 @@ static const cfg_field topology_fields[] = {
         "GPUs behind each PCIe switch (0 = attached directly to the root complex)"),
     {.key = "cpu_vendor", .type = CFG_T_ENUM, .offset = IN(topology, cpu_vendor), .def = "amd",
      .choices = cfg_cpu_vendor_names, .doc = "decides NCCL's default P2P level (paths.cc)"},
+    {.key = "peer_loads", .type = CFG_T_ENUM, .offset = IN(topology, peer_loads), .def = "native",
+     .choices = cfg_peer_mode_names,
+     .doc = "how the platform carries a kernel's loads from a peer GPU: native (BAR1 P2P), staged through system "
+            "memory (the driver's default on direct-attach PCIe without its P2P override), or off"},
+    {.key = "peer_stores", .type = CFG_T_ENUM, .offset = IN(topology, peer_stores), .def = "native",
+     .choices = cfg_peer_mode_names, .doc = "the same for a kernel's stores into a peer GPU"},
     {0},
 };
 
@@ -102,6 +132,12 @@ static const cfg_field links_fields[] = {
     NUM("fence_us", links, fence_us, "1.0", 0, 1000, "us", "a system-scope fence before a flag write"),
     NUM("host_mem_gbs", links, host_mem_gbs, "100", 0.001, 1e6, "GB/s", "host DRAM bandwidth per socket"),
     NUM("host_mem_lat_us", links, host_mem_lat_us, "0.3", 0, 1000, "us", "host DRAM access behind the root complex"),
+    NUM("staged_rtt_us", links, staged_rtt_us, "0", 0, 1e5, "us",
+        "one peer load's round trip (or a peer store's visibility) when the platform stages it through system "
+        "memory; 0 = derived: the native round trip plus a flag through host memory"),
+    NUM("sysmem_load_gbs", links, sysmem_load_gbs, "0", 0, 1e6, "GB/s",
+        "per GPU: bytes its kernels load from system memory per second while every GPU does (NCCL's SHM receives, "
+        "peer loads the platform stages); 0 = no shared limit beyond pcie_gbs x pcie_efficiency x read_efficiency"),
     {0},
 };
 
@@ -120,7 +156,19 @@ static const cfg_field host_fields[] = {
 };
 
 static const cfg_field nccl_fields[] = {
-    INT("channels", nccl, channels, "2", 1, 64, "", "rings/trees NCCL builds"),
+    {.key = "version", .type = CFG_T_STRING, .offset = IN(nccl, version), .def = "2.28.3", .check = nccl_version_check,
+     .doc = "NCCL's version (major.minor.patch): which transport and topology-search rules apply (model_nccl.c)"},
+    {.key = "p2p_level", .type = CFG_T_ENUM, .offset = IN(nccl, p2p_level), .def = "auto", .choices = cfg_nccl_level_names,
+     .doc = "NCCL_P2P_LEVEL: the farthest path NCCL uses P2P over (auto = NCCL's default for the CPU and GPU count)"},
+    {.key = "p2p_disable", .type = CFG_T_BOOL, .offset = IN(nccl, p2p_disable), .def = "false",
+     .doc = "NCCL_P2P_DISABLE=1: no P2P transport between GPUs (it wins over p2p_level)"},
+    {.key = "shm_disable", .type = CFG_T_BOOL, .offset = IN(nccl, shm_disable), .def = "false",
+     .doc = "NCCL_SHM_DISABLE=1: no host-memory transport; pairs without P2P then go through the network (sockets)"},
+    NUM("graph_bw_gbs", nccl, graph_bw_gbs, "0", 0, 1e4, "GB/s",
+        "a graph file's per-channel speed (NCCL_GRAPH_FILE speedintra); 0 = NCCL's own topology search"),
+    INT("channels", nccl, channels, "2", 1, 64, "",
+        "channels NCCL runs its collectives on (its topology search decides them on a box: `vpsim probe` reads "
+        "them from NCCL's log; `--explain` shows what the search rules give)"),
     NUM("pci_bw_gbs", nccl, pci_bw_gbs, "48", 0.001, 1e6, "GB/s",
         "NCCL's figure for the GPU's PCIe link (topo.h: width x speed / 80)"),
     NUM("sys_bw_gbs", nccl, sys_bw_gbs, "16", 0.001, 1e6, "GB/s", "NCCL's figure for the inter-socket link"),
@@ -278,6 +326,33 @@ static int paths_post(void *obj, const cfg_node *node, const char *path, cfg_err
     return 0;
 }
 
+/* The peer modes are a PCIe platform's: NVLink has no staged path. */
+static int topology_post(void *obj, const cfg_node *node, const char *path, cfg_error *err)
+{
+    const char *base = (const char *)obj - offsetof(cfg_system, topology);
+    const cfg_system *s = (const cfg_system *)(const void *)base;
+    if (s->topology.interconnect == CFG_IC_NVLINK &&
+        (s->topology.peer_loads == CFG_PEER_STAGED || s->topology.peer_stores == CFG_PEER_STAGED)) {
+        cfg_errorf(err, node, "%s: peer_loads/peer_stores 'staged' is a PCIe platform's mode; interconnect nvlink "
+                              "carries peer traffic natively (choices: native, off)", path);
+        return -1;
+    }
+    return 0;
+}
+
+static int nccl_post(void *obj, const cfg_node *node, const char *path, cfg_error *err)
+{
+    char *base = (char *)obj - offsetof(cfg_system, nccl);
+    cfg_system *s = (cfg_system *)(void *)base;
+    s->nccl.version_code = cfg_nccl_version_code(s->nccl.version);
+    if (s->nccl.version_code < 0) {
+        cfg_errorf(err, node, "%s.version: '%s' is not an NCCL version (major.minor.patch)", path,
+                   s->nccl.version ? s->nccl.version : "");
+        return -1;
+    }
+    return 0;
+}
+
 #define S(f) offsetof(cfg_system, f)
 const cfg_field cfg_system_fields[] = {
     {.key = "name", .type = CFG_T_STRING, .offset = S(name), .doc = "system name"},
@@ -285,10 +360,10 @@ const cfg_field cfg_system_fields[] = {
     {.key = "gpus", .type = CFG_T_INT, .offset = S(gpus), CFG_RANGE(1, 1024), .doc = "GPUs in the system"},
     {.key = "gpu", .type = CFG_T_MAP, .offset = S(gpu), .fields = gpu_fields, .doc = "the GPU"},
     {.key = "launch", .type = CFG_T_MAP, .offset = S(launch), .fields = launch_fields, .doc = "kernel launch costs"},
-    {.key = "topology", .type = CFG_T_MAP, .offset = S(topology), .fields = topology_fields, .doc = "interconnect layout"},
+    {.key = "topology", .type = CFG_T_MAP, .offset = S(topology), .fields = topology_fields, .post = topology_post, .doc = "interconnect layout"},
     {.key = "links", .type = CFG_T_MAP, .offset = S(links), .fields = links_fields, .doc = "link bandwidths and latencies"},
     {.key = "host", .type = CFG_T_MAP, .offset = S(host), .fields = host_fields, .doc = "host costs"},
-    {.key = "nccl", .type = CFG_T_MAP, .offset = S(nccl), .fields = nccl_fields,
+    {.key = "nccl", .type = CFG_T_MAP, .offset = S(nccl), .fields = nccl_fields, .post = nccl_post,
      .doc = "NCCL's tuning-model inputs for this box"},
     {.key = "custom", .type = CFG_T_MAP, .offset = S(custom), .fields = custom_fields,
      .doc = "vpsim's IPC allreduce kernels"},

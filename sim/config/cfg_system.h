@@ -15,6 +15,28 @@
 
 typedef enum { CFG_P2P_DIRECT, CFG_P2P_SYSMEM, CFG_P2P_OFF } cfg_p2p;
 extern const char *const cfg_p2p_names[];
+/* How the platform (chipset + the NVIDIA driver's PCIe P2P type) carries a kernel's peer loads or peer
+ * stores when the software takes the peer path: natively (BAR1 P2P), staged through system memory (the
+ * driver's default "mailbox" P2P on direct-attach boxes without the ForceP2P / RMPcieP2PType override), or
+ * not at all. Loads and stores are separate: PCIe reads are non-posted, writes posted, and the two are
+ * known to be handled differently (docs/model.md "How the platform moves peer traffic"). */
+typedef enum { CFG_PEER_NATIVE, CFG_PEER_STAGED, CFG_PEER_OFF } cfg_peer_mode;
+extern const char *const cfg_peer_mode_names[];
+/* NCCL_P2P_LEVEL as NCCL reads it (src/graph/paths.cc ncclGetUserP2pLevel): auto = unset. The names are
+ * NCCL's path types, nearest first; the model's path types map onto them (model_nccl.c). */
+typedef enum {
+    CFG_NCCL_LEVEL_AUTO,
+    CFG_NCCL_LEVEL_LOC,
+    CFG_NCCL_LEVEL_NVL,
+    CFG_NCCL_LEVEL_NVB,
+    CFG_NCCL_LEVEL_PIX,
+    CFG_NCCL_LEVEL_PXB,
+    CFG_NCCL_LEVEL_PHB,
+    CFG_NCCL_LEVEL_SYS
+} cfg_nccl_level;
+extern const char *const cfg_nccl_level_names[];
+/* "2.28.3" -> 22803; -1 when the text is not major.minor.patch with minor and patch below 100. */
+int cfg_nccl_version_code(const char *text);
 /* "any" followed by cfg_p2p_names: the p2p setting a measured table holds for. */
 extern const char *const cfg_table_p2p_names[];
 /* How the calls of a measured table were launched: the table still applies under the other mode, but a
@@ -151,6 +173,7 @@ typedef struct cfg_system {
         int gemm_tile_m;        /* rows per tensor-core tile: efficiency scales with min(1, rows / tile) */
         double kernel_floor_us; /* shortest kernel, however little it does */
         double memory_gib;      /* device memory a process can use */
+        int cc;                 /* compute capability x 10 (90 Hopper, 120 RTX PRO 6000): NCCL's search reads it */
     } gpu;
     struct {
         double eager_us;            /* host time to launch one kernel eagerly (framework + driver) */
@@ -158,6 +181,7 @@ typedef struct cfg_system {
         double eager_gap_us;        /* GPU idle between back-to-back kernels of an eager stream */
         double graph_node_us;       /* GPU idle between kernels inside a CUDA graph */
         double graph_launch_us;     /* host time to launch one graph (one per phase) */
+        double eager_jitter_us;     /* spread (std dev) of one eager launch's host time between ranks */
     } launch;
     struct {
         int interconnect; /* cfg_interconnect: how GPUs reach each other */
@@ -165,6 +189,8 @@ typedef struct cfg_system {
         int sockets;
         int gpus_per_switch; /* 0 = each GPU attaches directly to its socket's root complex */
         int cpu_vendor;      /* cfg_cpu_vendor */
+        int peer_loads;      /* cfg_peer_mode: how the platform carries a kernel's peer loads */
+        int peer_stores;     /* cfg_peer_mode: ... and its peer stores */
     } topology;
     struct {
         double pcie_gbs, pcie_efficiency, pcie_lat_us; /* each GPU's link, per direction */
@@ -176,6 +202,8 @@ typedef struct cfg_system {
         double many_writer_efficiency;                 /* posted writes into one GPU from many writers */
         double fence_us;                               /* a system-scope fence */
         double host_mem_gbs, host_mem_lat_us;          /* pinned host memory seen from a GPU */
+        double staged_rtt_us;  /* one staged peer access's round trip (0 = derived through host memory) */
+        double sysmem_load_gbs; /* per GPU: kernel loads from system memory while every GPU loads (0 = no limit) */
     } links;
     struct {
         double cycle_overhead_us; /* scheduler, sampling, bookkeeping per decode cycle */
@@ -186,7 +214,13 @@ typedef struct cfg_system {
         double convert_gbs;       /* bf16 bytes the host converts to fp32 (or back) per second */
     } host;
     struct {
-        int channels;
+        char *version;        /* NCCL's version as "major.minor.patch": its transport and search rules */
+        int version_code;     /* derived on load: cfg_nccl_version_code(version) */
+        int p2p_level;        /* cfg_nccl_level: NCCL_P2P_LEVEL */
+        bool p2p_disable;     /* NCCL_P2P_DISABLE=1 */
+        bool shm_disable;     /* NCCL_SHM_DISABLE=1 */
+        double graph_bw_gbs;  /* a graph file's (NCCL_GRAPH_FILE) per-channel speed; 0 = NCCL's own search */
+        int channels;         /* channels NCCL runs (what its search built on the box) */
         double pci_bw_gbs;    /* NCCL's figure for the GPU's PCIe link (topo.h) */
         double sys_bw_gbs;    /* NCCL's figure for the inter-socket link */
         double nvlink_bw_gbs; /* NCCL's per-GPU NVLink figure */

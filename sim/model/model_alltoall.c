@@ -19,23 +19,23 @@ static double alltoall_nccl_us(const cfg_system *s, double S, int n, model_terms
     const double block = S / n;
     const bool ll = block <= NCCL_P2P_LL_BYTES;
     const double wire = ll ? 2.0 * block : block;
-    double base, hw;
-    model_nccl_ring_latency(s, ll, &base, &hw);
+    const int proto = ll ? MODEL_NCCL_LL : MODEL_NCCL_SIMPLE;
+    const double base = model_nccl_base_lat(MODEL_NCCL_RING, proto);
     /* A rank's n-1 messages in turn; the slowest rank's sum sets the step. */
     double steps = 0.0;
     for (int a = 0; a < n; a++) {
         double sum = 0.0;
         for (int b = 0; b < n; b++)
             if (a != b)
-                sum += model_nccl_step_us(s, a, b, hw);
+                sum += model_nccl_p2p_step_us(s, a, b, n, ll);
         if (sum > steps)
             steps = sum;
     }
     const double lat = base + steps;
     model_term_add(terms, "p2p_latency", lat, "us",
-                   "%s: base %.1f + the slowest rank's (n-1) %d steps of max(hwLat %.2f (NCCL tuning.cc, %s), "
-                   "its pair's transport latency) = %.2f",
-                   ll ? "LL" : "Simple", base, n - 1, hw, nvlink ? "NVLink" : "PCIe", steps);
+                   "%s: base %.1f + the slowest rank's (n-1) %d steps over each pair's transport (%s) = %.2f",
+                   ll ? "LL" : "Simple", base, n - 1, nvlink ? "NVLink, floored at NCCL's hwLat" : "P2P, SHM or NET",
+                   steps);
     model_flows f;
     f.n = 0;
     int shm = 0;
@@ -43,7 +43,7 @@ static double alltoall_nccl_us(const cfg_system *s, double S, int n, model_terms
         for (int b = 0; b < n; b++) {
             if (a == b)
                 continue;
-            if (model_nccl_pair_shm(s, a, b)) {
+            if (model_nccl_pair_shm(s, a, b, n)) {
                 shm++;
                 model_flows_add(&f, a, MODEL_HOST(model_topo_socket(s, b)), wire);
                 model_flows_add(&f, MODEL_HOST(model_topo_socket(s, b)), b, wire);

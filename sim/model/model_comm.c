@@ -10,107 +10,106 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ---------------- NCCL's tuning model ----------------
+/* ---------------- NCCL: what it runs (model_nccl.c), priced from the links ----------------
  * NCCL src/graph/tuning.cc (v2.2x-2.30): baseLat[algo][proto] and hwLat[hw][algo][proto] in us, protocols
  * LL, LL128, Simple. On PCIe NCCL never picks LL128 (only when the path is NVLink, <= PATH_NVB). */
-enum { P_LL, P_LL128, P_SIMPLE, P_COUNT };
-enum { A_TREE, A_RING, A_COUNT };
-static const char *const proto_names[P_COUNT] = {"LL", "LL128", "Simple"};
-static const char *const algo_names[A_COUNT] = {"tree", "ring"};
-static const double nccl_base_lat[A_COUNT][P_COUNT] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
-static const double nccl_hw_lat_nvlink[A_COUNT][P_COUNT] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
-static const double nccl_hw_lat_pci[A_COUNT][P_COUNT] = {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}};
+const char *const model_nccl_proto_names[] = {"LL", "LL128", "Simple", NULL};
+const char *const model_nccl_algo_names[] = {"tree", "ring", NULL};
+static const double nccl_base_lat[MODEL_NCCL_ALGOS][MODEL_NCCL_PROTOS] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
+static const double nccl_hw_lat_nvlink[MODEL_NCCL_ALGOS][MODEL_NCCL_PROTOS] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
+static const double nccl_hw_lat_pci[MODEL_NCCL_ALGOS][MODEL_NCCL_PROTOS] = {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}};
 
-/* The worst path among the ranks, and NCCL's P2P decision per ring neighbour pair. */
-static model_path_type worst_path(const cfg_system *s, int ranks)
+double model_nccl_base_lat(int algo, int proto) { return nccl_base_lat[algo][proto]; }
+
+/* tuning.cc: intraHw is NVLINK only when the graph's typeIntra is NVL; PHB, SYS and SHM use the PCI row. */
+double model_nccl_hw_lat(const cfg_system *s, int algo, int proto)
 {
-    model_path_type w = s->topology.interconnect == CFG_IC_NVLINK ? MODEL_PATH_NVL : MODEL_PATH_PIX;
-    for (int a = 0; a < ranks; a++)
-        for (int b = a + 1; b < ranks; b++) {
-            model_path_type t = model_topo_path_type(s, a, b);
-            if (t > w)
-                w = t;
-        }
-    return w;
+    return (s->topology.interconnect == CFG_IC_NVLINK ? nccl_hw_lat_nvlink : nccl_hw_lat_pci)[algo][proto];
 }
 
-/* Ring links (r -> r+1) NCCL connects through host memory (SHM). */
-static int nccl_shm_pairs(const cfg_system *s, int ranks)
+bool model_nccl_pair_shm(const cfg_system *s, int a, int b, int n)
 {
-    int shm = 0;
-    for (int r = 0; ranks > 1 && r < ranks; r++)
-        shm += model_nccl_pair_shm(s, r, (r + 1) % ranks);
-    return shm;
+    return model_nccl_link(s, a, b, n) != MODEL_NCCL_P2P;
 }
 
-/* The ring links' transport latencies (r -> r+1: a peer store's visibility, or a flag through host
- * memory on an SHM link), read once per formula: every (algorithm, protocol) pair reuses them, and
- * --explain names where they came from. */
+/* One protocol step over link a -> b as the transport does it:
+ *   P2P (NCCL writes into the peer's buffer; P2P read mode is A100-NVLink only): LL polls its own memory
+ *     for the line the peer stored (a peer store's visibility); Simple adds the system-scope fence
+ *     before the tail store (prims_simple.h postPeer).
+ *   SHM (buffers in the receiver's host memory, NCCL_SHM_LOCALITY=2; the kernel loads and stores them
+ *     directly, no cudaMemcpy): LL polls the line through host memory; Simple waits for the tail there,
+ *     then loads the data from host memory (a dependent round trip), after the sender's fence.
+ *   NET on one host (sockets): the proxy copies down and up, and a host step between.
+ * On NVLink NCCL's hwLat is the floor of a step (its kernels' own pipeline); on PCIe the transport's
+ * latency is the step (NCCL's PCI hwLat is an estimate for P2P over a switch). */
+static double link_step_us(const cfg_system *s, int a, int b, int p, int n, model_nccl_transport *tr,
+                           const char **src)
+{
+    *tr = model_nccl_link(s, a, b, n);
+    double t;
+    switch (*tr) {
+    case MODEL_NCCL_P2P:
+        t = model_link_visible_us(s, a, b, src) + (p == MODEL_NCCL_SIMPLE ? s->links.fence_us : 0.0);
+        break;
+    case MODEL_NCCL_SHM:
+        t = model_link_host_visible_us(s, a, b, src);
+        if (p == MODEL_NCCL_SIMPLE)
+            t += s->links.fence_us + model_link_host_load_rtt_us(s, b, NULL);
+        break;
+    default:
+        t = 2.0 * s->host.memcpy_lat_us + s->host.mpi_lat_us;
+        if (src)
+            *src = "2 x host.memcpy_lat_us + host.mpi_lat_us (sockets through NCCL's proxy)";
+        break;
+    }
+    if (s->topology.interconnect == CFG_IC_NVLINK)
+        t = fmax(t, model_nccl_hw_lat(s, MODEL_NCCL_RING, p));
+    return t;
+}
+
+/* The ring's links for one protocol: the mean step (a small message visits every link in turn), the
+ * transports in use, and where the latencies came from (for --explain). */
 typedef struct ring_links {
-    int n;
-    double t[MODEL_MAX_RANKS];
-    const char *src_p2p, *src_shm; /* where the P2P / SHM links' figures came from (NULL: no such link) */
+    int n, counts[3];
+    double mean, lo, hi;
+    const char *src[3];
 } ring_links;
 
-static void ring_links_read(const cfg_system *s, int n, ring_links *l)
+static void ring_links_read(const cfg_system *s, int n, int p, ring_links *l)
 {
-    l->n = n < 2 ? 0 : n;
-    l->src_p2p = l->src_shm = NULL;
-    for (int r = 0; r < l->n; r++) {
-        const int b = (r + 1) % n;
-        l->t[r] = model_nccl_pair_shm(s, r, b) ? model_link_host_visible_us(s, r, b, &l->src_shm)
-                                               : model_link_visible_us(s, r, b, &l->src_p2p);
+    memset(l, 0, sizeof(*l));
+    l->n = n;
+    l->lo = INFINITY;
+    for (int r = 0; r < n && n > 1; r++) {
+        model_nccl_transport tr;
+        const char *src = NULL;
+        const double t = link_step_us(s, r, (r + 1) % n, p, n, &tr, &src);
+        l->counts[tr]++;
+        l->src[tr] = src;
+        l->mean += t / n;
+        l->lo = fmin(l->lo, t);
+        l->hi = fmax(l->hi, t);
     }
 }
 
-/* The mean step latency around the ring: each step waits for its link, max(hwLat, the link's transport
- * latency) (model_nccl_step_us's rule), and a small message visits every link in turn. */
-static double nccl_ring_step_us(const ring_links *l, double hw_lat)
+bool model_nccl_proto_allowed(const cfg_nccl_tuning *t, int p, bool nvlink)
 {
-    if (l->n < 2)
-        return hw_lat;
-    double sum = 0.0;
-    for (int r = 0; r < l->n; r++)
-        sum += fmax(hw_lat, l->t[r]);
-    return sum / l->n;
-}
-
-/* For --explain: the ring links' transport latencies and where they come from. */
-static void nccl_transport_term(const cfg_system *s, const ring_links *l, model_terms *terms)
-{
-    if (!terms || l->n < 2)
-        return;
-    double sum = 0.0, lo = INFINITY, hi = 0.0;
-    for (int r = 0; r < l->n; r++) {
-        sum += l->t[r];
-        lo = fmin(lo, l->t[r]);
-        hi = fmax(hi, l->t[r]);
-    }
-    model_term_add(terms, "ring_link_latency", sum / l->n, "us", "mean over %d ring links (%.2f..%.2f): %s%s%s", l->n,
-                   lo, hi, l->src_p2p ? l->src_p2p : "", l->src_p2p && l->src_shm ? "; SHM links " : "",
-                   l->src_shm ? l->src_shm : "");
-    if (s->paths.gpus > 0 && s->paths.source && *s->paths.source)
-        model_term_add(terms, "paths_source", s->paths.gpus, "GPUs", "%s", s->paths.source);
-}
-
-/* The scenario's nccl.protocol / nccl.algorithm as the sets NCCL chooses from (NCCL_PROTO, NCCL_ALGO). */
-static bool proto_allowed(const cfg_nccl_tuning *t, int p, bool nvlink)
-{
-    static const int as_cfg[P_COUNT] = {CFG_NCCL_PROTO_LL, CFG_NCCL_PROTO_LL128, CFG_NCCL_PROTO_SIMPLE};
+    static const int as_cfg[MODEL_NCCL_PROTOS] = {CFG_NCCL_PROTO_LL, CFG_NCCL_PROTO_LL128, CFG_NCCL_PROTO_SIMPLE};
     if (t->protocol != CFG_NCCL_PROTO_AUTO)
         return t->protocol == as_cfg[p]; /* NCCL enables LL128 off NVLink too when NCCL_PROTO names it */
-    return p != P_LL128 || nvlink;
+    return p != MODEL_NCCL_LL128 || nvlink;
 }
 
-static bool algo_allowed(const cfg_nccl_tuning *t, int a, bool allreduce)
+bool model_nccl_algo_allowed(const cfg_nccl_tuning *t, int a, bool allreduce)
 {
     if (!allreduce)
-        return a == A_RING; /* NCCL runs all-gather as a ring only; nccl.algorithm applies to allreduces */
-    return t->algorithm == CFG_NCCL_ALGO_AUTO || (t->algorithm == CFG_NCCL_ALGO_RING) == (a == A_RING);
+        return a == MODEL_NCCL_RING; /* NCCL runs all-gather as a ring only; nccl.algorithm applies to allreduces */
+    return t->algorithm == CFG_NCCL_ALGO_AUTO || (t->algorithm == CFG_NCCL_ALGO_RING) == (a == MODEL_NCCL_RING);
 }
 
-/* NCCL's busBw: channels x the slowest link's per-channel figure, up to the GPU's link. On NVLink the
- * system gives the per-GPU figure at NCCL's own channel count; a tuned count takes its share of it. */
+/* The bytes' rate: channels x the slowest link's per-channel figure, up to the GPU's link; an SHM link
+ * carries what one GPU stores into host memory and the next loads back, and that rate caps the ring. On
+ * NVLink the system gives the per-GPU figure at NCCL's own channel count; a tuned count takes its share. */
 static double nccl_bus_bw(const cfg_system *s, int n, model_terms *terms)
 {
     const cfg_nccl_tuning *t = &s->nccl_tuning;
@@ -127,13 +126,23 @@ static double nccl_bus_bw(const cfg_system *s, int n, model_terms *terms)
                        ch_src, channels, s->nccl.nvlink_bw_gbs, s->nccl.channels, s->nccl.nvlink_bw_gbs);
         return bw;
     }
-    /* The ring's per-channel bandwidth is its slowest link: the GPU's PCIe link, or the socket
-     * interconnect when the ring crosses it; channels add up to the GPU's link at most. */
-    const bool sys_path = worst_path(s, n) == MODEL_PATH_SYS;
-    const double path_bw = sys_path && s->nccl.sys_bw_gbs < s->nccl.pci_bw_gbs ? s->nccl.sys_bw_gbs : s->nccl.pci_bw_gbs;
-    const double bw = fmin(channels * path_bw, s->nccl.pci_bw_gbs);
-    model_term_add(terms, "busBw", bw, "GB/s", "min(%s %d x %s %.1f GB/s, pci_bw_gbs %.1f)", ch_src, channels,
-                   sys_path ? "sys_bw_gbs" : "pci_bw_gbs", path_bw, s->nccl.pci_bw_gbs);
+    double path_bw = s->nccl.pci_bw_gbs;
+    for (int r = 0; r < n && n > 1; r++)
+        if (model_topo_path_type(s, r, (r + 1) % n) == MODEL_PATH_SYS)
+            path_bw = fmin(s->nccl.pci_bw_gbs, s->nccl.sys_bw_gbs);
+    double bw = fmin(channels * path_bw, s->nccl.pci_bw_gbs);
+    model_term_add(terms, "busBw", bw, "GB/s", "min(%s %d x %.1f GB/s (nccl.pci_bw_gbs / sys_bw_gbs), pci_bw_gbs %.1f)",
+                   ch_src, channels, path_bw, s->nccl.pci_bw_gbs);
+    for (int r = 0; r < n && n > 1; r++)
+        if (model_nccl_pair_shm(s, r, (r + 1) % n, n)) {
+            const char *src = "";
+            const double g = model_link_host_path_gbs(s, r, (r + 1) % n, &src);
+            if (g < bw) {
+                bw = g;
+                model_term_add(terms, "shm_bw", g, "GB/s", "ring link %d -> %d through host memory caps the rate: %s", r,
+                               (r + 1) % n, src);
+            }
+        }
     return bw;
 }
 
@@ -153,93 +162,79 @@ static void tuning_term(const cfg_nccl_tuning *t, model_terms *terms)
     model_term_add(terms, "nccl_tuning", n, "vars", "%s", text);
 }
 
+/* For --explain: NCCL's rules on this box (transport, level, search). */
+static void rules_terms(const cfg_system *s, int n, const model_nccl_graph *g, const ring_links *l, model_terms *terms)
+{
+    if (!terms || n < 2)
+        return;
+    const char *why = "";
+    const int level = model_nccl_p2p_level(s, n, &why);
+    model_term_add(terms, "p2p_level", level, "path", "NCCL %s: P2P up to %s (%s)", s->nccl.version,
+                   level < 0 ? "none (LOC)" : model_path_type_names[level], why);
+    model_term_add(terms, "transports", l->counts[MODEL_NCCL_SHM] + l->counts[MODEL_NCCL_NET], "links",
+                   "ring links: %d P2P, %d SHM, %d NET", l->counts[0], l->counts[1], l->counts[2]);
+    if (s->topology.interconnect != CFG_IC_NVLINK)
+        model_term_add(terms, "search", g->bw_gbs, "GB/s", "%s: ring bottleneck %.1f GB/s (NCCL's figures) against %s -> "
+                       "%d channel(s) x %.3g GB/s, %d after ncclTopoPostset%s", g->fallback ? "fallback" : "searched",
+                       g->bottleneck_gbs, g->speeds, g->search_channels, g->bw_gbs, g->channels,
+                       g->fallback ? " (no speed fits: 'falling back to simple order', bw 0.1, type SYS)" : "");
+    model_term_add(terms, "ring_link_latency", l->mean, "us", "mean step over %d ring links (%.2f..%.2f): %s%s%s%s%s", l->n,
+                   l->lo, l->hi, l->src[0] ? "P2P " : "", l->src[0] ? l->src[0] : "", l->src[1] ? "; SHM " : "",
+                   l->src[1] ? l->src[1] : "", l->src[2] ? "; NET by host copies" : "");
+    if (s->paths.gpus > 0 && s->paths.source && *s->paths.source)
+        model_term_add(terms, "paths_source", s->paths.gpus, "GPUs", "%s", s->paths.source);
+}
+
 double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double bytes, int n, model_terms *terms,
                              char *algo_proto)
 {
-    const bool nvlink = s->topology.interconnect == CFG_IC_NVLINK;
     const bool allreduce = kind == PLAN_OP_ALLREDUCE;
     /* NCCL's reduce-scatter is a ring of n-1 steps like its all-gather (tree is allreduce-only), and
      * its tuning model times the whole send buffer, which is the payload here. */
     const bool whole = allreduce || kind == PLAN_OP_REDUCE_SCATTER;
     const cfg_nccl_tuning *tune = &s->nccl_tuning;
-    double bus_bw = nccl_bus_bw(s, n, terms);
+    const double nbytes = whole ? bytes : bytes * n; /* all-gather: n x the contribution */
+    model_nccl_graph g;
+    model_nccl_search(s, n, &g);
+    int a, p;
+    model_nccl_choose(s, &g, allreduce, nbytes, n, &a, &p, terms);
     ring_links links;
-    ring_links_read(s, n, &links);
-    /* A ring link through host memory (SHM) carries what one GPU stores there and the next loads back:
-     * that rate caps the ring (NCCL's own figure assumes P2P links). */
-    for (int r = 0; n > 1 && r < n; r++)
-        if (model_nccl_pair_shm(s, r, (r + 1) % n)) {
-            const char *src = "";
-            const double g = model_link_host_path_gbs(s, r, (r + 1) % n, &src);
-            if (g < bus_bw) {
-                bus_bw = g;
-                model_term_add(terms, "shm_bw", g, "GB/s", "ring link %d -> %d through host memory caps busBw: %s", r,
-                               (r + 1) % n, src);
-            }
-        }
+    ring_links_read(s, n, p, &links);
+    rules_terms(s, n, &g, &links, terms);
     if (terms && cfg_nccl_tuned(tune))
         tuning_term(tune, terms);
-    nccl_transport_term(s, &links, terms);
-    const double(*hw)[P_COUNT] = nvlink ? nccl_hw_lat_nvlink : nccl_hw_lat_pci;
-    /* NCCL's time uses the whole buffer: the payload for allreduce and reduce-scatter, n x the
-     * contribution for all-gather. */
-    const double nbytes = whole ? bytes : bytes * n;
-    double best = INFINITY;
-    int best_a = A_RING, best_p = P_SIMPLE;
-    for (int a = 0; a < A_COUNT; a++) {
-        if (!algo_allowed(tune, a, allreduce))
-            continue;
-        for (int p = 0; p < P_COUNT; p++) {
-            if (!proto_allowed(tune, p, nvlink))
-                continue;
-            double bw, lat, algbw;
-            if (a == A_RING) {
-                const int nsteps = allreduce ? 2 * (n - 1) : n - 1;
-                bw = bus_bw;
-                if (p == P_LL)
-                    bw = fmin(s->nccl.ll_max_bw_gbs, bus_bw * 0.5);
-                else if (p == P_LL128)
-                    bw = bus_bw * 0.92;
-                algbw = bw * n / nsteps;
-                lat = nccl_base_lat[a][p] + nsteps * nccl_ring_step_us(&links, hw[a][p]);
-            } else {
-                bw = bus_bw * 0.92;
-                if (p == P_LL)
-                    bw = fmin(bw / 3.8, s->nccl.ll_max_bw_gbs);
-                else if (p == P_LL128)
-                    bw = bw * 7.0 / 9.0;
-                algbw = bw * 0.5;
-                lat = nccl_base_lat[a][p] + 2.0 * (n - 1) * nccl_ring_step_us(&links, hw[a][p]);
-            }
-            const double t = lat + nbytes / (1000.0 * algbw);
-            char name[32];
-            snprintf(name, sizeof(name), "%s/%s", algo_names[a], proto_names[p]);
-            model_term_add(terms, name, t, "us", "lat %.2f (base %.1f + %s x step %.2f) + %.0f B / (1000 x algbw %.2f GB/s)",
-                           lat, nccl_base_lat[a][p], a == A_RING ? "nsteps" : "2 (n-1)",
-                           nccl_ring_step_us(&links, hw[a][p]), nbytes, algbw);
-            if (t < best) {
-                best = t;
-                best_a = a;
-                best_p = p;
-            }
-        }
+    /* The choice priced: NCCL's base latency (its kernel's fixed cost), the steps over the box's links,
+     * the bytes at the links' rate with the protocol's share of it. */
+    const double bus_bw = nccl_bus_bw(s, n, terms);
+    double bw, lat;
+    if (a == MODEL_NCCL_RING) {
+        const int nsteps = allreduce ? 2 * (n - 1) : n - 1;
+        bw = p == MODEL_NCCL_LL ? fmin(s->nccl.ll_max_bw_gbs, bus_bw * 0.5) : p == MODEL_NCCL_LL128 ? bus_bw * 0.92 : bus_bw;
+        bw *= (double)n / nsteps;
+        lat = nccl_base_lat[a][p] + nsteps * links.mean;
+    } else {
+        bw = bus_bw * 0.92;
+        bw = p == MODEL_NCCL_LL ? fmin(bw / 3.8, s->nccl.ll_max_bw_gbs) : p == MODEL_NCCL_LL128 ? bw * 7.0 / 9.0 : bw;
+        bw *= 0.5;
+        lat = nccl_base_lat[a][p] + 2.0 * (n - 1) * links.mean;
     }
+    const double t = lat + nbytes / (1000.0 * bw);
     if (algo_proto)
-        snprintf(algo_proto, 16, "%s/%s", algo_names[best_a], proto_names[best_p]);
-    model_term_add(terms, "nccl_formula", best, "us", "fastest%s: %s/%s",
+        snprintf(algo_proto, 16, "%s/%s", model_nccl_algo_names[a], model_nccl_proto_names[p]);
+    model_term_add(terms, "nccl_formula", t, "us", "%s/%s (NCCL's choice%s): lat %.2f (base %.1f + %s x step %.2f) + %.0f B "
+                   "/ (1000 x algbw %.3g GB/s)", model_nccl_algo_names[a], model_nccl_proto_names[p],
                    tune->protocol != CFG_NCCL_PROTO_AUTO || (allreduce && tune->algorithm != CFG_NCCL_ALGO_AUTO)
-                       ? " allowed by the scenario's nccl.protocol/nccl.algorithm"
+                       ? " within the scenario's nccl.protocol/nccl.algorithm"
                        : "",
-                   algo_names[best_a], proto_names[best_p]);
-    return best;
+                   lat, nccl_base_lat[a][p], a == MODEL_NCCL_RING ? "nsteps" : "2 (n-1)", links.mean, nbytes, bw);
+    return t;
 }
 
-/* NCCL's ring latencies for model_alltoall.c: base and per-step hardware latency, LL or Simple. */
-void model_nccl_ring_latency(const cfg_system *s, bool ll, double *base, double *hw)
+/* One NCCL peer step a -> b for model_alltoall.c (LL or Simple over its transport). */
+double model_nccl_p2p_step_us(const cfg_system *s, int a, int b, int n, bool ll)
 {
-    const int p = ll ? P_LL : P_SIMPLE;
-    *base = nccl_base_lat[A_RING][p];
-    *hw = (s->topology.interconnect == CFG_IC_NVLINK ? nccl_hw_lat_nvlink : nccl_hw_lat_pci)[A_RING][p];
+    model_nccl_transport tr;
+    return link_step_us(s, a, b, ll ? MODEL_NCCL_LL : MODEL_NCCL_SIMPLE, n, &tr, NULL);
 }
 
 /* ---------------- dispatch ---------------- */
@@ -269,8 +264,15 @@ bool model_backend_available(const cfg_system *s, cfg_backend be, int ranks, cha
                  s->name ? s->name : "this system");
         return false;
     }
-    if ((be == CFG_BACKEND_ONESHOT || be == CFG_BACKEND_TWOSHOT || be == CFG_BACKEND_PUSH) &&
-        s->topology.p2p == CFG_P2P_OFF) {
+    const bool ipc = be == CFG_BACKEND_ONESHOT || be == CFG_BACKEND_TWOSHOT || be == CFG_BACKEND_PUSH;
+    if (ipc && s->topology.p2p == CFG_P2P_DIRECT &&
+        (s->topology.peer_stores == CFG_PEER_OFF || (be != CFG_BACKEND_PUSH && s->topology.peer_loads == CFG_PEER_OFF))) {
+        snprintf(reason, len, "%s needs the platform to carry peer %s; system.topology.peer_%s=off", cfg_backend_names[be],
+                 s->topology.peer_stores == CFG_PEER_OFF ? "stores (its flags)" : "loads",
+                 s->topology.peer_stores == CFG_PEER_OFF ? "stores" : "loads");
+        return false;
+    }
+    if (ipc && s->topology.p2p == CFG_P2P_OFF) {
         snprintf(reason, len, "%s needs GPU peer loads/stores; system.topology.p2p=off (try "
                               "--set system.topology.p2p=sysmem to stage through host memory)",
                  cfg_backend_names[be]);
@@ -294,7 +296,9 @@ static double formula_nccl(const cfg_system *s, cfg_backend be, plan_op_kind kin
                            model_terms *terms, char *method, size_t mlen)
 {
     (void)be;
-    const int shm = nccl_shm_pairs(s, n);
+    int shm = 0;
+    for (int r = 0; n > 1 && r < n; r++)
+        shm += model_nccl_pair_shm(s, r, (r + 1) % n, n);
     char ap[16];
     double t = model_nccl_formula_us(s, kind, S, n, terms, ap);
     if (shm > 0)

@@ -195,9 +195,43 @@ void model_free(model_ctx *ctx)
 }
 
 
-/* Where the host (launches) and the GPU (work) stand in a phase, in microseconds. */
+double model_expected_max_normal(int n)
+{
+    /* E[max of n iid N(0,1)] by integration: int x n phi(x) Phi(x)^(n-1) dx over [-8, 8]. */
+    if (n < 2)
+        return 0.0;
+    double sum = 0.0;
+    const double h = 1e-3;
+    for (double x = -8.0; x <= 8.0; x += h) {
+        const double phi = exp(-0.5 * x * x) / sqrt(2.0 * M_PI), cdf = 0.5 * erfc(-x / sqrt(2.0));
+        sum += x * n * phi * pow(cdf, n - 1) * h;
+    }
+    return sum;
+}
+
+/* Arrival skew (docs/model.md "Arrival skew"): in eager launches every rank's host launches the ops
+ * between two collectives itself, each launch with a spread of launch.eager_jitter_us between the ranks;
+ * k launches spread by sqrt(k) x that, and the collective starts when the slowest of the n ranks arrives:
+ * E[max of n] spreads past the mean. A CUDA graph replays on the GPU: no host in the loop, no skew. */
+launch_costs model_launch_costs(const cfg_system *s, cfg_backend be, int ranks, bool graph)
+{
+    static _Thread_local int cached_n = -1;
+    static _Thread_local double cached_e = 0.0;
+    if (ranks != cached_n) {
+        cached_e = model_expected_max_normal(ranks);
+        cached_n = ranks;
+    }
+    const launch_costs L = {s->launch.eager_us,     model_collective_launch_us(s, be),
+                            s->launch.eager_gap_us, s->launch.graph_node_us,
+                            s->launch.graph_launch_us, graph ? 0.0 : cached_e * s->launch.eager_jitter_us};
+    return L;
+}
+
+/* Where the host (launches) and the GPU (work) stand in a phase, in microseconds; `since` counts the
+ * launches since the last collective (the arrival skew's k). */
 typedef struct timeline {
     double host, gpu;
+    int since;
 } timeline;
 
 /* Mean collective times over the verify pass (what a user compares with their server's). */
@@ -216,6 +250,7 @@ static void advance_region(const model_ctx *ctx, const model_region *g, const la
     } else {
         const double first_launch = tl->host + L->eager;
         tl->host += g->n_ops * L->eager;
+        tl->since += g->n_ops;
         start = fmax(tl->gpu + L->eager_gap, first_launch);
         stop = fmax(start + g->t, tl->host + g->last_us);
     }
@@ -241,7 +276,13 @@ static double advance_op(timeline *tl, double t, bool coll, bool staged, bool gr
     if (graph)
         return tl->gpu + L->graph_node + t;
     tl->host += coll ? L->eager_coll : L->eager;
-    return fmax(tl->gpu + L->eager_gap, tl->host) + t;
+    tl->since++;
+    if (!coll)
+        return fmax(tl->gpu + L->eager_gap, tl->host) + t;
+    /* The slowest rank's host arrives skew later than this (mean) rank's; the GPUs wait for it. */
+    const double skew = L->skew_coeff * sqrt((double)tl->since);
+    tl->since = 0;
+    return fmax(tl->gpu + L->eager_gap, tl->host + skew) + t;
 }
 
 /* An allreduce_norm without a fused kernel: its norm follows as a kernel of its own (launch or node gap). */
@@ -262,7 +303,7 @@ static void eval_phase(const model_ctx *ctx, int ph, const double *cost, const l
     out->kind = phase->kind;
     const bool is_verify = phase->kind == PLAN_PHASE_VERIFY || phase->kind == PLAN_PHASE_DECODE;
     const bool graph = ctx->graph;
-    timeline tl = {0.0, 0.0};
+    timeline tl = {0.0, 0.0, 0};
     double ar_sum = 0.0;
     int ar_n = 0;
     /* Two micro-batches (model_tbo.c); a host-staged backend overlaps nothing and walks them in turn. */
@@ -413,8 +454,7 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
         r->op_us = util_xcalloc((size_t)ctx->n_ops + 1, sizeof(double));
         r->n_op_us = ctx->n_ops;
     }
-    const launch_costs L = {s->launch.eager_us, model_collective_launch_us(s, be), s->launch.eager_gap_us,
-                            s->launch.graph_node_us, s->launch.graph_launch_us};
+    const launch_costs L = model_launch_costs(s, be, sc->parallel.tp, ctx->graph);
     verify_means vm = {0};
     const double tbo_stretch = model_tbo_stretch(sc, be, NULL);
     r->n_phases = ctx->p->n_phases < RESULTS_MAX_PHASES ? ctx->p->n_phases : RESULTS_MAX_PHASES;

@@ -47,7 +47,13 @@ typedef struct model_phase_span {
 /* Launch costs of the cycle walk (system launch.*, the backend's collective launch). */
 typedef struct launch_costs {
     double eager, eager_coll, eager_gap, graph_node, graph_launch;
+    double skew_coeff; /* eager: a collective waits skew_coeff x sqrt(launches since the last one) for the
+                          slowest rank (docs/model.md "Arrival skew"); 0 under CUDA graphs */
 } launch_costs;
+/* The launch costs for backend `be` over `ranks` ranks, eager or in CUDA graphs. */
+launch_costs model_launch_costs(const cfg_system *s, cfg_backend be, int ranks, bool graph);
+/* E[max of n standard normals]: how far the slowest of n ranks runs behind their mean, in spreads. */
+double model_expected_max_normal(int n);
 
 struct model_ctx {
     const cfg_scenario *sc;

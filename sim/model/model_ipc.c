@@ -68,6 +68,20 @@ static double stage_us(const cfg_system *s, int n, model_stage_kind k, double ch
         /* Peer stages wait for their slowest pair's store or load, which a probe may have measured. */
         if (k == MODEL_ST_READ_PEERS || k == MODEL_ST_WRITE_PEERS)
             ft.lat_us = model_links_pair_latency(s, n, reads);
+        /* Accesses the platform stages through system memory end as loads from there, every GPU at once:
+         * each GPU's (n-1) chunks at the shared system-memory rate. */
+        const bool staged = (k == MODEL_ST_READ_PEERS && s->topology.peer_loads == CFG_PEER_STAGED) ||
+                            (k == MODEL_ST_WRITE_PEERS && s->topology.peer_stores == CFG_PEER_STAGED);
+        if (staged) {
+            const char *src = "";
+            const double g = model_link_sysmem_load_gbs(s, &src), bytes = chunk * (n - 1);
+            if (bytes / (g * 1e3) > ft.bw_us) {
+                ft.bw_us = bytes / (g * 1e3);
+                ft.bottleneck_bytes = bytes;
+                ft.bottleneck_gbs = g;
+                snprintf(ft.bottleneck, sizeof(ft.bottleneck), "staged via sysmem (%.20s)", src);
+            }
+        }
     }
     const double t = ft.lat_us + ft.bw_us;
     model_term_add(terms, label, t, "us", "%s %.2f + %.0f B on %s at %.1f GB/s = %.2f (%s)",

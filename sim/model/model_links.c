@@ -18,6 +18,20 @@ static double cell(const cfg_system *s, const cfg_paths_list *l, int a, int b)
     return b < 0 ? l->v[a] : l->v[a * n + b];
 }
 
+/* A staged peer access (the platform bounces it through system memory): stated, or the native access
+ * plus one trip through host memory (the peer side's copy there, seen by the other). */
+static double staged_us(const cfg_system *s, double native, int writer, int reader, const char **src, const char *what)
+{
+    if (s->links.staged_rtt_us > 0) {
+        if (src)
+            *src = "links.staged_rtt_us";
+        return s->links.staged_rtt_us;
+    }
+    if (src)
+        *src = what;
+    return native + model_link_host_visible_us(s, writer, reader, NULL);
+}
+
 double model_link_visible_us(const cfg_system *s, int a, int b, const char **src)
 {
     const double m = cell(s, &s->paths.visible_us, a, b);
@@ -26,9 +40,12 @@ double model_link_visible_us(const cfg_system *s, int a, int b, const char **src
             *src = "paths.visible_us";
         return m;
     }
+    const double native = model_topo_latency(s, a, b);
+    if (s->topology.peer_stores == CFG_PEER_STAGED)
+        return staged_us(s, native, a, b, src, "staged store: route + a flag through host memory");
     if (src)
         *src = "links along the route";
-    return model_topo_latency(s, a, b);
+    return native;
 }
 
 double model_link_load_rtt_us(const cfg_system *s, int a, int b, const char **src)
@@ -39,9 +56,37 @@ double model_link_load_rtt_us(const cfg_system *s, int a, int b, const char **sr
             *src = "paths.load_rtt_us";
         return m;
     }
+    const double native = 2.0 * model_topo_latency(s, a, b) + s->gpu.mem_latency_us;
+    if (s->topology.peer_loads == CFG_PEER_STAGED)
+        return staged_us(s, native, b, a, src, "staged load: native round trip + the peer's copy through host memory");
     if (src)
         *src = "2 x route latency + gpu.mem_latency_us";
-    return 2.0 * model_topo_latency(s, a, b) + s->gpu.mem_latency_us;
+    return native;
+}
+
+double model_link_host_load_rtt_us(const cfg_system *s, int g, const char **src)
+{
+    const double m = cell(s, &s->paths.host_load_rtt_us, g, -1);
+    if (!isnan(m)) {
+        if (src)
+            *src = "paths.host_load_rtt_us";
+        return m;
+    }
+    if (src)
+        *src = "2 x route to host memory";
+    return 2.0 * model_topo_latency(s, g, MODEL_HOST(model_topo_socket(s, g)));
+}
+
+double model_link_sysmem_load_gbs(const cfg_system *s, const char **src)
+{
+    if (s->links.sysmem_load_gbs > 0) {
+        if (src)
+            *src = "links.sysmem_load_gbs";
+        return s->links.sysmem_load_gbs;
+    }
+    if (src)
+        *src = "pcie_gbs x pcie_efficiency x read_efficiency";
+    return fmin(s->links.pcie_gbs * s->links.pcie_efficiency * s->links.read_efficiency, s->links.host_mem_gbs);
 }
 
 /* A flag a stores into host memory on its own socket, seen by b polling it: the store's way there and
@@ -74,27 +119,14 @@ double model_link_host_path_gbs(const cfg_system *s, int a, int b, const char **
         *src = !isnan(st) && !isnan(ld) ? "paths.host_store_gbs / host_load_gbs"
                : !isnan(st) || !isnan(ld) ? "paths and links"
                                            : "pcie_gbs x pcie_efficiency (x read_efficiency for the loads)";
-    return fmin(isnan(st) ? d_st : st, isnan(ld) ? d_ld : ld);
-}
-
-bool model_nccl_pair_shm(const cfg_system *s, int a, int b)
-{
-    if (s->topology.p2p != CFG_P2P_DIRECT)
-        return true;
-    if (s->topology.interconnect == CFG_IC_NVLINK)
-        return false;
-    /* NCCL paths.cc ncclTopoCheckP2p: P2P up to PATH_SYS on AMD CPUs, PATH_PXB (here PIX) elsewhere. */
-    const model_path_type level = s->topology.cpu_vendor == CFG_CPU_AMD ? MODEL_PATH_SYS : MODEL_PATH_PIX;
-    return model_topo_path_type(s, a, b) > level;
-}
-
-/* One NCCL step from a to b: NCCL's per-hop constant for a native path, or the transport's own latency
- * where that is longer (a flag through host memory, or a peer path slower than NCCL assumes). */
-double model_nccl_step_us(const cfg_system *s, int a, int b, double hw_lat)
-{
-    const double t = model_nccl_pair_shm(s, a, b) ? model_link_host_visible_us(s, a, b, NULL)
-                                                  : model_link_visible_us(s, a, b, NULL);
-    return fmax(hw_lat, t);
+    double g = fmin(isnan(st) ? d_st : st, isnan(ld) ? d_ld : ld);
+    /* Every GPU of the ring loads from host memory at once: the shared figure caps each one. */
+    if (s->links.sysmem_load_gbs > 0 && s->links.sysmem_load_gbs < g) {
+        g = s->links.sysmem_load_gbs;
+        if (src)
+            *src = "links.sysmem_load_gbs (every GPU loading from system memory at once)";
+    }
+    return g;
 }
 
 /* The slowest pair's latency of a peer stage: a load's round trip, or a store's visibility. */

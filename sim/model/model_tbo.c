@@ -136,8 +136,7 @@ void model_tbo_explain(util_buf *out, const model_ctx *ctx, cfg_backend be)
             return; /* the cycle's line above already says why */
         cost[i] = c.us;
     }
-    const launch_costs L = {s->launch.eager_us, model_collective_launch_us(s, be), s->launch.eager_gap_us,
-                            s->launch.graph_node_us, s->launch.graph_launch_us};
+    const launch_costs L = model_launch_costs(s, be, ctx->sc->parallel.tp, ctx->graph);
     for (int ph = 0; ph < ctx->p->n_phases; ph++) {
         if (!ctx->phases[ph].tbo)
             continue;

@@ -52,10 +52,46 @@ double model_link_host_visible_us(const cfg_system *s, int a, int b, const char 
 double model_links_pair_latency(const cfg_system *s, int n, bool reads);
 /* GB/s of a link through host memory a -> b: min(a's stores there, b's loads from there). */
 double model_link_host_path_gbs(const cfg_system *s, int a, int b, const char **src);
-/* Whether NCCL connects a -> b through host memory (SHM) rather than P2P (paths.cc's rule). */
-bool model_nccl_pair_shm(const cfg_system *s, int a, int b);
-/* One NCCL step a -> b: max(NCCL's hwLat, the transport's latency). */
-double model_nccl_step_us(const cfg_system *s, int a, int b, double hw_lat);
+/* Per GPU: what its kernels load from system memory per second while every GPU does (staged peer loads
+ * and NCCL's SHM receives). */
+double model_link_sysmem_load_gbs(const cfg_system *s, const char **src);
+/* One load's round trip from pinned host memory by GPU g (its own socket). */
+double model_link_host_load_rtt_us(const cfg_system *s, int g, const char **src);
+
+/* ---- NCCL's rules (model_nccl.c): transport per link, topology search, tuning choice ---- */
+typedef enum { MODEL_NCCL_P2P, MODEL_NCCL_SHM, MODEL_NCCL_NET } model_nccl_transport;
+extern const char *const model_nccl_transport_names[];
+enum { MODEL_NCCL_LL, MODEL_NCCL_LL128, MODEL_NCCL_SIMPLE, MODEL_NCCL_PROTOS };
+enum { MODEL_NCCL_TREE, MODEL_NCCL_RING, MODEL_NCCL_ALGOS };
+extern const char *const model_nccl_proto_names[];
+extern const char *const model_nccl_algo_names[];
+/* The farthest model path type NCCL uses P2P over for a communicator of ngpus on this host (-1: none);
+ * `why` names the rule that decided it. */
+int model_nccl_p2p_level(const cfg_system *s, int ngpus, const char **why);
+/* The transport NCCL connects ring link a -> b with. */
+model_nccl_transport model_nccl_link(const cfg_system *s, int a, int b, int ngpus);
+/* What NCCL's topology search builds for a ring over n GPUs. */
+typedef struct model_nccl_graph {
+    double bottleneck_gbs; /* slowest ring link in NCCL's own figures */
+    double bw_gbs;         /* the graph's speed per channel (0.1 when it fell back) */
+    int search_channels;   /* channels the search found (the tuning model's) */
+    int channels;          /* after ncclTopoPostset's doubling */
+    bool fallback;         /* no speed of the array fits: NCCL's simple-order fallback */
+    const char *speeds;    /* which speed array (or the graph file) */
+} model_nccl_graph;
+void model_nccl_search(const cfg_system *s, int n, model_nccl_graph *g);
+/* The algorithm and protocol NCCL's tuning model picks for nbytes (its own numbers). */
+void model_nccl_choose(const cfg_system *s, const model_nccl_graph *g, bool allreduce, double nbytes, int n,
+                       int *algo, int *proto, model_terms *terms);
+/* NCCL's tuning constants and the scenario's NCCL_ALGO / NCCL_PROTO (model_comm.c). */
+double model_nccl_base_lat(int algo, int proto);
+double model_nccl_hw_lat(const cfg_system *s, int algo, int proto);
+bool model_nccl_proto_allowed(const cfg_nccl_tuning *t, int p, bool nvlink);
+bool model_nccl_algo_allowed(const cfg_nccl_tuning *t, int a, bool allreduce);
+/* Whether NCCL connects a -> b (of an n-rank communicator) through host memory or the network. */
+bool model_nccl_pair_shm(const cfg_system *s, int a, int b, int n);
+/* One NCCL peer step a -> b over its transport, LL or Simple (the all-to-all's messages). */
+double model_nccl_p2p_step_us(const cfg_system *s, int a, int b, int n, bool ll);
 
 /* A stage of a custom collective in which each rank moves `chunk` bytes to or from each peer (or its
  * host staging area). */
@@ -75,9 +111,6 @@ double model_ipc_us(const cfg_system *s, cfg_backend be, plan_op_kind kind, doub
 double model_nccl_symm_us(const cfg_system *s, plan_op_kind kind, double S, int n, model_terms *terms);
 double model_mpi_us(const cfg_system *s, plan_op_kind kind, double S, int n, model_terms *terms);
 
-/* NCCL's ring base latency and per-step hardware latency (us) for LL or Simple on this interconnect
- * (model_comm.c's tuning tables). */
-void model_nccl_ring_latency(const cfg_system *s, bool ll, double *base, double *hw);
 /* The all-to-all of S bytes per rank over n ranks with backend `be` (model_alltoall.c); `method` says
  * which formula, terms go to --explain. */
 double model_alltoall_us(const cfg_system *s, cfg_backend be, double S, int n, model_terms *terms, char *method,

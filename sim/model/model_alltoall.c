@@ -53,6 +53,21 @@ static double alltoall_nccl_us(const cfg_system *s, double S, int n, model_terms
         }
     model_flow_time ft;
     model_flows_time(s, &f, false, &ft);
+    /* An SHM message is loaded back from host memory by its receiver, every GPU at once: each GPU's
+     * inbound SHM bytes at the shared system-memory rate (links.sysmem_load_gbs) when that is slower. */
+    if (s->links.sysmem_load_gbs > 0)
+        for (int b = 0; b < n; b++) {
+            double in = 0.0;
+            for (int a = 0; a < n; a++)
+                if (a != b && model_nccl_pair_shm(s, a, b, n))
+                    in += wire;
+            if (in / (s->links.sysmem_load_gbs * 1e3) > ft.bw_us) {
+                ft.bw_us = in / (s->links.sysmem_load_gbs * 1e3);
+                ft.bottleneck_bytes = in;
+                ft.bottleneck_gbs = s->links.sysmem_load_gbs;
+                snprintf(ft.bottleneck, sizeof(ft.bottleneck), "host -> GPU %d (sysmem_load_gbs)", b % 100);
+            }
+        }
     model_term_add(terms, "p2p_transfer", ft.bw_us, "us", "%d x %d blocks of %.0f B%s at once: %.0f B on %s at %.1f GB/s",
                    n, n - 1, block, ll ? " (x2 LL)" : "", ft.bottleneck_bytes, ft.bottleneck,
                    ft.bottleneck_gbs);

@@ -169,7 +169,7 @@ static void rules_terms(const cfg_system *s, int n, const model_nccl_graph *g, c
         return;
     const char *why = "";
     const int level = model_nccl_p2p_level(s, n, &why);
-    model_term_add(terms, "p2p_level", level, "path", "NCCL %s: P2P up to %s (%s)", s->nccl.version,
+    model_term_add(terms, "p2p_level", level, "path", "NCCL %s: P2P up to %s (%s)", s->nccl.version ? s->nccl.version : "?",
                    level < 0 ? "none (LOC)" : model_path_type_names[level], why);
     model_term_add(terms, "transports", l->counts[MODEL_NCCL_SHM] + l->counts[MODEL_NCCL_NET], "links",
                    "ring links: %d P2P, %d SHM, %d NET", l->counts[0], l->counts[1], l->counts[2]);

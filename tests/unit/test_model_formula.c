@@ -24,14 +24,16 @@ Test(model_nccl, ring_ll_across_two_sockets_is_nccls_own_prediction)
     cr_assert_float_eq(us, 32.654, EPS, "got %f", us);
     cr_assert_str_eq(ap, "ring/LL");
     cr_assert_float_eq(model_term_get(&t, "busBw"), 32.0, 1e-9);
-    /* tree/LL: 6.8 + 2 x 7 x 1.525 = 28.15; bw = min(32 x 0.92 / 3.8, 141) = 7.747368, x 0.5 = 3.873684
-     * -> 43008 / 3873.684 = 11.1027 -> 39.2527 */
-    cr_assert_float_eq(model_term_get(&t, "tree/LL"), 39.2527, EPS);
-    /* ring/Simple: hwLat 5.7 exceeds every link's latency: 8.4 + 14 x 5.7 = 88.2; algbw = 32 x 8 / 14 =
-     * 18.2857 -> 2.352 -> 90.552 */
-    cr_assert_float_eq(model_term_get(&t, "ring/Simple"), 90.552, EPS);
+    /* NCCL's choice, with its own numbers: the search's ring (bottleneck SYS 16 GB/s, sm90 speeds: 15, one
+     * channel) gives busBw 15. ring/LL: min(141, 7.5) x 8 / 14 = 4.285714 -> 10.0352 + 6.6 + 14 x 1.0 =
+     * 30.6352; tree/LL: 15 x 0.92 / 3.8 x 0.5 = 1.815789 -> 23.6858 + 6.8 + 14 x 1.0 = 44.4858;
+     * ring/Simple: 15 x 8 / 14 -> 5.0176 + 8.4 + 14 x 5.7 = 93.2176. ring/LL is the fastest. */
+    cr_assert_float_eq(model_term_get(&t, "tuning ring/LL"), 30.6352, EPS);
+    cr_assert_float_eq(model_term_get(&t, "tuning tree/LL"), 44.4858, EPS);
+    cr_assert_float_eq(model_term_get(&t, "tuning ring/Simple"), 93.2176, EPS);
+    cr_assert_float_eq(model_term_get(&t, "search"), 15.0, 1e-9);
     /* LL128 is never considered on PCIe. */
-    cr_assert(isnan(model_term_get(&t, "ring/LL128")));
+    cr_assert(isnan(model_term_get(&t, "tuning ring/LL128")));
 }
 
 Test(model_nccl, one_socket_uses_the_pcie_figure)
@@ -53,8 +55,10 @@ Test(model_nccl, nvlink_allows_ll128_and_uses_nvlink_latencies)
      * a step max(hwLat 0.6, nvlink_lat_us 0.7) = 0.7: lat = 6.6 + 14 x 0.7 = 16.4 -> 16.9338 */
     cr_assert_float_eq(us, 16.9338, EPS, "got %f", us);
     cr_assert_str_eq(ap, "ring/LL");
-    /* ring/LL128: hwLat 1.9 > 0.7: lat 14.0 + 14 x 1.9 = 40.6; algbw = 370 x 0.92 x 8 / 14 = 194.51 -> 0.2211 -> 40.8211 */
-    cr_assert_float_eq(model_term_get(&t, "ring/LL128"), 40.8211, EPS);
+    /* NCCL's own estimate for ring/LL128: lat 14.0 + 14 x 1.9 = 40.6; algbw = 370 x 0.92 x 8 / 14 = 194.51
+     * -> 0.2211 -> 40.8211 (ring/LL: 6.6 + 14 x 0.6 + 0.5338 = 15.534 is its choice) */
+    cr_assert_float_eq(model_term_get(&t, "tuning ring/LL128"), 40.8211, EPS);
+    cr_assert_float_eq(model_term_get(&t, "tuning ring/LL"), 15.5338, EPS);
 }
 
 Test(model_nccl, allgather_is_a_ring_over_the_whole_buffer)
@@ -343,11 +347,14 @@ Test(model_reduce_scatter, nccl_is_a_ring_of_n_minus_1_steps_over_the_payload)
     model_terms t = {.n = 0};
     /* Whole buffer 43008 B (the payload each rank sends); ring only, nsteps 7; busBw min(2 x 48, 48) = 48.
      * LL: bw 24, algbw 24 x 8 / 7 = 27.428571; a step max(1.0, 1.3 us per link): 6.6 + 7 x 1.3 +
-     * 43008 / 27428.571 = 15.7 + 1.568 = 17.268. Simple: 8.4 + 7 x 5.7 = 48.3 + 43008 / 54857.14 = 49.084. */
+     * 43008 / 27428.571 = 15.7 + 1.568 = 17.268. NCCL's own choice: the search's ring (48 GB/s links, sm90
+     * speeds: 40, one channel, duplicated to 2 x 20) gives busBw 40; Simple: 8.4 + 7 x 5.7 = 48.3 + 43008 /
+     * (40 x 8 / 7 x 1000) = 49.2408 against LL's 6.6 + 7 + 43008 / 22857 = 15.4816: LL. */
     const double us = th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_REDUCE_SCATTER, S42K, 8, &t);
     cr_assert_float_eq(us, 17.268, EPS, "got %f", us);
-    cr_assert_float_eq(model_term_get(&t, "ring/Simple"), 49.084, EPS);
-    cr_assert(isnan(model_term_get(&t, "tree/LL")), "NCCL's reduce-scatter has no tree");
+    cr_assert_float_eq(model_term_get(&t, "tuning ring/Simple"), 49.2408, EPS);
+    cr_assert_float_eq(model_term_get(&t, "tuning ring/LL"), 15.4816, EPS);
+    cr_assert(isnan(model_term_get(&t, "tuning tree/LL")), "NCCL's reduce-scatter has no tree");
     /* NCCL times a reduce-scatter of S like an all-gather of S / n per rank: the same ring over the
      * same buffer. */
     cr_assert_float_eq(us, th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLGATHER, S42K / 8, 8, NULL), EPS);

@@ -39,15 +39,18 @@ Test(model_links, measured_visibility_sets_barriers_and_nccl_steps)
     model_terms t = {.n = 0};
     cr_assert_float_eq(th_coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 4, &t), 21.26096, EPS);
     cr_assert_float_eq(model_term_get(&t, "barrier"), 6.0, EPS);
-    /* NCCL, 4 ranks: each step max(hwLat 1.0, 5) = 5: ring/LL 6.6 + 6 x 5 + 43,008 / (24 x 4 / 6 GB/s) =
-     * 36.6 + 2.688 = 39.288 (ring/Simple: 8.4 + 6 x max(5.7, 5) + 1.344 = 43.944). */
+    /* NCCL, 4 ranks, its choice ring/LL (its own numbers, 4 ranks on a 40 GB/s two-channel graph: 6.6 + 6 x
+     * 1.0 + 43,008 / (20 x 4 / 6 x 1000) = 15.8256 against ring/Simple 8.4 + 6 x 5.7 + 1.6128 = 44.2128).
+     * Priced: each LL step is the store's 5 us: 6.6 + 6 x 5 + 43,008 / (24 x 4 / 6 GB/s) = 36.6 + 2.688 =
+     * 39.288. */
     t.n = 0;
     cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 4, &t), 39.288, EPS);
-    cr_assert_float_eq(model_term_get(&t, "ring/Simple"), 43.944, EPS);
+    cr_assert_float_eq(model_term_get(&t, "tuning ring/Simple"), 44.2128, EPS);
+    cr_assert_float_eq(model_term_get(&t, "tuning ring/LL"), 15.8256, EPS);
     cr_assert_float_eq(model_term_get(&t, "ring_link_latency"), 5.0, EPS);
-    /* Faster than NCCL's constant: the constant stands (6.6 + 6 x 1.0 + 2.688). */
+    /* Faster than NCCL's hwLat: on PCIe the link's own latency is the step (6.6 + 6 x 0.5 + 2.688). */
     fill(&s.paths.visible_us, 4, 0.5);
-    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 15.288, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 4, NULL), 12.288, EPS);
 }
 
 Test(model_links, measured_all_pairs_bandwidth_and_round_trip_set_the_load_stage)
@@ -91,13 +94,17 @@ Test(model_links, host_lists_set_the_staged_path)
      * oneshot = 1.2 + 5.3008 + 10 + 18.128 = 34.6288 */
     cr_assert_float_eq(th_coll(&s, CFG_BACKEND_ONESHOT, PLAN_OP_ALLREDUCE, S42K, 4, &t), 34.6288, EPS);
     cr_assert_float_eq(model_term_get(&t, "loads_from_host"), 18.128, EPS);
-    /* NCCL through host memory (SHM): each step waits max(1.0, host_visible 4) = 4, and the ring carries
-     * min(stores 10, loads 8) = 8 GB/s. ring/LL: bw 4, algbw 4 x 4 / 6 = 2.6667 -> 16.128; 6.6 + 6 x 4 +
-     * 16.128 = 46.728. tree/Simple: bw 0.92 x 8 = 7.36, algbw 3.68 -> 11.687; 8.4 + 6 x max(4.0, 4) = 32.4
-     * -> 44.087, the fastest. */
+    /* NCCL through host memory (SHM), its choice ring/LL (15.8256 on its own numbers): each LL step waits for
+     * a line through host memory, host_visible 4, and the ring carries min(stores 10, loads 8) = 8 GB/s:
+     * LL bw 4, algbw 4 x 4 / 6 = 2.6667 -> 16.128; 6.6 + 6 x 4 + 16.128 = 46.728. */
     t.n = 0;
-    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 4, &t), 44.087, EPS);
-    cr_assert_float_eq(model_term_get(&t, "ring/LL"), 46.728, EPS);
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 4, &t), 46.728, EPS);
+    cr_assert_float_eq(model_term_get(&t, "ring_link_latency"), 4.0, EPS);
+    /* Simple pays the fence and the dependent load from host memory too: 4 + 1 + 2 = 7 per step. */
+    s.nccl_tuning.protocol = CFG_NCCL_PROTO_SIMPLE;
+    t.n = 0;
+    th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 4, &t);
+    cr_assert_float_eq(model_term_get(&t, "ring_link_latency"), 7.0, EPS);
 }
 
 Test(model_links, a_probe_covering_fewer_gpus_leaves_the_rest_derived)
@@ -138,42 +145,21 @@ Test(model_links, shm_rings_are_capped_by_the_host_path)
     s.topology.p2p = CFG_P2P_OFF;
     model_terms t = {.n = 0};
     /* Derived host path: stores 63 x 0.85 = 53.55 GB/s, loads x read_efficiency 0.75 = 40.1625: busBw
-     * min(48, 40.1625). 1 MiB, ring/Simple: algbw 40.1625 x 4 / 6 = 26.775 -> 1,048,576 / 26,775 = 39.1625;
-     * lat 8.4 + 6 x max(5.7, host_visible 1.1 + 2 x 1.1 = 3.3) = 42.6 -> 81.7625 */
-    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 1048576.0, 4, &t), 81.7625, EPS);
+     * min(48, 40.1625). 1 MiB: NCCL's choice ring/Simple (its numbers: 8.4 + 6 x 5.7 + 1,048,576 / 26,667 =
+     * 81.92 against ring/LL 91.24, tree/Simple 89.39). Priced: algbw 40.1625 x 4 / 6 = 26.775 -> 39.1625;
+     * a Simple step over SHM = fence 1 + host_visible (1.1 + 2 x 1.1 = 3.3) + a load from host memory 2.2
+     * = 6.5: lat 8.4 + 6 x 6.5 = 47.4 -> 86.5625 */
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 1048576.0, 4, &t), 86.5625, EPS);
     cr_assert_float_eq(model_term_get(&t, "shm_bw"), 40.1625, EPS);
-    /* Measured host lists take over: loads from host at 10 GB/s: algbw 10 x 4 / 6 -> 157.2864 + 42.6 */
+    /* Measured host lists take over: loads from host at 10 GB/s: algbw 10 x 4 / 6 -> 157.2864 + 47.4 */
     s.paths.gpus = 4;
     fill_per_gpu(&s.paths.host_store_gbs, 4, 30.0);
     fill_per_gpu(&s.paths.host_load_gbs, 4, 10.0);
     cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 1048576.0, 4, NULL),
-                       42.6 + 1048576.0 / (10000.0 * 4 / 6), EPS);
-}
-
-/* Issue #11's must-show: the target's NCCL figure without its measured table, from the mechanism the
- * file states, with --explain naming where the step comes from. */
-Test(model_links, the_target_box_nccl_comes_from_its_stated_mechanism)
-{
-    th_result r = th_run("model configs/default.yaml --set system.measured.use=false --backend nccl --format csv");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    const char *row = strstr(r.out, "\nnccl,");
-    cr_assert_not_null(row, "%s", r.out);
-    double us = 0.0;
-    cr_assert_eq(sscanf(row, "\nnccl,true,,%lf", &us), 1, "%s", row);
-    cr_assert(us >= 160.0 && us <= 240.0, "NCCL %.1f us, not within 160-240", us);
-    th_free(&r);
-    r = th_run("model configs/default.yaml --set system.measured.use=false --backend nccl --explain");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    cr_assert_not_null(strstr(r.out, "ring_link_latency"), "%s", r.out);
-    cr_assert_not_null(strstr(r.out, "paths.visible_us"), "%s", r.out);
-    cr_assert_not_null(strstr(r.out, "mechanism A"), "%s", r.out);
-    /* ... and the sensitivity list ranks the stated latency first, with the tag beside it in the file (a
-     * matrix shows its first non-zero cell): the input to measure before trusting the figure. */
-    const char *sens = strstr(r.out, "what the answer rests on");
-    cr_assert_not_null(sens, "%s", r.out);
-    const char *first = strstr(sens, "\n    ");
-    cr_assert_not_null(first);
-    cr_assert(strncmp(first + 5, "system.paths.visible_us", 23) == 0, "%s", sens);
-    cr_assert(strstr(first, "assumed            13 (all)") != NULL, "%s", sens);
-    th_free(&r);
+                       47.4 + 1048576.0 / (10000.0 * 4 / 6), EPS);
+    /* Every GPU loading from system memory at once at 0.5 GB/s (links.sysmem_load_gbs) caps it lower:
+     * 1,048,576 / (500 x 4 / 6) = 3145.728 + 47.4 */
+    s.links.sysmem_load_gbs = 0.5;
+    cr_assert_float_eq(th_coll(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, 1048576.0, 4, NULL),
+                       47.4 + 1048576.0 / (500.0 * 4 / 6), EPS);
 }

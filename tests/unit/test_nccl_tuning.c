@@ -6,6 +6,7 @@
 #include "../../sim/model/model.h"
 #include "../../sim/plan/plan_memory.h"
 #include "test_helpers.h"
+#include "th_model.h"
 #include "th_plan.h"
 
 #include <criterion/criterion.h>
@@ -16,23 +17,14 @@
 
 /* 8 GPUs on two AMD sockets, no switches: every ring crosses the socket link (PATH_SYS), so NCCL's
  * per-channel bandwidth is sys_bw_gbs 16; pci_bw_gbs 48 caps the sum; ll_max_bw_gbs 141 never binds. */
+/* Eight GPUs on two sockets, direct attach, NCCL 2.22.3 (P2P on every ring link; th_model.c): a peer
+ * store is seen after 1.3 us within a socket and 2.2 us across, so a ring step over its 8 links takes
+ * 1.525 us on average for LL and 2.525 for Simple (+ fence_us 1.0). NCCL's own search gives a 15 GB/s
+ * ring of one channel (SYS link at 16, sm90 speeds), from which its tuning model chooses. */
 static cfg_system two_socket_pcie(void)
 {
-    cfg_system s;
-    memset(&s, 0, sizeof(s));
-    s.name = "test-pcie";
-    s.gpus = 8;
-    s.topology.interconnect = CFG_IC_PCIE;
-    s.topology.p2p = CFG_P2P_DIRECT;
-    s.topology.sockets = 2;
-    s.topology.cpu_vendor = CFG_CPU_AMD;
-    s.nccl.channels = 2;
-    s.nccl.pci_bw_gbs = 48;
-    s.nccl.sys_bw_gbs = 16;
-    s.nccl.nvlink_bw_gbs = 370;
-    s.nccl.ll_max_bw_gbs = 141;
+    cfg_system s = th_pcie_system(8, 2, 0);
     s.nccl.buffsize = 4194304;
-    s.measured.use = true;
     return s;
 }
 
@@ -104,12 +96,12 @@ Test(nccl_model, channels_scale_bus_bandwidth)
     s.nccl_tuning.protocol = CFG_NCCL_PROTO_LL;
     s.nccl_tuning.algorithm = CFG_NCCL_ALGO_RING;
     char ap[16];
-    /* ring/LL at 8 ranks: lat = 6.6 + 14 x 1.0 = 20.6; bw = min(141, busBw / 2); algbw = bw x 8 / 14.
-     * channels 1: busBw = min(1 x 16, 48) = 16 -> bw 8, algbw 4.571429 -> 20.6 + 43008 / 4571.429 = 30.008
-     * channels 2: busBw 32 -> bw 16, algbw 9.142857 -> 20.6 + 4.704 = 25.304
-     * channels 4: busBw = min(64, 48) = 48 -> bw 24, algbw 13.714286 -> 20.6 + 3.136 = 23.736 */
+    /* ring/LL at 8 ranks: lat = 6.6 + 14 x 1.525 = 27.95; bw = min(141, busBw / 2); algbw = bw x 8 / 14.
+     * channels 1: busBw = min(1 x 16, 48) = 16 -> bw 8, algbw 4.571429 -> 27.95 + 43008 / 4571.429 = 37.358
+     * channels 2: busBw 32 -> bw 16, algbw 9.142857 -> 27.95 + 4.704 = 32.654
+     * channels 4: busBw = min(64, 48) = 48 -> bw 24, algbw 13.714286 -> 27.95 + 3.136 = 31.086 */
     const int ch[3] = {1, 2, 4};
-    const double want[3] = {30.008, 25.304, 23.736}, bus[3] = {16, 32, 48};
+    const double want[3] = {37.358, 32.654, 31.086}, bus[3] = {16, 32, 48};
     for (int i = 0; i < 3; i++) {
         s.nccl_tuning.channels = ch[i];
         model_terms t = {.n = 0};
@@ -124,24 +116,24 @@ Test(nccl_model, protocol_and_algorithm_restrict_the_choice)
 {
     cfg_system s = two_socket_pcie();
     char ap[16];
-    /* channels 1, ring/Simple only: lat = 8.4 + 14 x 5.7 = 88.2; algbw = 16 x 8 / 14 = 9.142857;
-     * 88.2 + 43008 / 9142.857 = 88.2 + 4.704 = 92.904 (NCCL left alone picks ring/LL, 30.008). */
+    /* channels 1, ring/Simple only: lat = 8.4 + 14 x 2.525 = 43.75; algbw = 16 x 8 / 14 = 9.142857;
+     * 43.75 + 43008 / 9142.857 = 43.75 + 4.704 = 48.454 (NCCL left alone picks ring/LL, 37.358). */
     s.nccl_tuning = (cfg_nccl_tuning){.channels = 1, .protocol = CFG_NCCL_PROTO_SIMPLE, .algorithm = CFG_NCCL_ALGO_RING};
-    cr_assert_float_eq(model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, NULL, ap), 92.904, EPS);
+    cr_assert_float_eq(model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, NULL, ap), 48.454, EPS);
     cr_assert_str_eq(ap, "ring/Simple");
-    /* tree only (channels 2, busBw 32): tree bw = 32 x 0.92 = 29.44.
-     * tree/LL: bw = 29.44 / 3.8 = 7.747368, algbw = half = 3.873684; lat = 6.8 + 2 x 7 x 1.0 = 20.8;
-     *          20.8 + 43008 / 3873.684 = 20.8 + 11.10274 = 31.90274
-     * tree/Simple: algbw 14.72; lat = 8.4 + 14 x 4.0 = 64.4; 64.4 + 2.92174 = 67.32 -> tree/LL wins. */
+    /* tree only. NCCL's choice with its own numbers (busBw 15): tree/LL 6.8 + 14 x 1.0 + 43008 / (15 x 0.92
+     * / 3.8 x 0.5 x 1000) = 44.4858 against tree/Simple 8.4 + 14 x 4.0 + 43008 / 6900 = 70.633: tree/LL.
+     * Priced over the links (channels 2, busBw 32): bw = 32 x 0.92 / 3.8 = 7.747368, algbw = half =
+     * 3.873684; lat = 6.8 + 2 x 7 x 1.525 = 28.15; 28.15 + 43008 / 3873.684 = 28.15 + 11.10274 = 39.25274 */
     s.nccl_tuning = (cfg_nccl_tuning){.algorithm = CFG_NCCL_ALGO_TREE};
-    cr_assert_float_eq(model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, NULL, ap), 31.90274, EPS);
+    cr_assert_float_eq(model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, NULL, ap), 39.25274, EPS);
     cr_assert_str_eq(ap, "tree/LL");
-    /* LL128 named on PCIe is used (NCCL enables it when NCCL_PROTO names it); channels 2:
-     * ring/LL128: bw 29.44, algbw 16.822857, lat = 14.0 + 14 x 2.5 = 49.0 -> 49 + 2.55656 = 51.55656
-     * tree/LL128: bw = 29.44 x 7/9 = 22.897778, algbw 11.448889, lat = 14.0 + 14 x 1.9 = 40.6
-     *             -> 40.6 + 43008 / 11448.889 = 40.6 + 3.75653 = 44.35653 */
+    /* LL128 named on PCIe is used (NCCL enables it when NCCL_PROTO names it). NCCL's choice (busBw 15):
+     * ring/LL128 14.0 + 14 x 2.5 + 43008 / (15 x 0.92 x 8 / 14 x 1000) = 54.454, tree/LL128 14.0 + 14 x 1.9
+     * + 43008 / (15 x 0.92 x 7 / 9 x 0.5 x 1000) = 48.614: tree. Priced (channels 2): bw = 29.44 x 7/9 =
+     * 22.897778, algbw 11.448889; lat = 14.0 + 14 x 1.525 = 35.35 -> 35.35 + 3.75653 = 39.10653 */
     s.nccl_tuning = (cfg_nccl_tuning){.protocol = CFG_NCCL_PROTO_LL128};
-    cr_assert_float_eq(model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, NULL, ap), 44.35653, EPS);
+    cr_assert_float_eq(model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, NULL, ap), 39.10653, EPS);
     cr_assert_str_eq(ap, "tree/LL128");
 }
 
@@ -151,8 +143,9 @@ Test(nccl_model, allgather_stays_a_ring_under_algorithm_tree)
     s.nccl_tuning = (cfg_nccl_tuning){.channels = 1, .protocol = CFG_NCCL_PROTO_LL, .algorithm = CFG_NCCL_ALGO_TREE};
     char ap[16];
     /* All-gather of 43008 B per rank: NCCL's buffer 8 x 43008 = 344064 B, 7 ring steps; bw 8,
-     * algbw = 8 x 8 / 7 = 9.142857; lat = 6.6 + 7 x 1.0 = 13.6; 13.6 + 344064 / 9142.857 = 13.6 + 37.632 = 51.232 */
-    cr_assert_float_eq(model_nccl_formula_us(&s, PLAN_OP_ALLGATHER, S42K, 8, NULL, ap), 51.232, EPS);
+     * algbw = 8 x 8 / 7 = 9.142857; lat = 6.6 + 7 x 1.525 = 17.275; 17.275 + 344064 / 9142.857 = 17.275 +
+     * 37.632 = 54.907 */
+    cr_assert_float_eq(model_nccl_formula_us(&s, PLAN_OP_ALLGATHER, S42K, 8, NULL, ap), 54.907, EPS);
     cr_assert_str_eq(ap, "ring/LL");
 }
 
@@ -180,16 +173,16 @@ Test(nccl_model, measured_table_is_not_applied_with_any_tuning)
     model_collective(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL, &c);
     cr_assert_float_eq(c.us, 200.0, 1e-9, "NCCL's defaults: the measurement applies");
     cr_assert_null(c.table_skip);
-    /* buffsize alone: not in NCCL's latency model, so the formula is the untuned one (25.304, ring/LL at 2
+    /* buffsize alone: not in NCCL's latency model, so the formula is the untuned one (32.654, ring/LL at 2
      * channels), but the measurement was taken with the default buffer and no longer applies. */
     s.nccl_tuning.buffsize = 1048576;
     model_collective(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL, &c);
-    cr_assert_float_eq(c.us, 25.304, EPS);
+    cr_assert_float_eq(c.us, 32.654, EPS);
     cr_assert_null(c.table);
     cr_assert(c.table_skip && strstr(c.table_skip, "NCCL's defaults"), "%s", c.table_skip ? c.table_skip : "-");
     s.nccl_tuning = (cfg_nccl_tuning){.channels = 1};
     model_collective(&s, CFG_BACKEND_NCCL, PLAN_OP_ALLREDUCE, S42K, 8, NULL, &c);
-    cr_assert_float_eq(c.us, 30.008, EPS);
+    cr_assert_float_eq(c.us, 37.358, EPS);
     cr_assert(strstr(c.method, "scenario nccl: tuning"), "%s", c.method);
 }
 

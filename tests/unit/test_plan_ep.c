@@ -9,6 +9,7 @@
 #include "th_plan.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,26 +214,29 @@ Test(plan_ep, alltoall_cost_by_hand)
     plan p;
     th_plan_build("configs/default.yaml", NULL, 0, &sc, &p);
     model_coll c;
-    /* 114,688 B over 8 ranks: blocks of 14,336 B <= 16 KiB go by LL. Each of a rank's 7 messages waits
-     * max(hwLat 1.0, the pair's paths.visible_us): the target file's 13 us within a socket (3 peers) and
-     * 22 us across (4 peers): latency 6.6 + 39 + 88 = 133.6 us. On the wire 2 x 14,336 per pair; the
-     * socket link carries 4 x 4 pairs one way: 458,752 B at socket_gbs 30 = 15.2917 us. */
+    /* 114,688 B over 8 ranks: blocks of 14,336 B <= 16 KiB go by LL. NCCL 2.28 on the AMD target with 8
+     * GPUs sends every pair through host memory (SHM). Each of a rank's 7 messages waits for its line there:
+     * the store up (PCIe 0.2 + root complex 0.1 + DRAM 0.3 = 0.6) and the reader's poll round trip, 2 x 0.6
+     * from the same socket, 2 x (0.6 + socket 0.1 + root complex 0.1) = 1.6 from the other: 3 x 1.8 + 4 x 2.2
+     * = 14.2 after the base 6.6 = 20.8 us. Each GPU loads its 7 x 2 x 14,336 = 200,704 B (LL lines) back
+     * from host memory at links.sysmem_load_gbs 0.56 GB/s with every GPU doing so: 358.4 us, slower than
+     * the socket link's 4 x 4 pairs x 28,672 B at 30 GB/s (15.29 us). */
     model_collective(&sc.system, CFG_BACKEND_NCCL, PLAN_OP_ALLTOALL, 114688, 8, NULL, &c);
     cr_assert(c.available);
-    cr_assert_float_eq(c.us, 133.6 + 458752.0 / 30000.0, 1e-6, "%f", c.us);
-    /* 524,288 B: blocks of 65,536 B by Simple: 8.4 + 3 x max(5.7, 13) + 4 x max(5.7, 22) = 135.4 us
-     * + 16 x 65,536 B / 30 GB/s */
+    cr_assert_float_eq(c.us, 20.8 + 200704.0 / 560.0, 1e-6, "%f", c.us);
+    /* 524,288 B: blocks of 65,536 B by Simple: a step adds the fence 1.0 and the load from host memory
+     * 1.2: 8.4 + 3 x 4.0 + 4 x 4.4 = 38.0 us + 7 x 65,536 B / 0.56 GB/s */
     model_collective(&sc.system, CFG_BACKEND_NCCL, PLAN_OP_ALLTOALL, 524288, 8, NULL, &c);
-    cr_assert_float_eq(c.us, 135.4 + 1048576.0 / 30000.0, 1e-6, "%f", c.us);
-    /* Without the measured lists the latencies come from links along the route: 1.3 us within a
-     * socket (PCIe 0.5 + root complex 0.3 + PCIe 0.5), 2.2 across (+ socket link 0.6 + the other root
-     * complex 0.3): 6.6 + 3 x 1.3 + 4 x 2.2 = 19.3 us. */
-    sc.system.paths.gpus = 0;
+    cr_assert_float_eq(c.us, 38.0 + 458752.0 / 560.0, 1e-6, "%f", c.us);
+    /* NCCL_P2P_LEVEL=SYS: every pair P2P, a message waits for its store to be seen: 0.5 us within a socket
+     * (PCIe 0.2 + root complex 0.1 + PCIe 0.2), 0.7 across (+ socket 0.1 + root complex 0.1): 6.6 + 3 x 0.5
+     * + 4 x 0.7 = 10.9 us; the socket link now bounds the bytes. */
+    sc.system.nccl.p2p_level = CFG_NCCL_LEVEL_SYS;
     model_collective(&sc.system, CFG_BACKEND_NCCL, PLAN_OP_ALLTOALL, 114688, 8, NULL, &c);
-    cr_assert_float_eq(c.us, 19.3 + 458752.0 / 30000.0, 1e-6, "%f", c.us);
+    cr_assert_float_eq(c.us, 10.9 + 458752.0 / 30000.0, 1e-6, "%f", c.us);
     /* the custom allreduce has no all-to-all: NCCL's, said in the method */
     model_collective(&sc.system, CFG_BACKEND_ONESHOT, PLAN_OP_ALLTOALL, 114688, 8, NULL, &c);
-    cr_assert_float_eq(c.us, 19.3 + 458752.0 / 30000.0, 1e-6);
+    cr_assert_float_eq(c.us, 10.9 + 458752.0 / 30000.0, 1e-6);
     cr_assert_not_null(strstr(c.method, "oneshot has none"), "%s", c.method);
     /* host-staged: 2 x (10 + 114,688 / (63 x 0.85 x 1000)) + 7 x (1.5 + 2 x 14,336 / 8000) (fp32 on the host)
      * + 2 x 114,688 B converted at convert_gbs 3 */
@@ -254,18 +258,20 @@ Test(plan_ep, alltoall_through_host_memory_pays_the_shm_steps)
     t.n = 0;
     model_coll c, direct;
     model_collective(&sc.system, CFG_BACKEND_NCCL, PLAN_OP_ALLTOALL, 114688, 8, &t, &c);
-    /* Store to host memory: PCIe 0.5 + root complex 0.3 + DRAM 0.3 = 1.1 us; the poll's round trip
-     * from a GPU on the same socket 2 x 1.1, from the other socket 2 x (1.1 + socket 0.6 + root complex
-     * 0.3) = 4.0: 3.3 us and 5.1 us. A rank: 3 x 3.3 + 4 x 5.1 = 30.3 us after the base 6.6. */
+    /* Store to host memory: PCIe 0.2 + root complex 0.1 + DRAM 0.3 = 0.6 us; the poll's round trip
+     * from a GPU on the same socket 2 x 0.6, from the other socket 2 x (0.6 + socket 0.1 + root complex
+     * 0.1) = 1.6: 1.8 us and 2.2 us. A rank: 3 x 1.8 + 4 x 2.2 = 14.2 us after the base 6.6. */
     cr_assert_float_eq(model_term_get(&t, "shm_transport"), 56.0, 1e-9);
-    cr_assert_float_eq(model_term_get(&t, "p2p_latency"), 36.9, 1e-9);
+    cr_assert_float_eq(model_term_get(&t, "p2p_latency"), 20.8, 1e-9);
+    /* P2P everywhere (direct peer access and NCCL_P2P_LEVEL=SYS): 6.6 + 3 x 0.5 + 4 x 0.7 = 10.9 */
     sc.system.topology.p2p = CFG_P2P_DIRECT;
-    sc.system.paths.gpus = 0;
+    sc.system.nccl.p2p_level = CFG_NCCL_LEVEL_SYS;
     model_terms td;
     td.n = 0;
     model_collective(&sc.system, CFG_BACKEND_NCCL, PLAN_OP_ALLTOALL, 114688, 8, &td, &direct);
-    cr_assert_float_eq(model_term_get(&td, "p2p_latency"), 19.3, 1e-9);
-    cr_assert_gt(c.us, direct.us + 36.9 - 19.3 - 1e-9, "host memory: %f vs %f", c.us, direct.us);
+    cr_assert_float_eq(model_term_get(&td, "p2p_latency"), 10.9, 1e-9);
+    cr_assert(isnan(model_term_get(&td, "shm_transport")), "no SHM pair left");
+    cr_assert_gt(c.us, direct.us + 20.8 - 10.9 - 1e-9, "host memory: %f vs %f", c.us, direct.us);
     th_plan_done(&sc, &p);
 }
 
@@ -275,8 +281,9 @@ Test(plan_ep, model_costs_the_ep8_alltoalls)
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_not_null(strstr(r.out, "one alltoall: alltoall.dispatch, layer 1, 114688 B per rank over 8 ranks"),
                        "%s", r.out);
-    cr_assert_not_null(strstr(r.out, "nccl = 148.89 us  (formula: NCCL grouped send/recv all-to-all)"), "%s", r.out);
-    cr_assert_not_null(strstr(r.out, "alltoall.dispatch            60 x   148.89 us"), "%s", r.out);
+    /* 20.8 + 200,704 / 560 = 379.2 us (alltoall_cost_by_hand) */
+    cr_assert_not_null(strstr(r.out, "nccl = 379.20 us  (formula: NCCL grouped send/recv all-to-all)"), "%s", r.out);
+    cr_assert_not_null(strstr(r.out, "alltoall.dispatch            60 x   379.20 us"), "%s", r.out);
     th_free(&r);
 }
 

@@ -73,6 +73,11 @@ cfg_system th_pcie_system(int gpus, int sockets, int gpus_per_switch)
     s.host.mpi_lat_us = 1.5;
     s.host.mpi_bw_gbs = 8;
     s.host.convert_gbs = 3;
+    /* NCCL 2.22.3 on a Hopper-class GPU: the P2P rule before 2.23.4 (P2P through the root complex and
+     * across sockets on AMD), so these boxes' rings are P2P; tests of the newer rules set the version. */
+    s.nccl.version = "2.22.3";
+    s.nccl.version_code = 22203;
+    s.gpu.cc = 90;
     s.nccl.channels = 2;
     s.nccl.pci_bw_gbs = 48;
     s.nccl.sys_bw_gbs = 16;

@@ -174,10 +174,9 @@ static void rules_terms(const cfg_system *s, int n, const model_nccl_graph *g, c
     model_term_add(terms, "transports", l->counts[MODEL_NCCL_SHM] + l->counts[MODEL_NCCL_NET], "links",
                    "ring links: %d P2P, %d SHM, %d NET", l->counts[0], l->counts[1], l->counts[2]);
     if (s->topology.interconnect != CFG_IC_NVLINK)
-        model_term_add(terms, "search", g->bw_gbs, "GB/s", "%s: ring bottleneck %.1f GB/s (NCCL's figures) against %s -> "
-                       "%d channel(s) x %.3g GB/s, %d after ncclTopoPostset%s", g->fallback ? "fallback" : "searched",
-                       g->bottleneck_gbs, g->speeds, g->search_channels, g->bw_gbs, g->channels,
-                       g->fallback ? " (no speed fits: 'falling back to simple order', bw 0.1, type SYS)" : "");
+        model_term_add(terms, "search", g->bw_gbs, "GB/s", "%s: ring bottleneck %.1f GB/s vs %s -> %d channel(s) x %.3g "
+                       "GB/s, %d after Postset", g->fallback ? "no speed fits, 'falling back to simple order'" : "searched",
+                       g->bottleneck_gbs, g->speeds, g->search_channels, g->bw_gbs, g->channels);
     model_term_add(terms, "ring_link_latency", l->mean, "us", "mean step over %d ring links (%.2f..%.2f): %s%s%s%s%s", l->n,
                    l->lo, l->hi, l->src[0] ? "P2P " : "", l->src[0] ? l->src[0] : "", l->src[1] ? "; SHM " : "",
                    l->src[1] ? l->src[1] : "", l->src[2] ? "; NET by host copies" : "");

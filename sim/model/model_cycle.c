@@ -209,10 +209,12 @@ double model_expected_max_normal(int n)
     return sum;
 }
 
-/* Arrival skew (docs/model.md "Arrival skew"): in eager launches every rank's host launches the ops
- * between two collectives itself, each launch with a spread of launch.eager_jitter_us between the ranks;
- * k launches spread by sqrt(k) x that, and the collective starts when the slowest of the n ranks arrives:
- * E[max of n] spreads past the mean. A CUDA graph replays on the GPU: no host in the loop, no skew. */
+/* Arrival skew (docs/model.md "Arrival skew"): in eager launches every rank's host launches each op
+ * itself, each launch with a spread of launch.eager_jitter_us between the ranks. Launches are
+ * asynchronous, so the hosts do not meet at a collective: after k launches since the phase began (its
+ * sync) they have drifted apart by sqrt(k) spreads, and a collective starts when the slowest of the n
+ * hosts has launched it, E[max of n] spreads past the mean. The GPUs wait only where the hosts lead them.
+ * A CUDA graph replays on the GPU: no host in the loop, no skew. */
 launch_costs model_launch_costs(const cfg_system *s, cfg_backend be, int ranks, bool graph)
 {
     static _Thread_local int cached_n = -1;
@@ -228,7 +230,7 @@ launch_costs model_launch_costs(const cfg_system *s, cfg_backend be, int ranks, 
 }
 
 /* Where the host (launches) and the GPU (work) stand in a phase, in microseconds; `since` counts the
- * launches since the last collective (the arrival skew's k). */
+ * launches since the phase began (the arrival skew's k). */
 typedef struct timeline {
     double host, gpu;
     int since;
@@ -279,9 +281,8 @@ static double advance_op(timeline *tl, double t, bool coll, bool staged, bool gr
     tl->since++;
     if (!coll)
         return fmax(tl->gpu + L->eager_gap, tl->host) + t;
-    /* The slowest rank's host arrives skew later than this (mean) rank's; the GPUs wait for it. */
+    /* The slowest rank's host launches it skew after the mean rank's; every GPU waits for it. */
     const double skew = L->skew_coeff * sqrt((double)tl->since);
-    tl->since = 0;
     return fmax(tl->gpu + L->eager_gap, tl->host + skew) + t;
 }
 
@@ -357,8 +358,10 @@ static void eval_phase(const model_ctx *ctx, int ph, const double *cost, const l
             }
         }
     }
-    if (tl.host > tl.gpu)
-        out->class_ms[PLAN_CLASS_OTHER] += tl.host - tl.gpu;
+    /* The phase ends when the slowest rank's host has launched its last op (eager: the drift above). */
+    const double host_end = tl.host + L->skew_coeff * sqrt((double)tl.since);
+    if (host_end > tl.gpu)
+        out->class_ms[PLAN_CLASS_OTHER] += host_end - tl.gpu;
     double total = 0.0;
     for (int c = 0; c < PLAN_CLASS_COUNT; c++) {
         out->class_ms[c] /= 1000.0;

@@ -84,7 +84,7 @@ static double stage_us(const cfg_system *s, int n, model_stage_kind k, double ch
         }
     }
     const double t = ft.lat_us + ft.bw_us;
-    model_term_add(terms, label, t, "us", "%s %.2f + %.0f B on %s at %.1f GB/s = %.2f (%s)",
+    model_term_add(terms, label, t, "us", "%s %.2f + %.0f B on %s at %.3g GB/s = %.2f (%s)",
                    reads ? "round trip" : "latency", ft.lat_us, ft.bottleneck_bytes, ft.bottleneck, ft.bottleneck_gbs,
                    ft.bw_us, measured ? "bandwidth: paths" : "bandwidth: links along the routes");
     return t;

@@ -105,12 +105,12 @@ static const double *speed_array(const cfg_system *s, int *n, const char **name)
     } while (0)
     const int v = s->nccl.version_code, cc = s->gpu.cc;
     if (cc >= 100 && v >= V_SM100_18)
-        PICK(speeds_sm100_18, "sm100SpeedArrayIntra (2.27+, down to 18)");
+        PICK(speeds_sm100_18, "sm100 speeds (2.27+, down to 18)");
     if (cc >= 100 && v >= V_SM100_SPEEDS)
-        PICK(speeds_sm100_19, "sm100SpeedArrayIntra (2.25-2.26, down to 19)");
+        PICK(speeds_sm100_19, "sm100 speeds (2.25-2.26, down to 19)");
     if (cc >= 90)
-        PICK(speeds_sm90, "sm90SpeedArrayIntra (down to 3)");
-    PICK(speeds_old, "speedArrayIntra (down to 3)");
+        PICK(speeds_sm90, "sm90 speeds (down to 3)");
+    PICK(speeds_old, "pre-sm90 speeds (down to 3)");
 #undef PICK
 }
 
@@ -159,6 +159,24 @@ void model_nccl_search(const cfg_system *s, int n, model_nccl_graph *g)
     g->channels = g->search_channels * 2 > 32 ? 32 : g->search_channels * 2;
 }
 
+/* tuning.cc treeCorrectionFactor[proto][log2(bytes / 64)]: NCCL's own correction of its tree estimate
+ * at medium sizes (LL, LL128, Simple; 64 B to 256 MB). */
+static const double tree_correction[MODEL_NCCL_PROTOS][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9},
+};
+
+static int log2i(long long v)
+{
+    int l = -1;
+    while (v > 0) {
+        v >>= 1;
+        l++;
+    }
+    return l;
+}
+
 /* NCCL's tuning model with NCCL's own numbers (src/graph/tuning.cc): busBw = graph channels x graph speed,
  * LL at half of it (capped by llMaxBw), tree at 0.92 (LL /3.8, LL128 7/9), LL128 only over NVLink; time
  * = baseLat + steps x hwLat + bytes / (1000 x algbw). It decides the algorithm and protocol NCCL runs;
@@ -190,6 +208,9 @@ void model_nccl_choose(const cfg_system *s, const model_nccl_graph *g, bool allr
                 bw = p == MODEL_NCCL_LL ? fmin(bw / 3.8, s->nccl.ll_max_bw_gbs) : p == MODEL_NCCL_LL128 ? bw * 7.0 / 9.0 : bw;
                 bw *= 0.5;
                 lat = model_nccl_base_lat(a, p) + 2.0 * (n - 1) * hw;
+                const int ls = log2i((long long)nbytes >> 6);
+                if (allreduce && ls >= 0 && ls < 23)
+                    bw *= tree_correction[p][ls]; /* ncclTopoGetAlgoTime */
             }
             const double t = lat + nbytes / (1000.0 * bw);
             char name[40];

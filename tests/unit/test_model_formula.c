@@ -26,10 +26,11 @@ Test(model_nccl, ring_ll_across_two_sockets_is_nccls_own_prediction)
     cr_assert_float_eq(model_term_get(&t, "busBw"), 32.0, 1e-9);
     /* NCCL's choice, with its own numbers: the search's ring (bottleneck SYS 16 GB/s, sm90 speeds: 15, one
      * channel) gives busBw 15. ring/LL: min(141, 7.5) x 8 / 14 = 4.285714 -> 10.0352 + 6.6 + 14 x 1.0 =
-     * 30.6352; tree/LL: 15 x 0.92 / 3.8 x 0.5 = 1.815789 -> 23.6858 + 6.8 + 14 x 1.0 = 44.4858;
+     * 30.6352; tree/LL: 15 x 0.92 / 3.8 x 0.5 = 1.815789, x NCCL's treeCorrectionFactor for LL at
+     * 43,008 B (log2(43008 / 64) = 9: 0.7) = 1.271053 -> 33.8368 + 6.8 + 14 x 1.0 = 54.6368;
      * ring/Simple: 15 x 8 / 14 -> 5.0176 + 8.4 + 14 x 5.7 = 93.2176. ring/LL is the fastest. */
     cr_assert_float_eq(model_term_get(&t, "tuning ring/LL"), 30.6352, EPS);
-    cr_assert_float_eq(model_term_get(&t, "tuning tree/LL"), 44.4858, EPS);
+    cr_assert_float_eq(model_term_get(&t, "tuning tree/LL"), 54.6368, EPS);
     cr_assert_float_eq(model_term_get(&t, "tuning ring/Simple"), 93.2176, EPS);
     cr_assert_float_eq(model_term_get(&t, "search"), 15.0, 1e-9);
     /* LL128 is never considered on PCIe. */

@@ -121,8 +121,9 @@ Test(nccl_model, protocol_and_algorithm_restrict_the_choice)
     s.nccl_tuning = (cfg_nccl_tuning){.channels = 1, .protocol = CFG_NCCL_PROTO_SIMPLE, .algorithm = CFG_NCCL_ALGO_RING};
     cr_assert_float_eq(model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, NULL, ap), 48.454, EPS);
     cr_assert_str_eq(ap, "ring/Simple");
-    /* tree only. NCCL's choice with its own numbers (busBw 15): tree/LL 6.8 + 14 x 1.0 + 43008 / (15 x 0.92
-     * / 3.8 x 0.5 x 1000) = 44.4858 against tree/Simple 8.4 + 14 x 4.0 + 43008 / 6900 = 70.633: tree/LL.
+    /* tree only. NCCL's choice with its own numbers (busBw 15, treeCorrectionFactor at 43,008 B: LL 0.7,
+     * Simple 0.6): tree/LL 6.8 + 14 x 1.0 + 43008 / (15 x 0.92 / 3.8 x 0.5 x 0.7 x 1000) = 54.64 against
+     * tree/Simple 8.4 + 14 x 4.0 + 43008 / (6900 x 0.6) = 74.79: tree/LL.
      * Priced over the links (channels 2, busBw 32): bw = 32 x 0.92 / 3.8 = 7.747368, algbw = half =
      * 3.873684; lat = 6.8 + 2 x 7 x 1.525 = 28.15; 28.15 + 43008 / 3873.684 = 28.15 + 11.10274 = 39.25274 */
     s.nccl_tuning = (cfg_nccl_tuning){.algorithm = CFG_NCCL_ALGO_TREE};
@@ -130,7 +131,7 @@ Test(nccl_model, protocol_and_algorithm_restrict_the_choice)
     cr_assert_str_eq(ap, "tree/LL");
     /* LL128 named on PCIe is used (NCCL enables it when NCCL_PROTO names it). NCCL's choice (busBw 15):
      * ring/LL128 14.0 + 14 x 2.5 + 43008 / (15 x 0.92 x 8 / 14 x 1000) = 54.454, tree/LL128 14.0 + 14 x 1.9
-     * + 43008 / (15 x 0.92 x 7 / 9 x 0.5 x 1000) = 48.614: tree. Priced (channels 2): bw = 29.44 x 7/9 =
+     * + 43008 / (15 x 0.92 x 7 / 9 x 0.5 x 0.7 x 1000) = 52.05: tree. Priced (channels 2): bw = 29.44 x 7/9 =
      * 22.897778, algbw 11.448889; lat = 14.0 + 14 x 1.525 = 35.35 -> 35.35 + 3.75653 = 39.10653 */
     s.nccl_tuning = (cfg_nccl_tuning){.protocol = CFG_NCCL_PROTO_LL128};
     cr_assert_float_eq(model_nccl_formula_us(&s, PLAN_OP_ALLREDUCE, S42K, 8, NULL, ap), 39.10653, EPS);

@@ -8,6 +8,7 @@
 #include "../util/util.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -198,6 +199,7 @@ static bool eval_variant(cmp_state *st, const compare_variant *v)
             continue;
         }
         row->loaded = true;
+        row->plan = &ps->p;
         model_eval(ctx, bes[b], false, &row->r);
         row_engine(&row->r, row->engine, sizeof(row->engine));
         if (row->r.available)
@@ -279,6 +281,58 @@ static void rank_rows(cmp_state *st, const compare_variant *base)
     memcpy(st->rows, sorted, (size_t)st->n_rows * sizeof(compare_row));
     free(sorted);
     free(order);
+}
+
+/* tok/s of `row` with `extra` set before the variant's own overrides (a variant that sets the same key
+ * keeps its value: the row's own what-if wins over the unknown). */
+static double tok_with(const cmp_state *st, const compare_row *row, const char *extra)
+{
+    const cli_common *c = st->c;
+    const char *sets[CFG_MAX_SETS + COMPARE_MAX_SETS + 1];
+    int n = 0;
+    for (int i = 0; i < c->n_sets; i++)
+        sets[n++] = c->sets[i];
+    sets[n++] = extra;
+    for (int i = 0; i < row->variant->set.n; i++)
+        sets[n++] = row->variant->set.v[i];
+    const int be = cfg_enum_index(cfg_backend_names, row->r.backend);
+    return be < 0 || !row->plan ? NAN
+                                : model_rest_tok_per_s(c->scenario_path, c->system_path, sets, n, row->plan, (cfg_backend)be);
+}
+
+/* What each gain's sign rests on: every unmeasured input of the box at its other value, the row and the
+ * baseline re-modelled with it; the first input that flips a row's sign is named on that row. Gains
+ * within 0.5% of zero have no sign to keep. */
+static void rests_rows(cmp_state *st, const cfg_scenario *base, compare_doc *d)
+{
+    const compare_row *b = NULL;
+    for (int i = 0; i < st->n_rows && !b; i++)
+        if (st->rows[i].baseline && st->rows[i].r.available)
+            b = &st->rows[i];
+    if (!b)
+        return;
+    size_t len = 0;
+    for (int k = 0; k < model_n_rests; k++) {
+        char set[160];
+        if (model_rest_set(base, &model_rests[k], set, sizeof(set)))
+            continue;
+        if (len < sizeof(d->rests_tried))
+            len += (size_t)snprintf(d->rests_tried + len, sizeof(d->rests_tried) - len, "%s%s", len ? ", " : "", set);
+        const double tb = tok_with(st, b, set);
+        if (!(tb > 0))
+            continue;
+        for (int i = 0; i < st->n_rows; i++) {
+            compare_row *row = &st->rows[i];
+            if (row == b || !row->have_gain || row->rests[0] || fabs(row->gain_pct) < 0.5)
+                continue;
+            const double tr = tok_with(st, row, set);
+            if (!(tr > 0))
+                continue;
+            const double g = 100.0 * (tr / tb - 1.0);
+            if (fabs(g) >= 0.5 && (g > 0) != (row->gain_pct > 0))
+                model_rest_line(row->rests, sizeof(row->rests), row->gain_pct, set, g, &model_rests[k]);
+        }
+    }
 }
 
 enum { OPT_BACKEND = CLI_OPT_FIRST_PRIVATE, OPT_VARIANTS };
@@ -382,6 +436,7 @@ int cmd_compare(int argc, char **argv)
                         "row (the baseline with speculative.algorithm=none) was added";
     }
     rank_rows(&st, &f.v[f.baseline]);
+    rests_rows(&st, &base, &d);
     d.rows = st.rows;
     d.n_rows = st.n_rows;
     util_buf out = {0};

@@ -9,6 +9,7 @@
 #include "../util/util.h"
 
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -151,6 +152,54 @@ static void model_bench(const cfg_scenario *sc, const plan *p, const cfg_backend
            ops, iters, cfg_backend_names[bes[0]], one, 1e6 / one, n_bes, all);
 }
 
+/* Each backend's gain over NCCL (what the engines run by default) and whether its sign rests on an
+ * unmeasured input of the box (model_rests.c): one line per backend, table output only. */
+static void rests_text(util_buf *out, const cli_common *c, const cfg_scenario *sc, const plan *p, const cfg_backend *bes,
+                       int n, const results_cycle *rs)
+{
+    const char *sets[CFG_MAX_SETS + 1];
+    for (int i = 0; i < c->n_sets; i++)
+        sets[i] = c->sets[i];
+    const char *path = c->scenario_path ? c->scenario_path : sc->path;
+    double base = NAN;
+    for (int i = 0; i < n; i++)
+        if (bes[i] == CFG_BACKEND_NCCL && rs[i].available)
+            base = rs[i].tok_per_s;
+    if (isnan(base))
+        base = model_rest_tok_per_s(path, c->system_path, sets, c->n_sets, p, CFG_BACKEND_NCCL);
+    if (!(base > 0))
+        return;
+    bool header = false;
+    for (int i = 0; i < n; i++) {
+        if (bes[i] == CFG_BACKEND_NCCL || !rs[i].available || !(rs[i].tok_per_s > 0) ||
+            !cfg_backend_reduces(bes[i]))
+            continue;
+        const double gain = 100.0 * (rs[i].tok_per_s / base - 1.0);
+        char line[640] = "";
+        for (int k = 0; k < model_n_rests && !line[0] && fabs(gain) >= 0.5; k++) {
+            char set[160];
+            if (model_rest_set(sc, &model_rests[k], set, sizeof(set)))
+                continue;
+            sets[c->n_sets] = set;
+            const double tb = model_rest_tok_per_s(path, c->system_path, sets, c->n_sets + 1, p, CFG_BACKEND_NCCL);
+            const double tr = model_rest_tok_per_s(path, c->system_path, sets, c->n_sets + 1, p, bes[i]);
+            if (tb > 0 && tr > 0) {
+                const double g = 100.0 * (tr / tb - 1.0);
+                if (fabs(g) >= 0.5 && (g > 0) != (gain > 0))
+                    model_rest_line(line, sizeof(line), gain, set, g, &model_rests[k]);
+            }
+        }
+        if (!header)
+            util_buf_printf(out, "\nagainst nccl, and what the sign rests on (each unmeasured input of the box at its "
+                                 "other value; docs/model.md \"What an answer rests on\"):\n");
+        header = true;
+        if (line[0])
+            util_buf_printf(out, "  %-10s %s\n", cfg_backend_names[bes[i]], line);
+        else
+            util_buf_printf(out, "  %-10s %+.1f%% holds at every other value\n", cfg_backend_names[bes[i]], gain);
+    }
+}
+
 int cmd_model(int argc, char **argv)
 {
     static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
@@ -239,6 +288,7 @@ int cmd_model(int argc, char **argv)
         if (explain)
             model_explain(&out, ctx, bes, n_bes);
         report_results_table(&out, &meta, rs, n_bes);
+        rests_text(&out, &c, &sc, &p, bes, n_bes, rs);
     }
     if (explain && c.format != CLI_FMT_TABLE) {
         /* Keep the machine-readable output clean: the explanation goes to the terminal. */

@@ -52,6 +52,8 @@ typedef struct compare_row {
     bool apart;
     char source[128];      /* "probed", "measured", "formula" or "mixed: ..." */
     char engine[300];      /* what SGLang / vLLM would need */
+    const struct plan *plan; /* the variant's plan (owned by the command), NULL when it did not build */
+    char rests[640];       /* what the gain's sign rests on (model_rest_line), "" when it holds */
 } compare_row;
 
 typedef struct compare_doc {
@@ -59,6 +61,7 @@ typedef struct compare_doc {
     compare_row *rows;
     int n_rows;
     const char *auto_nospec; /* why a speculation-off row was added, or NULL */
+    char rests_tried[512];   /* the unmeasured inputs whose other values were tried, "" when none applied */
 } compare_doc;
 
 /* compare_format.c */

@@ -70,6 +70,18 @@ void compare_table(util_buf *out, const compare_doc *d)
             util_buf_printf(out, "%3s  %-32s %-9s %8s %9s %8s %8s %8s  %-26s %s\n", rank, name, r->backend, "-", "-",
                             "-", "-", "-", fits, "(not ranked: see below)");
     }
+    if (d->rests_tried[0]) {
+        util_buf_printf(out, "\nwhat each gain's sign rests on (the unmeasured inputs of the box, each at its other "
+                             "value: %s):\n", d->rests_tried);
+        for (int i = 0; i < d->n_rows; i++) {
+            const compare_row *row = &d->rows[i];
+            if (row->rests[0])
+                util_buf_printf(out, "  %2d %-32s %s\n", i + 1, row->variant->name, row->rests);
+            else if (row->have_gain && !row->baseline && fabs(row->gain_pct) >= 0.5)
+                util_buf_printf(out, "  %2d %-32s %+.1f%% holds at every other value\n", i + 1, row->variant->name,
+                                row->gain_pct);
+        }
+    }
     util_buf_printf(out, "\nwhat the serving engine would need (verify allreduce with this backend; gates in "
                          "sim/model/model_engine.c):\n");
     for (int i = 0; i < d->n_rows; i++)
@@ -237,6 +249,7 @@ static void json_row(util_json *j, const compare_row *row, int rank)
     knum(j, "tok_per_s", r->tok_per_s, ok);
     knum(j, "gain_pct", row->gain_pct, row->have_gain);
     util_json_kbool(j, "ranked_apart", row->apart);
+    kstr(j, "sign_rests_on", row->rests[0] ? row->rests : NULL);
     util_json_key(j, "fits");
     if (r->mem_known)
         util_json_bool(j, r->fits);
@@ -273,6 +286,7 @@ void compare_json(util_buf *out, const compare_doc *d)
             base = d->rows[i].variant->name;
     kstr(&j, "baseline", base);
     kstr(&j, "auto_nospec", d->auto_nospec);
+    kstr(&j, "sign_inputs_tried", d->rests_tried[0] ? d->rests_tried : NULL);
     kstr(&j, "ranking", "available rows by tok_per_s, best first, then the rows that could not be modelled "
                         "(reason) in file order; gain_pct = 100 x (tok_per_s / the baseline row's - 1)");
     util_json_key(&j, "rows");

@@ -168,6 +168,25 @@ typedef struct model_sens_item {
 int model_sensitivity(const cfg_scenario *sc, const plan *p, cfg_backend be, double frac, model_sens_item *out,
                       int max_out);
 
+/* What an answer's sign rests on (model_rests.c): unmeasured platform facts with their other plausible
+ * value and the reading that decides each. */
+typedef struct model_rest {
+    const char *key;     /* the --set key */
+    const char *alt;     /* "other" (the other mode or value) or "xF" (F x the current value) */
+    const char *decides; /* the reading on the box that decides it */
+} model_rest;
+extern const model_rest model_rests[];
+extern const int model_n_rests;
+/* The --set text of rest `r`'s other value on `sc`: 0, or -1 when it does not apply (the value is
+ * measured or public in the system file, or has no other value). */
+int model_rest_set(const cfg_scenario *sc, const model_rest *r, char *buf, size_t len);
+/* tok/s of `be` on the scenario at `path` with `sets`, reusing plan `p` (the rests change only system.*
+ * and run.* keys, which no plan reads); NAN when it does not load or the backend is unavailable. */
+double model_rest_tok_per_s(const char *path, const char *system_path, const char *const *sets, int n, const plan *p,
+                            cfg_backend be);
+/* The one line that says a gain's sign rests on an input. */
+void model_rest_line(char *buf, size_t len, double gain_pct, const char *set, double alt_gain_pct, const model_rest *r);
+
 /* Host time per cycle outside the GPU phases: host.cycle_overhead_us, plus host.tree_overhead_us when the
  * draft is a tree (topk > 1). */
 double model_host_us(const cfg_scenario *sc);

@@ -386,6 +386,10 @@ static const cfg_sys_table *measured_table(const cfg_system *s, cfg_backend be, 
         skip = "measured under another topology.p2p";
     else if (be == CFG_BACKEND_NCCL && cfg_nccl_tuned(&s->nccl_tuning))
         skip = "measured with NCCL's defaults; the scenario sets nccl.* tuning";
+    else if (be == CFG_BACKEND_NCCL && (s->nccl.p2p_level != CFG_NCCL_LEVEL_AUTO || s->nccl.p2p_disable ||
+                                        s->nccl.shm_disable || s->nccl.graph_bw_gbs > 0))
+        skip = "measured with NCCL's default transports; system.nccl.p2p_level/p2p_disable/shm_disable/graph_bw_gbs "
+               "change them";
     if (skip) {
         model_term_add(terms, "measured_skip", t->n_bytes, "points", "a measured table exists but is not used: %s "
                        "(ranks %d, p2p %s)", skip, t->ranks, cfg_table_p2p_names[t->p2p]);

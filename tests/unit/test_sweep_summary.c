@@ -291,9 +291,11 @@ static bool has_warning(cfg_node *be, const char *code)
 
 Test(model_warnings, an_eager_measurement_in_a_graph_scenario_is_flagged)
 {
-    /* the shipped table says launch: eager (its source is eager SGLang serving); the scenario is a graph */
-    const char *cases[][2] = {{"", "yes"},
-                              {"--set run.graph=false", "no"},
+    /* the shipped table says launch: any (the seed leaves the mode open); tagged eager, a graph scenario
+     * is flagged */
+    const char *cases[][2] = {{"", "no"},
+                              {"--set system.measured.allreduce.nccl.launch=eager", "yes"},
+                              {"--set system.measured.allreduce.nccl.launch=eager --set run.graph=false", "no"},
                               {"--set system.measured.allreduce.nccl.launch=graph", "no"},
                               {"--set system.measured.allreduce.nccl.launch=any", "no"}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -305,7 +307,7 @@ Test(model_warnings, an_eager_measurement_in_a_graph_scenario_is_flagged)
         cfg_doc_free(doc);
         th_free(&r);
     }
-    th_result t = th_run("model configs/default.yaml --backend nccl");
+    th_result t = th_run("model configs/default.yaml --backend nccl --set system.measured.allreduce.nccl.launch=eager");
     cr_assert(strstr(t.out, "warnings (figures that are not like for like):\n  ! nccl: the measured allreduce table "
                             "was taken with eager launches"),
               "%s", t.out);

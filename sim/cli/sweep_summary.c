@@ -3,6 +3,8 @@
  * speculation, what was skipped and why, and every warning with the points it hits. */
 #include "sweep.h"
 
+#include "../model/model.h"
+#include "../plan/plan.h"
 #include "../report/report_results.h"
 #include "../util/util.h"
 
@@ -228,6 +230,70 @@ static void print_backends(const summary *s, FILE *out)
     }
 }
 
+/* The best point's ranking and what it rests on: the winner against the runner-up there, re-modelled with
+ * each unmeasured input of the box at its other value (model_rests.c); one line. */
+static void print_rests(const summary *s, FILE *out)
+{
+    const sweep *sw = s->sw;
+    long long pt = -1;
+    for (long long i = 0; i < s->n_points; i++)
+        if (best_tok(s, i) >= 0 && (pt < 0 || best_tok(s, i) > best_tok(s, pt)))
+            pt = i;
+    if (pt < 0)
+        return;
+    /* The two best real allreduces there (none is the no-communication reference, not a contender). */
+    int b = -1, r = -1;
+    for (int k = 0; k < sw->n_bes; k++) {
+        if (!avail(s, pt, k) || !cfg_backend_reduces(sw->bes[k]))
+            continue;
+        const double t = num(s, pt, k, s->c_tok);
+        if (b < 0 || t > num(s, pt, b, s->c_tok)) {
+            r = b;
+            b = k;
+        } else if (r < 0 || t > num(s, pt, r, s->c_tok)) {
+            r = k;
+        }
+    }
+    if (r < 0)
+        return;
+    const char *sets[CFG_MAX_SETS + SWEEP_MAX_VARY + 4], *vals[SWEEP_MAX_VARY + 1];
+    char *owned[SWEEP_MAX_VARY + 2];
+    int n = sweep_scenario_sets(sw, pt, sets, owned, vals);
+    cfg_scenario sc;
+    cfg_error err;
+    plan p;
+    char why[256];
+    const bool ok = !cfg_scenario_load(sw->c.scenario_path, sets, n, sw->c.system_path, &sc, &err);
+    const bool planned = ok && plan_build(&sc, &p, why, sizeof(why)) == 0;
+    const double gap = 100.0 * (num(s, pt, b, s->c_tok) / num(s, pt, r, s->c_tok) - 1.0);
+    const cfg_backend bb = sw->bes[b], rb = sw->bes[r];
+    char line[640] = "";
+    for (int k = 0; planned && k < model_n_rests && !line[0]; k++) {
+        char set[160];
+        if (model_rest_set(&sc, &model_rests[k], set, sizeof(set)))
+            continue;
+        sets[n] = set;
+        const double tb = model_rest_tok_per_s(sw->c.scenario_path, sw->c.system_path, sets, n + 1, &p, bb);
+        const double tr = model_rest_tok_per_s(sw->c.scenario_path, sw->c.system_path, sets, n + 1, &p, rb);
+        if (tb > 0 && tr > 0 && tb < tr)
+            model_rest_line(line, sizeof(line), gap, set, 100.0 * (tb / tr - 1.0), &model_rests[k]);
+    }
+    if (planned) {
+        util_buf lab = {0};
+        point_label(s, pt, &lab);
+        fprintf(out, "\nthe best point (%s): %s over %s ", lab.s, cfg_backend_names[bb], cfg_backend_names[rb]);
+        if (line[0])
+            fprintf(out, "%s\n", line);
+        else
+            fprintf(out, "%+.1f%% holds with every unmeasured input of the box at its other value\n", gap);
+        util_buf_free(&lab);
+        plan_free(&p);
+    }
+    if (ok)
+        cfg_scenario_free(&sc);
+    sweep_free_sets(sw, owned);
+}
+
 /* A text with its digit runs as '#': the same message at other values groups together. */
 static char *shape_of(const char *text)
 {
@@ -408,6 +474,7 @@ void sweep_print_summary(const sweep *sw, FILE *out)
             sw->total, sw->total == 1 ? "" : "s", sw->n_bes, sw->n_bes == 1 ? "" : "s");
     print_points(&s, out);
     print_backends(&s, out);
+    print_rests(&s, out);
     print_skipped(&s, out);
     print_warnings(&s, out);
     for (int i = 0; i < s.n_recs; i++) {

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define S42K 43008.0
 #define EPS 1e-3
@@ -334,4 +335,76 @@ Test(target_box, bad_platform_keys_are_refused_where_they_stand)
     free(f);
     th_expect_bad(th_run("model configs/default.yaml --set system.nccl.p2p_level=NODE"), "system.nccl.p2p_level",
                   "auto, LOC, NVL, NVB, PIX, PXB, PHB, SYS");
+}
+
+/* ---------------- what an answer rests on ---------------- */
+
+/* The line of the rests section for `variant` (its text up to the newline), or NULL. */
+static const char *rests_line(const char *out, const char *variant, char *buf, size_t len)
+{
+    const char *sec = strstr(out, "what each gain's sign rests on");
+    if (!sec)
+        return NULL;
+    const char *end = strstr(sec, "\n\n");
+    for (const char *l = strchr(sec, '\n'); l && (!end || l < end); l = strchr(l + 1, '\n')) {
+        char name[80];
+        int rank;
+        if (sscanf(l + 1, "%d %79[^\n]", &rank, name) == 2 && !strncmp(name, variant, strlen(variant)) &&
+            name[strlen(variant)] == ' ') {
+            const char *e = strchr(l + 1, '\n');
+            snprintf(buf, len, "%.*s", (int)(e ? e - l - 1 : (long)strlen(l + 1)), l + 1);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+Test(rests, compare_names_the_input_each_sign_rests_on)
+{
+    th_result r = th_run("compare configs/default.yaml --variants configs/plans/verify-faster.yaml");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char buf[800];
+    /* forced one-shot loses as the box runs and wins with the driver's P2P override: its sign rests on the
+     * peer-load mode, and the probe reading that decides it is named */
+    const char *l = rests_line(r.out, "custom oneshot", buf, sizeof(buf));
+    cr_assert_not_null(l, "%s", r.out);
+    cr_assert(strstr(l, "flips to +") && strstr(l, "system.topology.peer_loads=native") && strstr(l, "paths.load_rtt_us"),
+              "%s", l);
+    /* the fixes the box needs keep their sign at every other value */
+    const char *fixes[] = {"NCCL_P2P_LEVEL=SYS", "oneshot, P2P override", "NCCL_P2P_LEVEL=SYS + graph file"};
+    for (int i = 0; i < 3; i++) {
+        l = rests_line(r.out, fixes[i], buf, sizeof(buf));
+        cr_assert_not_null(l, "%s: %s", fixes[i], r.out);
+        cr_assert(strstr(l, "holds at every other value"), "%s", l);
+    }
+    th_free(&r);
+    r = th_run("compare configs/default.yaml --variants configs/plans/verify-faster.yaml --format json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "\"sign_rests_on\": \"-55.3% flips to"), "%s", r.out);
+    cr_assert(strstr(r.out, "\"sign_inputs_tried\": \"system.topology.peer_loads=native"), "%s", r.out);
+    th_free(&r);
+}
+
+Test(rests, model_and_sweep_say_it_too, .timeout = 60)
+{
+    th_result r = th_run("model configs/default.yaml --backend nccl,oneshot,mpi");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *sec = strstr(r.out, "against nccl, and what the sign rests on");
+    cr_assert_not_null(sec, "%s", r.out);
+    const char *one = strstr(sec, "\n  oneshot ");
+    cr_assert(one && strstr(one, "system.topology.peer_loads=native"), "%s", sec);
+    cr_assert(strstr(sec, "\n  mpi ") , "%s", sec);
+    th_free(&r);
+    /* the sweep summary: the best point's winner against its runner-up */
+    char tmpl[] = "/tmp/vpsim-rests-XXXXXX";
+    cr_assert_not_null(mkdtemp(tmpl));
+    r = th_run("sweep configs/default.yaml --vary speculative.steps=1..2 --backend nccl,oneshot,twoshot --out %s/s.csv",
+               tmpl);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "the best point (") && strstr(r.out, "twoshot over nccl"), "%s", r.out);
+    th_free(&r);
+    char *csv = util_xasprintf("%s/s.csv", tmpl);
+    remove(csv);
+    free(csv);
+    rmdir(tmpl);
 }

@@ -49,6 +49,7 @@ void probe_infer_p2p(const exec_links_result *r, probe_p2p *o)
         for (int j = 0; j < n; j++)
             if (i != j && r->peer_access[i][j] == 0) {
                 o->mode = CFG_P2P_OFF;
+                o->peer_loads = o->peer_stores = CFG_PEER_OFF;
                 snprintf(o->why, sizeof(o->why), "GPU %d cannot access GPU %d's memory (cudaDeviceCanAccessPeer: "
                                                  "0): no peer traffic; the custom kernels cannot run and NCCL "
                                                  "stages through host memory",
@@ -56,6 +57,13 @@ void probe_infer_p2p(const exec_links_result *r, probe_p2p *o)
                 return;
             }
     o->host_median_us = list_median(&r->paths.host_visible_us, n, 2);
+    /* Loads and stores apart: PCIe reads are non-posted, writes posted, and a platform may stage one and
+     * not the other. */
+    o->load_median_us = list_median(&r->paths.load_rtt_us, n, 2);
+    o->host_load_median_us = list_median(&r->paths.host_load_rtt_us, n, 1);
+    o->judged = n >= 2 && o->load_median_us > 0 && o->host_load_median_us > 0;
+    if (o->judged && o->load_median_us > fmax(PROBE_NATIVE_LOAD_US, PROBE_HOST_FACTOR * o->host_load_median_us))
+        o->peer_loads = CFG_PEER_STAGED;
     o->threshold_us = fmax(PROBE_NATIVE_VISIBLE_US, PROBE_HOST_FACTOR * o->host_median_us);
     const cfg_paths_list *v = &r->paths.visible_us;
     for (int c = 0; c < v->n && c < n * n; c++)
@@ -70,6 +78,7 @@ void probe_infer_p2p(const exec_links_result *r, probe_p2p *o)
         snprintf(o->why, sizeof(o->why), "no peer flag was timed: peer access taken as direct");
     } else if (o->worst_us > o->threshold_us) {
         o->bounced = true; /* the software still takes the peer path: mode stays direct */
+        o->peer_stores = CFG_PEER_STAGED;
         char host[80] = "";
         if (o->host_median_us > 0)
             snprintf(host, sizeof(host), "; a flag through pinned host memory: %.3g us", o->host_median_us);
@@ -109,6 +118,19 @@ void probe_findings(const probe_input *in, const probe_p2p *p2p, util_buf *out)
                              "GPU, not an interconnect's figures.\n",
                         r->ranks);
     util_buf_printf(out, "topology.p2p %s: %s.\n", cfg_p2p_names[p2p->mode], p2p->why);
+    if (p2p->peer_loads == CFG_PEER_STAGED)
+        util_buf_printf(out, "Peer loads go through system memory: a peer load's round trip is %.3g us against %.3g us "
+                             "from pinned host memory (native: under %.0f us). The driver's P2P override "
+                             "(NVreg_RegistryDwords ForceP2P / RMPcieP2PType) is off or not honoured here; custom "
+                             "allreduce kernels that load from peers (one-shot, two-shot) will be slow, NCCL (which "
+                             "stores) is not affected (topology.peer_loads: staged).\n",
+                        p2p->load_median_us, p2p->host_load_median_us, PROBE_NATIVE_LOAD_US);
+    else if (p2p->judged && p2p->mode == CFG_P2P_DIRECT)
+        util_buf_printf(out, "Peer loads are native: a round trip of %.3g us (from pinned host memory %.3g us).\n",
+                        p2p->load_median_us, p2p->host_load_median_us);
+    if (p2p->peer_stores == CFG_PEER_STAGED)
+        util_buf_printf(out, "Peer stores go through system memory too (topology.peer_stores: staged): flags and "
+                             "push-style kernels pay a trip through host memory.\n");
 #define INCOMPLETE(name, dims, unit, help)                                                                         \
     if (r->paths.name.n > 0 && !list_complete(&r->paths.name, n, dims))                                            \
         util_buf_printf(out, "paths." #name ": some cells were not measured (a pair failed its P2P check?); the "  \
@@ -337,6 +359,16 @@ static void topology_text(const probe_input *in, const probe_p2p *p2p, const cha
     util_buf_printf(out, "topology:\n  p2p: %s\n", cfg_p2p_names[p2p->mode]);
     note_add(ns, "topology.p2p", "measured: probe, %s: inferred from paths (rule: README, vpsim probe)%s", prov,
              probe_self_test(in) ? "; SELF-TEST" : "");
+    if (p2p->judged || p2p->mode == CFG_P2P_OFF) {
+        util_buf_printf(out, "  peer_loads: %s\n  peer_stores: %s\n", cfg_peer_mode_names[p2p->peer_loads],
+                        cfg_peer_mode_names[p2p->peer_stores]);
+        note_add(ns, "topology.peer_loads", "measured: probe, %s: a peer load's round trip %.3g us against a load from "
+                 "host memory %.3g us (staged above max(%.0f, %.0f x host))%s", prov, p2p->load_median_us,
+                 p2p->host_load_median_us, PROBE_NATIVE_LOAD_US, PROBE_HOST_FACTOR,
+                 probe_self_test(in) ? "; SELF-TEST" : "");
+        note_add(ns, "topology.peer_stores", "measured: probe, %s: the slowest peer flag against a flag through host "
+                 "memory (topology.p2p's rule)%s", prov, probe_self_test(in) ? "; SELF-TEST" : "");
+    }
     if (!have_topo(in)) {
         if (in->cpu_vendor)
             util_buf_printf(out, "  cpu_vendor: %s\n", in->cpu_vendor);

@@ -32,9 +32,19 @@
  * bounced through system memory (or worse) by the platform. */
 #define PROBE_NATIVE_VISIBLE_US 3.0
 #define PROBE_HOST_FACTOR 2.0
+/* Loads apart from stores (topology.peer_loads / peer_stores): a peer load's round trip (load_rtt_us,
+ * the median pair) slower than max(PROBE_NATIVE_LOAD_US, PROBE_HOST_FACTOR x the median load from pinned
+ * host memory) is staged through system memory; a peer store is staged when `bounced` holds.
+ * PROBE_NATIVE_LOAD_US (assumed): a native 128 B peer read across a root complex takes 1.1-1.4 us on
+ * dual-EPYC PCIe Gen5 boxes (public p2pmark figures, docs/model.md), twice the store's path; 4 us leaves
+ * room for noise. */
+#define PROBE_NATIVE_LOAD_US 4.0
 typedef struct probe_p2p {
     int mode;            /* cfg_p2p: what the software does here (direct or off) */
     bool bounced;        /* peer access reported, but peer traffic goes through system memory */
+    int peer_loads, peer_stores; /* cfg_peer_mode as measured (native when nothing says otherwise) */
+    bool judged;         /* two or more GPUs with their loads and host loads measured */
+    double load_median_us, host_load_median_us;
     int worst_i, worst_j; /* the slowest pair (visible_us), -1 when none measured */
     double worst_us, host_median_us, threshold_us; /* host_median_us 0 when not measured */
     char why[480];       /* the reason, in plain words */

@@ -144,7 +144,8 @@ typedef struct cfg_paths_list {
     X(host_load_gbs, 1, "GB/s", "per GPU: loads from pinned host memory on its own socket")                         \
     X(host_far_load_rtt_us, 1, "us", "per GPU: one load from pinned host memory on another socket")                  \
     X(host_far_store_gbs, 1, "GB/s", "per GPU: stores into pinned host memory on another socket")                    \
-    X(host_far_load_gbs, 1, "GB/s", "per GPU: loads from pinned host memory on another socket")
+    X(host_far_load_gbs, 1, "GB/s", "per GPU: loads from pinned host memory on another socket")                     \
+    X(host_all_load_gbs, 1, "GB/s", "per GPU: loads from pinned host memory near it while every GPU loads at once")
 #define CFG_PATHS_MEMBER(name, dims, unit, help) cfg_paths_list name;
 typedef struct cfg_paths {
     int gpus; /* N: the GPUs the lists cover (0 = nothing measured) */

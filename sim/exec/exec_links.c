@@ -180,6 +180,10 @@ static void host_memory(links_run *r, int rep)
             put(r, lists[far][1], rep, g, gb / r->be->stream(&r->c, true, mem, NULL, 1));
             put(r, lists[far][2], rep, g, gb / r->be->stream(&r->c, false, mem, NULL, 1));
         }
+    /* Every GPU loading from the host memory near it at once: NCCL's SHM receives and the peer loads a
+     * platform stages through system memory meet there. */
+    dist_barrier();
+    put(r, EXEC_LINKS_host_all_load_gbs, rep, r->me, gb / r->be->stream(&r->c, false, LINKS_MEM_HOST_NEAR, NULL, 1));
 }
 
 /* "0->1 (visible_us, load_rtt_us), GPU 2 (many_writer_gbs)": the failed lists grouped by their first

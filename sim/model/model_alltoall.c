@@ -55,16 +55,19 @@ static double alltoall_nccl_us(const cfg_system *s, double S, int n, model_terms
     model_flows_time(s, &f, false, &ft);
     /* An SHM message is loaded back from host memory by its receiver, every GPU at once: each GPU's
      * inbound SHM bytes at the shared system-memory rate (links.sysmem_load_gbs) when that is slower. */
-    if (s->links.sysmem_load_gbs > 0)
+    const double sysmem = s->links.sysmem_load_gbs > 0 || s->paths.host_all_load_gbs.n > 0
+                              ? model_link_sysmem_load_gbs(s, NULL)
+                              : 0.0;
+    if (sysmem > 0)
         for (int b = 0; b < n; b++) {
             double in = 0.0;
             for (int a = 0; a < n; a++)
                 if (a != b && model_nccl_pair_shm(s, a, b, n))
                     in += wire;
-            if (in / (s->links.sysmem_load_gbs * 1e3) > ft.bw_us) {
-                ft.bw_us = in / (s->links.sysmem_load_gbs * 1e3);
+            if (in / (sysmem * 1e3) > ft.bw_us) {
+                ft.bw_us = in / (sysmem * 1e3);
                 ft.bottleneck_bytes = in;
-                ft.bottleneck_gbs = s->links.sysmem_load_gbs;
+                ft.bottleneck_gbs = sysmem;
                 snprintf(ft.bottleneck, sizeof(ft.bottleneck), "host -> GPU %d (sysmem_load_gbs)", b % 100);
             }
         }

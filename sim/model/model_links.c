@@ -79,6 +79,16 @@ double model_link_host_load_rtt_us(const cfg_system *s, int g, const char **src)
 
 double model_link_sysmem_load_gbs(const cfg_system *s, const char **src)
 {
+    /* A probe's figure wins: the slowest GPU's loads while every GPU loads at once. */
+    const cfg_paths_list *all = &s->paths.host_all_load_gbs;
+    if (all->n > 0) {
+        double m = INFINITY;
+        for (int g = 0; g < all->n; g++)
+            m = fmin(m, all->v[g]);
+        if (src)
+            *src = "paths.host_all_load_gbs";
+        return m;
+    }
     if (s->links.sysmem_load_gbs > 0) {
         if (src)
             *src = "links.sysmem_load_gbs";
@@ -121,10 +131,14 @@ double model_link_host_path_gbs(const cfg_system *s, int a, int b, const char **
                                            : "pcie_gbs x pcie_efficiency (x read_efficiency for the loads)";
     double g = fmin(isnan(st) ? d_st : st, isnan(ld) ? d_ld : ld);
     /* Every GPU of the ring loads from host memory at once: the shared figure caps each one. */
-    if (s->links.sysmem_load_gbs > 0 && s->links.sysmem_load_gbs < g) {
-        g = s->links.sysmem_load_gbs;
-        if (src)
-            *src = "links.sysmem_load_gbs (every GPU loading from system memory at once)";
+    if (s->links.sysmem_load_gbs > 0 || s->paths.host_all_load_gbs.n > 0) {
+        const char *asrc = "";
+        const double all = model_link_sysmem_load_gbs(s, &asrc);
+        if (all < g) {
+            g = all;
+            if (src)
+                *src = asrc;
+        }
     }
     return g;
 }

@@ -98,6 +98,36 @@ Test(probe, p2p_floor_without_host_figures)
     cr_assert(!infer(&r).bounced);
 }
 
+/* Peer loads staged while stores are native (the driver's default mailbox P2P on direct-attach boxes): a
+ * load's round trip of 30 us against 1.2 us from host memory (threshold max(4, 2.4) = 4 us). */
+Test(probe, staged_peer_loads_are_told_apart_from_stores)
+{
+    exec_links_result r;
+    two_gpus(&r, 1.0, 1.2, 2.0);
+    r.paths.load_rtt_us.v[1] = r.paths.load_rtt_us.v[2] = 30.0;
+    r.paths.host_load_rtt_us.v[0] = r.paths.host_load_rtt_us.v[1] = 1.2;
+    probe_p2p p = infer(&r);
+    cr_assert_eq(p.mode, CFG_P2P_DIRECT);
+    cr_assert(!p.bounced, "stores are native: %s", p.why);
+    cr_assert_eq(p.peer_loads, CFG_PEER_STAGED);
+    cr_assert_eq(p.peer_stores, CFG_PEER_NATIVE);
+    const probe_input in = {.links = &r, .device = CFG_DEVICE_CUDA, .date = "d", .host = "h"};
+    util_buf f = {0};
+    probe_findings(&in, &p, &f);
+    cr_assert_not_null(strstr(f.s, "Peer loads go through system memory: a peer load's round trip is 30 us against "
+                                   "1.2 us"), "%s", f.s);
+    cr_assert_not_null(strstr(f.s, "one-shot, two-shot) will be slow"), "%s", f.s);
+    util_buf_free(&f);
+    /* 3.9 us is under the floor: native. */
+    r.paths.load_rtt_us.v[1] = r.paths.load_rtt_us.v[2] = 3.9;
+    cr_assert_eq(infer(&r).peer_loads, CFG_PEER_NATIVE);
+    /* No peer access at all: both off. */
+    r.peer_access[1][0] = 0;
+    p = infer(&r);
+    cr_assert_eq(p.peer_loads, CFG_PEER_OFF);
+    cr_assert_eq(p.peer_stores, CFG_PEER_OFF);
+}
+
 /* One pair without peer access makes the box off, however fast the flags of the others are. */
 Test(probe, p2p_off_when_a_pair_has_no_peer_access)
 {
@@ -205,6 +235,11 @@ Test(probe, writes_every_measured_key_with_its_provenance)
     cr_assert_float_eq(s.launch.graph_node_us, 0.75, 1e-12);
     cr_assert_float_eq(s.launch.graph_launch_us, 8.5, 1e-12);
     cr_assert_eq(s.topology.p2p, CFG_P2P_DIRECT); /* bounced, but still the peer path */
+    /* Loads apart from stores: a load's round trip 11.5 us (median) against 10.5 us from host memory (under
+     * max(4, 2 x 10.5)): native; the bounced stores: staged. */
+    cr_assert_eq(s.topology.peer_loads, CFG_PEER_NATIVE);
+    cr_assert_eq(s.topology.peer_stores, CFG_PEER_STAGED);
+    cr_assert_not_null(strstr(out.s, "  peer_loads: native  # measured: probe"), "%s", out.s);
     /* NVML: one PCIe switch between the two (PIX), both on NUMA node 0, the box's 2 GPUs all probed. */
     cr_assert_eq(s.gpus, 2);
     cr_assert_eq(s.topology.interconnect, CFG_IC_PCIE);

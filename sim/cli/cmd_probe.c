@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "probe_text.h"
 
+#include "../comm/comm_nccl_log.h"
 #include "../config/cfg_tree.h"
 #include "../exec/dev_nvml_topo.h"
 #include "../exec/exec.h"
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <unistd.h>
 
 static void probe_help(void)
 {
@@ -273,7 +275,7 @@ static int measure_curves(dist_job *d, const probe_args *a, int device, bool vir
 /* Rank 0: the topology, the file and the report. Returns an exit status. */
 static int write_out(const probe_args *a, const dist_job *d, int device, const char *base,
                      const exec_links_result *links, const probe_curve *curves, int n_curves,
-                     const exec_mpi_costs *host_mpi)
+                     const exec_mpi_costs *host_mpi, const comm_nccl_log *nccl_log)
 {
     dev_topo topo;
     memset(&topo, 0, sizeof(topo));
@@ -283,7 +285,8 @@ static int write_out(const probe_args *a, const dist_job *d, int device, const c
     util_utc_now(date, sizeof(date));
     const probe_input in = {.links = links, .topo = device == CFG_DEVICE_CUDA ? &topo : NULL, .device = device,
                             .date = date, .host = d->host, .base = base, .curves = curves, .n_curves = n_curves,
-                            .curves_skipped = a->no_curves, .cpu_vendor = cpu_vendor(), .host_mpi = host_mpi};
+                            .curves_skipped = a->no_curves, .cpu_vendor = cpu_vendor(), .host_mpi = host_mpi,
+                            .nccl_log = nccl_log};
     util_buf text = {0}, report = {0};
     int rc = probe_system_text(&in, &text);
     if (rc == 0)
@@ -330,13 +333,31 @@ static int probe(const probe_args *a, dist_job *d, int device, const char *base)
         if (!have_host_mpi && d->rank == 0)
             fprintf(stderr, "vpsim probe: host MPI figures not measured: %s\n", hwhy);
     }
+    /* NCCL's own account of what it built (its INFO log), unless the user asked NCCL for a log already. */
+    comm_nccl_log nlog;
+    char log_path[64] = "";
+    const bool nccl_runs = rc == 0 && !a->no_curves && device == CFG_DEVICE_CUDA && !links->virtual_ranks;
+    if (nccl_runs && !getenv("NCCL_DEBUG") && !getenv("NCCL_DEBUG_FILE")) {
+        setenv("NCCL_DEBUG", "INFO", 0);
+        setenv("NCCL_DEBUG_SUBSYS", "INIT,GRAPH", 0);
+        setenv("NCCL_DEBUG_FILE", "/tmp/vpsim-nccl-%p.log", 0); /* NCCL puts this process's pid for %p */
+        snprintf(log_path, sizeof(log_path), "/tmp/vpsim-nccl-%ld.log", (long)getpid());
+    }
     if (rc == 0 && !a->no_curves) {
         exec_watch_step("measuring the collective curves");
         n_curves = measure_curves(d, a, device, links->virtual_ranks, curves);
     }
+    bool have_log = false;
+    if (log_path[0]) {
+        char *text = util_read_file(log_path);
+        have_log = text && comm_nccl_log_parse(text, &nlog);
+        free(text);
+        unlink(log_path);
+    }
     if (rc == 0 && d->rank == 0) {
         exec_watch_step("writing the system file");
-        rc = write_out(a, d, device, base, links, curves, n_curves, have_host_mpi ? &host_mpi : NULL);
+        rc = write_out(a, d, device, base, links, curves, n_curves, have_host_mpi ? &host_mpi : NULL,
+                       have_log ? &nlog : NULL);
     }
     dist_bcast(&rc, sizeof(rc), 0);
     free(links);

@@ -128,6 +128,15 @@ void probe_findings(const probe_input *in, const probe_p2p *p2p, util_buf *out)
     else if (p2p->judged && p2p->mode == CFG_P2P_DIRECT)
         util_buf_printf(out, "Peer loads are native: a round trip of %.3g us (from pinned host memory %.3g us).\n",
                         p2p->load_median_us, p2p->host_load_median_us);
+    const comm_nccl_log *nl = in->nccl_log;
+    if (nl) {
+        util_buf_printf(out, "NCCL's own log (rank 0): version %s, %d channel(s), rank 0's ring connections %d P2P, %d SHM, "
+                             "%d NET", nl->version[0] ? nl->version : "?", nl->channels, nl->p2p, nl->shm, nl->net);
+        if (nl->searched)
+            util_buf_printf(out, "; its search: pattern %d, %d channel(s) at %.3g/%.3g GB/s, type %s/%s", nl->pattern,
+                            nl->search_channels, nl->bw_intra, nl->bw_inter, nl->type_intra, nl->type_inter);
+        util_buf_printf(out, "%s.\n", nl->fallback ? " (it fell back: 'falling back to simple order')" : "");
+    }
     if (p2p->peer_stores == CFG_PEER_STAGED)
         util_buf_printf(out, "Peer stores go through system memory too (topology.peer_stores: staged): flags and "
                              "push-style kernels pay a trip through host memory.\n");
@@ -275,6 +284,14 @@ static void launch_text(const probe_input *in, const char *prov, util_buf *out, 
         else
             snprintf(how, sizeof(how), "%s", l[i].how);
         note_add(ns, key, "measured: probe, %s, median of %d (%s)", prov, r->reps, how);
+    }
+    if (r->jitter_iters > 0 && r->eager_jitter_us >= 0 && isfinite(r->eager_jitter_us)) {
+        if (!any)
+            util_buf_printf(out, "launch:\n");
+        util_buf_printf(out, "  eager_jitter_us: %.4g\n", r->eager_jitter_us);
+        note_add(ns, "launch.eager_jitter_us", "measured: probe, %s, median of %d: %d bare launches on every rank at "
+                 "once, the ranks' spread over sqrt(%d) (a framework's dispatch spreads more)%s", prov, r->jitter_iters,
+                 r->jitter_launches, r->jitter_launches, probe_self_test(in) ? "; SELF-TEST" : "");
     }
 }
 
@@ -462,6 +479,23 @@ static void prov_text(const probe_input *in, char *buf, size_t len)
             *s = '\'';
 }
 
+/* What NCCL said it built: its version and channels, into the nccl: section. */
+static void nccl_log_text(const probe_input *in, const char *prov, util_buf *out, notes *ns)
+{
+    const comm_nccl_log *l = in->nccl_log;
+    if (!l || (!l->version[0] && l->channels <= 0))
+        return;
+    util_buf_printf(out, "nccl:\n");
+    if (l->version[0] && cfg_nccl_version_code(l->version) >= 0) {
+        util_buf_printf(out, "  version: \"%s\"\n", l->version);
+        note_add(ns, "nccl.version", "measured: probe, %s: NCCL's INFO log", prov);
+    }
+    if (l->channels > 0) {
+        util_buf_printf(out, "  channels: %d\n", l->channels);
+        note_add(ns, "nccl.channels", "measured: probe, %s: NCCL's INFO log (Channel NN/%02d)", prov, l->channels);
+    }
+}
+
 static void header_text(const probe_input *in, const char *prov, const char *findings, util_buf *out)
 {
     const exec_links_result *r = in->links;
@@ -514,6 +548,7 @@ int probe_system_text(const probe_input *in, util_buf *out)
     host_text(in, prov, &fresh, &ns);
     topology_text(in, &p2p, prov, &fresh, &ns);
     curves_text(in, &p2p, prov, &fresh, &ns);
+    nccl_log_text(in, prov, &fresh, &ns);
     header_text(in, prov, findings.s, &header);
     /* The probe measured this box: the base's paths and (when curves ran) its collective tables, which
      * may be another box's, are replaced whole; its compute tables stay. */

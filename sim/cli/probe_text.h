@@ -6,6 +6,7 @@
 #define VPSIM_PROBE_TEXT_H
 
 #include "../config/cfg.h"
+#include "../comm/comm_nccl_log.h"
 #include "../config/cfg_system.h"
 #include "../exec/dev_nvml_topo.h"
 #include "../exec/exec_links.h"
@@ -75,6 +76,7 @@ typedef struct probe_input {
     bool curves_skipped;   /* --no-curves: the base's collective tables stay */
     const char *cpu_vendor; /* cfg_cpu_vendor_names entry, or NULL when unknown */
     const exec_mpi_costs *host_mpi; /* host.mpi_lat_us, mpi_bw_gbs, convert_gbs; NULL = not measured */
+    const comm_nccl_log *nccl_log;  /* what NCCL's INFO log said (rank 0's), NULL = not read */
 } probe_input;
 
 /* Whether the figures are a self-test (CPU device or virtual ranks), not an interconnect's. */

@@ -247,6 +247,40 @@ static void reduce(links_run *r, exec_links_result *out, util_buf *failed)
     name_failures(r, bad, failed);
 }
 
+/* The ranks' hosts launching at once (the arrival skew's input, docs/model.md "Arrival skew"). */
+static void arrival_spread(links_run *r, exec_links_result *out)
+{
+    enum { K = 16, ITERS = 41 };
+    out->eager_jitter_us = -1;
+    out->jitter_launches = K;
+    out->jitter_iters = ITERS;
+    if (!r->be->eager_burst || r->n < 2)
+        return;
+    say(r, "eager launches on every rank at once", r->reps - 1);
+    double t[ITERS];
+    for (int i = 0; i < ITERS; i++) {
+        dist_barrier();
+        t[i] = r->be->eager_burst(&r->c, K) * 1e6;
+    }
+    double *all = util_xcalloc((size_t)r->n * ITERS, sizeof(double));
+    dist_gather_doubles(t, ITERS, all);
+    double sd[ITERS], v = -1;
+    if (r->me == 0) {
+        for (int i = 0; i < ITERS; i++) {
+            double mean = 0, ss = 0;
+            for (int k = 0; k < r->n; k++)
+                mean += all[k * ITERS + i] / r->n;
+            for (int k = 0; k < r->n; k++)
+                ss += (all[k * ITERS + i] - mean) * (all[k * ITERS + i] - mean);
+            sd[i] = sqrt(ss / (r->n - 1)) / sqrt((double)K);
+        }
+        v = util_percentile(sd, ITERS, 0.5);
+    }
+    free(all);
+    dist_bcast(&v, sizeof(v), 0);
+    out->eager_jitter_us = v;
+}
+
 static void run_schedule(links_run *r, exec_links_result *out)
 {
     for (int rep = 0; rep < r->reps; rep++) {
@@ -278,6 +312,7 @@ static void run_schedule(links_run *r, exec_links_result *out)
         out->eager_launch_us = lc[0], out->eager_gap_us = lc[1], out->graph_node_us = lc[2];
         out->graph_launch_us = lc[3], out->memcpy_lat_us = lc[4], out->graph_nodes = nodes;
     }
+    arrival_spread(r, out);
     if (r->progress)
         fprintf(stderr, "\n");
     dist_sum_doubles(r->samples, (int)((size_t)EXEC_LINKS_COUNT * (size_t)r->reps * CFG_PATHS_CELLS));

@@ -44,6 +44,11 @@ typedef struct exec_links_result {
      * cudaGraphLaunch (of a graph of `graph_nodes` kernels). */
     double eager_launch_us, eager_gap_us, graph_node_us, graph_launch_us;
     int graph_nodes;
+    /* The spread between the ranks of one eager launch's host time, us (< 0 = not measured): every rank
+     * launches jitter_launches empty kernels at once, jitter_iters times; per time the standard deviation
+     * of the ranks' host times over sqrt(jitter_launches), the median kept (launch.eager_jitter_us). */
+    double eager_jitter_us;
+    int jitter_launches, jitter_iters;
     /* Host time of one small copy from pinned host memory to the GPU and back, each followed by a stream
      * synchronise, as the mpi backend stages (host.memcpy_lat_us is one of them), us; < 0 = not measured. */
     double memcpy_lat_us;

@@ -359,6 +359,17 @@ static double cuda_stream(links_ctx *c, bool store, int mem, const int *peers, i
 /* Launch costs, on this rank's GPU alone. A kernel that stamps %globaltimer stands for an empty kernel:
  * the period between the stamps of back-to-back kernels is the gap the models charge per kernel (plus
  * one store, which is noise at this scale). */
+static double cuda_eager_burst(links_ctx *c, int k)
+{
+    cuda_state *s = c->state;
+    const double t0 = exec_links_now_s();
+    for (int i = 0; i < k; i++)
+        VP_KERNEL(vp_links_empty(s->st));
+    const double t = exec_links_now_s() - t0;
+    VP_CUDA(cudaStreamSynchronize(s->st));
+    return t;
+}
+
 static void cuda_launch_costs(links_ctx *c, exec_links_result *out)
 {
     enum { LAUNCHES = 200, NODES = 64, REPS = 20 };
@@ -434,4 +445,5 @@ const links_backend exec_links_cuda = {
     .chase = cuda_chase,
     .stream = cuda_stream,
     .launch_costs = cuda_launch_costs,
+    .eager_burst = cuda_eager_burst,
 };

@@ -56,6 +56,10 @@ typedef struct links_backend {
     double (*stream)(links_ctx *c, bool store, int mem, const int *peers, int n);
     /* Launch costs into out (this rank alone); NULL where there are none (CPU). */
     void (*launch_costs)(links_ctx *c, exec_links_result *out);
+    /* Host seconds to launch k empty kernels eagerly, back to back (the device drains them after the
+     * clock stops): what one rank's host spends between two collectives. On the CPU device k calls of
+     * an empty function, a self-test of the pipeline. */
+    double (*eager_burst)(links_ctx *c, int k);
 } links_backend;
 
 extern const links_backend exec_links_cpu;

@@ -526,3 +526,22 @@ void util_utc_now(char *buf, size_t len)
     gmtime_r(&now, &tm);
     strftime(buf, len, "%Y-%m-%d %H:%M UTC", &tm);
 }
+
+char *util_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    util_buf b = {0};
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        util_buf_printf(&b, "%.*s", (int)n, chunk);
+    const bool bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        util_buf_free(&b);
+        return NULL;
+    }
+    return b.s ? b.s : util_xstrdup("");
+}

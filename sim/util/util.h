@@ -62,6 +62,8 @@ double util_percentile(const double *v, int n, double q);
 
 /* Directory part of a path ("." when none); caller frees. */
 char *util_dirname(const char *path);
+/* The whole of a (small) file as a NUL-terminated string, NULL when it cannot be read. */
+char *util_read_file(const char *path);
 /* Join base_dir and rel unless rel is absolute; caller frees. */
 char *util_path_join(const char *base_dir, const char *rel);
 

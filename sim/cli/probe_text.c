@@ -483,14 +483,15 @@ static void prov_text(const probe_input *in, char *buf, size_t len)
 static void nccl_log_text(const probe_input *in, const char *prov, util_buf *out, notes *ns)
 {
     const comm_nccl_log *l = in->nccl_log;
-    if (!l || (!l->version[0] && l->channels <= 0))
+    if (!l || (!l->version[0] && (l->channels <= 0 || in->links->ranks < 2)))
         return;
     util_buf_printf(out, "nccl:\n");
     if (l->version[0] && cfg_nccl_version_code(l->version) >= 0) {
         util_buf_printf(out, "  version: \"%s\"\n", l->version);
         note_add(ns, "nccl.version", "measured: probe, %s: NCCL's INFO log", prov);
     }
-    if (l->channels > 0) {
+    /* A one-rank communicator's channels say nothing about a collective's (NCCL builds its maximum). */
+    if (l->channels > 0 && in->links->ranks >= 2) {
         util_buf_printf(out, "  channels: %d\n", l->channels);
         note_add(ns, "nccl.channels", "measured: probe, %s: NCCL's INFO log (Channel NN/%02d)", prov, l->channels);
     }

@@ -51,9 +51,9 @@ Test(nccl_log, the_probe_writes_what_nccl_said)
 {
     exec_links_result r;
     memset(&r, 0, sizeof(r));
-    r.ranks = 1;
+    r.ranks = 2;
     snprintf(r.device_name, sizeof(r.device_name), "Test GPU");
-    r.paths.gpus = 1;
+    r.paths.gpus = 2;
     comm_nccl_log l;
     cr_assert(comm_nccl_log_parse(shm_log, &l));
     const probe_input in = {.links = &r, .device = CFG_DEVICE_CUDA, .date = "2026-01-02 03:04 UTC", .host = "h",
@@ -65,4 +65,12 @@ Test(nccl_log, the_probe_writes_what_nccl_said)
     cr_assert_not_null(strstr(out.s, "0 P2P, 3 SHM, 0 NET"), "%s", out.s);
     cr_assert_not_null(strstr(out.s, "falling back to simple order"), "%s", out.s);
     util_buf_free(&out);
+    /* One rank: NCCL builds its maximum of channels for a communicator of one; the count is left out. */
+    r.ranks = 1;
+    r.paths.gpus = 1;
+    util_buf one = {0};
+    cr_assert_eq(probe_system_text(&in, &one), 0);
+    cr_assert_null(strstr(one.s, "  channels: 2  # measured: probe"), "%s", one.s);
+    cr_assert_not_null(strstr(one.s, "  version: \"2.28.3\"  # measured: probe"), "%s", one.s);
+    util_buf_free(&one);
 }

@@ -23,16 +23,7 @@ const char *th_path(const char *rel)
 
 char *th_slurp(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    util_buf b = {0};
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        util_buf_printf(&b, "%.*s", (int)n, chunk);
-    fclose(f);
-    return b.s ? b.s : util_xstrdup("");
+    return util_read_file(path);
 }
 
 static th_result run_shell(const char *cmd)

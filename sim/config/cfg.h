@@ -81,6 +81,13 @@ extern const char *const cfg_backend_help[];
 bool cfg_backend_reduces(int backend);
 /* The system file can carry a measured latency table for it (system.measured.allreduce.<key>). */
 bool cfg_backend_has_table(int backend);
+/* The list's traits (cfg_lists.h): what a backend is, read wherever its identity would be tested. */
+typedef enum { CFG_PEER_USE_NONE, CFG_PEER_USE_LOADS, CFG_PEER_USE_STORES } cfg_peer_use;
+typedef enum { CFG_LAUNCH_PLANNED, CFG_LAUNCH_KERNEL, CFG_LAUNCH_HOST } cfg_backend_launch_kind;
+cfg_peer_use cfg_backend_peer_use(int backend);
+bool cfg_backend_fuses_norm(int backend);
+cfg_backend_launch_kind cfg_backend_launch(int backend);
+bool cfg_backend_workspace(int backend);
 
 #define CFG_DEVICE_ENUM(ID, ...) CFG_DEVICE_##ID,
 typedef enum { CFG_DEVICE_LIST(CFG_DEVICE_ENUM) CFG_DEVICE_COUNT } cfg_device;

@@ -8,25 +8,38 @@
 #define VPSIM_CFG_LISTS_H
 
 /* Collective backends.
- *   X(ID, name, key, where, policy, table, family, help)
- *   ID      CFG_BACKEND_<ID>
- *   name    what users type (--backend, run.backend, policies)
- *   key     a C identifier: the backend's table is comm_backend_<key> (sim/comm), its measured table
- *           system.measured.allreduce.<key>
- *   where   HOST (every build) or CUDA (left out of CUDA=0 builds; comm_registry.c says so)
- *   policy  1: a real allreduce an allreduce_policy may name and the model compares; 0: none, model
- *   table   1: the system file can carry a measured latency table for it
- *   family  the model's formula family (model_comm.c): nccl, symm, ipc, host, none
- *   help    one line for --help and the docs */
+ *   X(ID, name, key, where, policy, table, family, peer, fuse, launch, workspace, help)
+ *   ID        CFG_BACKEND_<ID>
+ *   name      what users type (--backend, run.backend, policies)
+ *   key       a C identifier: the backend's table is comm_backend_<key> (sim/comm), its measured table
+ *             system.measured.allreduce.<key>
+ *   where     HOST (every build) or CUDA (left out of CUDA=0 builds; comm_registry.c says so)
+ *   policy    1: a real allreduce an allreduce_policy may name and the model compares; 0: none, model
+ *   table     1: the system file can carry a measured latency table for it
+ *   family    the model's formula family (model_comm.c): nccl, symm, ipc, host, none
+ *   peer      the peer accesses of its own data path: NONE (a library's transport, or none), LOADS or
+ *             STORES (its flags are stores either way): how the platform's topology.peer_loads /
+ *             peer_stores reach it
+ *   fuse      1: it fuses the residual add + RMSNorm into its epilogue (fusion.allreduce_residual_norm)
+ *   launch    PLANNED (the host plans every call: launch.eager_collective_us), KERNEL (one plain kernel
+ *             launch: launch.eager_us) or HOST (run by the host itself, host-staged)
+ *   workspace 1: it needs the custom allreduce's IPC workspace (memory.custom_workspace_mib)
+ *   help      one line for --help and the docs */
 #define CFG_BACKEND_LIST(X)                                                                                             \
-    X(NCCL, "nccl", nccl, CUDA, 1, 1, nccl, "NCCL ncclAllReduce / ncclAllGather (ring or tree, LL or Simple)")       \
-    X(NCCL_SYMM, "nccl-symm", nccl_symm, CUDA, 1, 1, symm, "NCCL on symmetric-memory windows (NCCL 2.27+)")          \
-    X(ONESHOT, "oneshot", oneshot, CUDA, 1, 1, ipc, "custom one-shot kernel: every rank loads all peers over CUDA IPC") \
-    X(TWOSHOT, "twoshot", twoshot, CUDA, 1, 1, ipc, "custom two-shot kernel: reduce-scatter then all-gather over IPC")  \
-    X(PUSH, "push", push, CUDA, 1, 1, ipc, "custom push kernel: peers store into each other, flags in the data")      \
-    X(MPI, "mpi", mpi, HOST, 1, 1, host, "host-staged MPI_Allreduce (copies to and from the host)")                    \
-    X(NONE, "none", none, HOST, 0, 0, none, "collectives skipped: compute only")                                        \
-    X(MODEL, "model", model, HOST, 0, 0, none, "run only: each collective a GPU delay of its modelled duration on --target-system")
+    X(NCCL, "nccl", nccl, CUDA, 1, 1, nccl, NONE, 0, PLANNED, 0,                                                      \
+      "NCCL ncclAllReduce / ncclAllGather (ring or tree, LL or Simple)")                                               \
+    X(NCCL_SYMM, "nccl-symm", nccl_symm, CUDA, 1, 1, symm, LOADS, 0, PLANNED, 0,                                       \
+      "NCCL on symmetric-memory windows (NCCL 2.27+)")                                                                 \
+    X(ONESHOT, "oneshot", oneshot, CUDA, 1, 1, ipc, LOADS, 1, KERNEL, 1,                                               \
+      "custom one-shot kernel: every rank loads all peers over CUDA IPC")                                             \
+    X(TWOSHOT, "twoshot", twoshot, CUDA, 1, 1, ipc, LOADS, 0, KERNEL, 1,                                               \
+      "custom two-shot kernel: reduce-scatter then all-gather over IPC")                                              \
+    X(PUSH, "push", push, CUDA, 1, 1, ipc, STORES, 1, KERNEL, 1,                                                       \
+      "custom push kernel: peers store into each other, flags in the data")                                           \
+    X(MPI, "mpi", mpi, HOST, 1, 1, host, NONE, 0, HOST, 0, "host-staged MPI_Allreduce (copies to and from the host)")  \
+    X(NONE, "none", none, HOST, 0, 0, none, NONE, 0, KERNEL, 0, "collectives skipped: compute only")                   \
+    X(MODEL, "model", model, HOST, 0, 0, none, NONE, 0, KERNEL, 0,                                                     \
+      "run only: each collective a GPU delay of its modelled duration on --target-system")
 
 /* Op kinds of a plan.
  *   X(ID, name, class, compute, help)

@@ -263,9 +263,10 @@ bool model_backend_available(const cfg_system *s, cfg_backend be, int ranks, cha
                  s->name ? s->name : "this system");
         return false;
     }
-    const bool ipc = be == CFG_BACKEND_ONESHOT || be == CFG_BACKEND_TWOSHOT || be == CFG_BACKEND_PUSH;
+    const cfg_peer_use use = cfg_backend_peer_use(be);
+    const bool ipc = use != CFG_PEER_USE_NONE;
     if (ipc && s->topology.p2p == CFG_P2P_DIRECT &&
-        (s->topology.peer_stores == CFG_PEER_OFF || (be != CFG_BACKEND_PUSH && s->topology.peer_loads == CFG_PEER_OFF))) {
+        (s->topology.peer_stores == CFG_PEER_OFF || (use == CFG_PEER_USE_LOADS && s->topology.peer_loads == CFG_PEER_OFF))) {
         snprintf(reason, len, "%s needs the platform to carry peer %s; system.topology.peer_%s=off", cfg_backend_names[be],
                  s->topology.peer_stores == CFG_PEER_OFF ? "stores (its flags)" : "loads",
                  s->topology.peer_stores == CFG_PEER_OFF ? "stores" : "loads");
@@ -347,7 +348,7 @@ static double formula_none(const cfg_system *s, cfg_backend be, plan_op_kind kin
     return 0.0;
 }
 
-#define FAMILY(ID, name, key, where, policy, table, family, help) [CFG_BACKEND_##ID] = formula_##family,
+#define FAMILY(ID, name, key, where, policy, table, family, ...) [CFG_BACKEND_##ID] = formula_##family,
 static const formula_fn formula_of[CFG_BACKEND_COUNT] = {CFG_BACKEND_LIST(FAMILY)};
 #undef FAMILY
 
@@ -438,7 +439,7 @@ void model_collective(const cfg_system *s, cfg_backend be, plan_op_kind kind, do
 
 bool model_backend_host_staged(cfg_backend be) { return formula_of[be] == formula_host; }
 
-bool model_backend_fuses_norm(cfg_backend be) { return be == CFG_BACKEND_ONESHOT || be == CFG_BACKEND_PUSH; }
+bool model_backend_fuses_norm(cfg_backend be) { return cfg_backend_fuses_norm(be); }
 
 double model_norm_part_us(const cfg_system *s, bool fused, const plan_op *op, bool in_l2, model_terms *terms)
 {
@@ -468,7 +469,7 @@ double model_collective_launch_us(const cfg_system *s, cfg_backend be)
 {
     /* NCCL plans every call on the host (group, algorithm choice, work upload) before its kernel
      * launch; vpsim's IPC kernels are one plain kernel launch, like any compute op. */
-    return be == CFG_BACKEND_NCCL || be == CFG_BACKEND_NCCL_SYMM ? s->launch.eager_collective_us : s->launch.eager_us;
+    return cfg_backend_launch(be) == CFG_LAUNCH_PLANNED ? s->launch.eager_collective_us : s->launch.eager_us;
 }
 
 void model_bench_call(const cfg_system *s, cfg_backend be, plan_op_kind kind, double bytes, int ranks, bool graph,

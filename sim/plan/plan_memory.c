@@ -156,8 +156,7 @@ void plan_memory_for_backend(const cfg_scenario *sc, const plan_memory *base, in
     const cfg_system *s = &sc->system;
     if (out != base)
         *out = *base;
-    if (out->ranks > 1 && backend >= 0 && cfg_backend_reduces(backend) && backend != CFG_BACKEND_NCCL &&
-        backend != CFG_BACKEND_MPI)
+    if (out->ranks > 1 && cfg_backend_workspace(backend))
         add(out, "custom allreduce", s->memory.custom_workspace_mib * MIB,
             "memory.custom_workspace_mib %.0f (IPC exchange buffers and flags)", s->memory.custom_workspace_mib);
     out->capacity_bytes = s->gpu.memory_gib * GIB;

@@ -43,3 +43,16 @@ end=$(date +%s.%N)
 rows=$(($(wc -l < "$tmp/sweep7.csv") - 1))
 awk -v s="$start" -v e="$end" -v n="$rows" \
     'BEGIN { t = e - s; printf "sweep: %d scenarios in %.2f s = %.0f scenarios/s (%d rows)\n", n / 7, t, n / 7 / t, n }'
+
+echo
+echo "== --class-cost on the CPU device (tiny scenario): leaving GEMMs or attention out must shorten the cycle"
+"$VPSIM" run configs/tiny.yaml --device cpu --backend none --iters 15 --warmup 2 --class-cost --out "$tmp/cc.json" \
+    > /dev/null 2>&1
+python3 - "$tmp/cc.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["measured"]
+c = m["class_cost_ms"]
+ok = c["gemm"] > 0 and c["attention"] > 0 and c["gemm"] < m["cycle_p90_ms"] and c["attention"] < m["cycle_p90_ms"]
+print("class cost: gemm %.3f attention %.3f other %.3f of a %.3f ms cycle: %s"
+      % (c["gemm"], c["attention"], c["other"], m["cycle_median_ms"], "ok" if ok else "NOISY (rerun on an idle machine)"))
+PY

@@ -56,7 +56,10 @@ def test_sections_and_figures(report):
 def test_summary_numbers_come_from_the_samples(report):
     _, md, _ = report
     rtx = {b["backend"]: b for b in read_json(sample("model-default-rtx6000.results.json"))["backends"]}
-    assert f"**twoshot** is fastest at {rtx['twoshot']['tok_per_s']:.1f} tok/s" in md
+    # The fastest real allreduce of the sample, whichever it is (the model decides, not this test).
+    best = max((b for b in rtx.values() if b["available"] and b["backend"] != "none"), key=lambda b: b["tok_per_s"])
+    assert best["backend"] != "nccl", "the sample's headline compares a backend with nccl"
+    assert f"**{best['backend']}** is fastest at {best['tok_per_s']:.1f} tok/s" in md
     assert f"against nccl's {rtx['nccl']['tok_per_s']:.1f} tok/s" in md
     run = read_json(sample("h200-model-twoshot.results.json"))
     assert f"twoshot, graph cycle {run['measured']['cycle_median_ms']:.2f} ms" in md
@@ -117,14 +120,22 @@ def test_a_run_is_compared_with_a_model_of_its_own_conditions(report):
     assert "**Not like for like:**" not in md
 
 
-def test_vpsim_warnings_are_listed_with_their_files(report):
-    """The shipped NCCL figure was measured in eager serving; the default scenario is a CUDA graph: the
-    model results flag it and the report repeats it beside the cycle table."""
-    _, md, _ = report
-    rtx = read_json(sample("model-default-rtx6000.results.json"))
-    nccl = [b for b in rtx["backends"] if b["backend"] == "nccl"][0]
-    w = [w for w in nccl["warnings"] if w["code"] == "launch-mismatch"][0]
-    assert f"`launch-mismatch`: {w['text']} (model-default-rtx6000.results.json)" in md
+def test_vpsim_warnings_are_listed_with_their_files(tmp_path):
+    """A warning a model result carries (here: an eager-measured NCCL table applied to a CUDA-graph
+    scenario, as `--set system.measured.allreduce.nccl.launch=eager` gives) is repeated in the report
+    with its file."""
+    import json
+    folder = tmp_path / "r"
+    folder.mkdir()
+    doc = read_json(sample("model-default-rtx6000.results.json"))
+    nccl = [b for b in doc["backends"] if b["backend"] == "nccl"][0]
+    text = ("nccl: the measured allreduce table was taken with eager launches (measured.allreduce.nccl.launch) "
+            "and is applied to a scenario with a CUDA graph (run.graph=true): per-call costs differ between the two")
+    nccl["warnings"] = [{"code": "launch-mismatch", "text": text}]
+    (folder / "model-default-rtx6000.results.json").write_text(json.dumps(doc))
+    md, _ = make_report.build(str(folder), str(tmp_path / "out"))
+    out = open(md, encoding="utf-8").read()
+    assert f"`launch-mismatch`: {text} (model-default-rtx6000.results.json)" in out
 
 
 def test_mismatched_conditions_are_flagged(tmp_path):

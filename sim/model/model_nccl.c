@@ -67,8 +67,7 @@ int model_nccl_p2p_level(const cfg_system *s, int ngpus, const char **why)
  * (shmCanConnect) unless NCCL_SHM_DISABLE, else the network transport (sockets on one host). */
 model_nccl_transport model_nccl_link(const cfg_system *s, int a, int b, int ngpus)
 {
-    if (s->topology.interconnect == CFG_IC_NVLINK && !s->nccl.p2p_disable && s->topology.p2p == CFG_P2P_DIRECT)
-        return MODEL_NCCL_P2P;
+    /* (An NVLink pair's path is NVL, within every level but LOC.) */
     const bool peer_ok = s->topology.p2p == CFG_P2P_DIRECT && s->topology.peer_stores != CFG_PEER_OFF;
     if (peer_ok && (int)model_topo_path_type(s, a, b) <= model_nccl_p2p_level(s, ngpus, NULL))
         return MODEL_NCCL_P2P;

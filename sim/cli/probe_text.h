@@ -81,6 +81,13 @@ typedef struct probe_input {
 
 /* Whether the figures are a self-test (CPU device or virtual ranks), not an interconnect's. */
 bool probe_self_test(const probe_input *in);
+/* The NVML topology is the machine's own (not a self-test) and was read. */
+bool probe_have_topo(const probe_input *in);
+/* A measured value (finite, positive); a list's median over its measured cells (the off-diagonal of a
+ * matrix, dims 2), 0 if none; whether every cell a list must have is measured. */
+bool probe_measured(double v);
+double probe_list_median(const cfg_paths_list *l, int n, int dims);
+bool probe_list_complete(const cfg_paths_list *l, int n, int dims);
 
 /* The findings in plain words, one sentence per finding ('\n' between them). */
 void probe_findings(const probe_input *in, const probe_p2p *p2p, util_buf *out);

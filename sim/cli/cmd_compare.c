@@ -311,11 +311,11 @@ static void rests_rows(cmp_state *st, const cfg_scenario *base, compare_doc *d)
             b = &st->rows[i];
     if (!b)
         return;
+    model_rest_alt alts[MODEL_MAX_RESTS];
+    const int n_alts = model_rests_for(base, alts, MODEL_MAX_RESTS);
     size_t len = 0;
-    for (int k = 0; k < model_n_rests; k++) {
-        char set[160];
-        if (model_rest_set(base, &model_rests[k], set, sizeof(set)))
-            continue;
+    for (int k = 0; k < n_alts; k++) {
+        const char *set = alts[k].set;
         if (len < sizeof(d->rests_tried))
             len += (size_t)snprintf(d->rests_tried + len, sizeof(d->rests_tried) - len, "%s%s", len ? ", " : "", set);
         const double tb = tok_with(st, b, set);
@@ -330,7 +330,7 @@ static void rests_rows(cmp_state *st, const cfg_scenario *base, compare_doc *d)
                 continue;
             const double g = 100.0 * (tr / tb - 1.0);
             if (fabs(g) >= 0.5 && (g > 0) != (row->gain_pct > 0))
-                model_rest_line(row->rests, sizeof(row->rests), row->gain_pct, set, g, &model_rests[k]);
+                model_rest_line(row->rests, sizeof(row->rests), row->gain_pct, set, g, alts[k].rest);
         }
     }
 }

@@ -169,34 +169,40 @@ static void rests_text(util_buf *out, const cli_common *c, const cfg_scenario *s
         base = model_rest_tok_per_s(path, c->system_path, sets, c->n_sets, p, CFG_BACKEND_NCCL);
     if (!(base > 0))
         return;
+    /* Each input once: NCCL with it, then every backend that has no line yet. */
+    model_rest_alt alts[MODEL_MAX_RESTS];
+    const int n_alts = model_rests_for(sc, alts, MODEL_MAX_RESTS);
+    char lines[CFG_BACKEND_COUNT][640] = {{0}};
+    double gain[CFG_BACKEND_COUNT];
+    bool shown[CFG_BACKEND_COUNT] = {false};
+    for (int i = 0; i < n; i++) {
+        shown[i] = bes[i] != CFG_BACKEND_NCCL && rs[i].available && rs[i].tok_per_s > 0 && cfg_backend_reduces(bes[i]);
+        gain[i] = shown[i] ? 100.0 * (rs[i].tok_per_s / base - 1.0) : 0.0;
+    }
+    for (int k = 0; k < n_alts; k++) {
+        sets[c->n_sets] = alts[k].set;
+        const double tb = model_rest_tok_per_s(path, c->system_path, sets, c->n_sets + 1, p, CFG_BACKEND_NCCL);
+        for (int i = 0; i < n && tb > 0; i++) {
+            if (!shown[i] || lines[i][0] || fabs(gain[i]) < 0.5)
+                continue;
+            const double tr = model_rest_tok_per_s(path, c->system_path, sets, c->n_sets + 1, p, bes[i]);
+            const double g = tr > 0 ? 100.0 * (tr / tb - 1.0) : 0.0;
+            if (tr > 0 && fabs(g) >= 0.5 && (g > 0) != (gain[i] > 0))
+                model_rest_line(lines[i], sizeof(lines[i]), gain[i], alts[k].set, g, alts[k].rest);
+        }
+    }
     bool header = false;
     for (int i = 0; i < n; i++) {
-        if (bes[i] == CFG_BACKEND_NCCL || !rs[i].available || !(rs[i].tok_per_s > 0) ||
-            !cfg_backend_reduces(bes[i]))
+        if (!shown[i])
             continue;
-        const double gain = 100.0 * (rs[i].tok_per_s / base - 1.0);
-        char line[640] = "";
-        for (int k = 0; k < model_n_rests && !line[0] && fabs(gain) >= 0.5; k++) {
-            char set[160];
-            if (model_rest_set(sc, &model_rests[k], set, sizeof(set)))
-                continue;
-            sets[c->n_sets] = set;
-            const double tb = model_rest_tok_per_s(path, c->system_path, sets, c->n_sets + 1, p, CFG_BACKEND_NCCL);
-            const double tr = model_rest_tok_per_s(path, c->system_path, sets, c->n_sets + 1, p, bes[i]);
-            if (tb > 0 && tr > 0) {
-                const double g = 100.0 * (tr / tb - 1.0);
-                if (fabs(g) >= 0.5 && (g > 0) != (gain > 0))
-                    model_rest_line(line, sizeof(line), gain, set, g, &model_rests[k]);
-            }
-        }
         if (!header)
             util_buf_printf(out, "\nagainst nccl, and what the sign rests on (each unmeasured input of the box at its "
                                  "other value; docs/model.md \"What an answer rests on\"):\n");
         header = true;
-        if (line[0])
-            util_buf_printf(out, "  %-10s %s\n", cfg_backend_names[bes[i]], line);
+        if (lines[i][0])
+            util_buf_printf(out, "  %-10s %s\n", cfg_backend_names[bes[i]], lines[i]);
         else
-            util_buf_printf(out, "  %-10s %+.1f%% holds at every other value\n", cfg_backend_names[bes[i]], gain);
+            util_buf_printf(out, "  %-10s %+.1f%% holds at every other value\n", cfg_backend_names[bes[i]], gain[i]);
     }
 }
 

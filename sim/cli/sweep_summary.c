@@ -235,23 +235,29 @@ static void print_backends(const summary *s, FILE *out)
 static void print_rests(const summary *s, FILE *out)
 {
     const sweep *sw = s->sw;
+    /* The point where the best real allreduce peaks (none is the no-communication reference, not a
+     * contender), and the two best real allreduces there. */
     long long pt = -1;
-    for (long long i = 0; i < s->n_points; i++)
-        if (best_tok(s, i) >= 0 && (pt < 0 || best_tok(s, i) > best_tok(s, pt)))
-            pt = i;
-    if (pt < 0)
-        return;
-    /* The two best real allreduces there (none is the no-communication reference, not a contender). */
     int b = -1, r = -1;
-    for (int k = 0; k < sw->n_bes; k++) {
-        if (!avail(s, pt, k) || !cfg_backend_reduces(sw->bes[k]))
-            continue;
-        const double t = num(s, pt, k, s->c_tok);
-        if (b < 0 || t > num(s, pt, b, s->c_tok)) {
-            r = b;
-            b = k;
-        } else if (r < 0 || t > num(s, pt, r, s->c_tok)) {
-            r = k;
+    double top = -1.0;
+    for (long long i = 0; i < s->n_points; i++) {
+        int bi = -1, ri = -1;
+        for (int k = 0; k < sw->n_bes; k++) {
+            if (!avail(s, i, k) || !cfg_backend_reduces(sw->bes[k]))
+                continue;
+            const double t = num(s, i, k, s->c_tok);
+            if (bi < 0 || t > num(s, i, bi, s->c_tok)) {
+                ri = bi;
+                bi = k;
+            } else if (ri < 0 || t > num(s, i, ri, s->c_tok)) {
+                ri = k;
+            }
+        }
+        if (bi >= 0 && num(s, i, bi, s->c_tok) > top) {
+            top = num(s, i, bi, s->c_tok);
+            pt = i;
+            b = bi;
+            r = ri;
         }
     }
     if (r < 0)
@@ -268,15 +274,14 @@ static void print_rests(const summary *s, FILE *out)
     const double gap = 100.0 * (num(s, pt, b, s->c_tok) / num(s, pt, r, s->c_tok) - 1.0);
     const cfg_backend bb = sw->bes[b], rb = sw->bes[r];
     char line[640] = "";
-    for (int k = 0; planned && k < model_n_rests && !line[0]; k++) {
-        char set[160];
-        if (model_rest_set(&sc, &model_rests[k], set, sizeof(set)))
-            continue;
-        sets[n] = set;
+    model_rest_alt alts[MODEL_MAX_RESTS];
+    const int n_alts = planned ? model_rests_for(&sc, alts, MODEL_MAX_RESTS) : 0;
+    for (int k = 0; k < n_alts && !line[0]; k++) {
+        sets[n] = alts[k].set;
         const double tb = model_rest_tok_per_s(sw->c.scenario_path, sw->c.system_path, sets, n + 1, &p, bb);
         const double tr = model_rest_tok_per_s(sw->c.scenario_path, sw->c.system_path, sets, n + 1, &p, rb);
         if (tb > 0 && tr > 0 && tb < tr)
-            model_rest_line(line, sizeof(line), gap, set, 100.0 * (tb / tr - 1.0), &model_rests[k]);
+            model_rest_line(line, sizeof(line), gap, alts[k].set, 100.0 * (tb / tr - 1.0), alts[k].rest);
     }
     if (planned) {
         util_buf lab = {0};

@@ -177,9 +177,14 @@ typedef struct model_rest {
 } model_rest;
 extern const model_rest model_rests[];
 extern const int model_n_rests;
-/* The --set text of rest `r`'s other value on `sc`: 0, or -1 when it does not apply (the value is
- * measured or public in the system file, or has no other value). */
-int model_rest_set(const cfg_scenario *sc, const model_rest *r, char *buf, size_t len);
+/* The rests that apply to `sc`, each with the --set text of its other value (those the system file
+ * tags measured or spec, and those without another value, are left out): how many, at most max. */
+typedef struct model_rest_alt {
+    const model_rest *rest;
+    char set[160];
+} model_rest_alt;
+#define MODEL_MAX_RESTS 16
+int model_rests_for(const cfg_scenario *sc, model_rest_alt *out, int max);
 /* tok/s of `be` on the scenario at `path` with `sets`, reusing plan `p` (the rests change only system.*
  * and run.* keys, which no plan reads); NAN when it does not load or the backend is unavailable. */
 double model_rest_tok_per_s(const char *path, const char *system_path, const char *const *sets, int n, const plan *p,

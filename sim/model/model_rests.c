@@ -65,7 +65,8 @@ static const char *other_mode(const char *key, const char *cur)
     return NULL;
 }
 
-int model_rest_set(const cfg_scenario *sc, const model_rest *r, char *buf, size_t len)
+/* Rest r's other value as --set text: 0, or -1 when it has none here or the file says it is not in doubt. */
+static int rest_set(const cfg_scenario *sc, const cfg_prov *p, const model_rest *r, char *buf, size_t len)
 {
     char cur[64];
     double num;
@@ -73,18 +74,15 @@ int model_rest_set(const cfg_scenario *sc, const model_rest *r, char *buf, size_
         return -1;
     /* A measured or public value is not in doubt; run.graph is the scenario's, the seed leaves it open. */
     if (!strncmp(r->key, "system.", 7)) {
-        cfg_prov *p = cfg_prov_open(sc->system_path);
         char tag[32];
         cfg_prov_lookup(p, r->key + 7, num, tag, sizeof(tag), NULL, 0);
-        cfg_prov_close(p);
         if (!strcmp(tag, "measured") || !strcmp(tag, "spec"))
             return -1;
     }
     if (r->alt[0] == 'x') {
-        const double f = atof(r->alt + 1);
         if (isnan(num) || num <= 0)
             return -1; /* a factor of zero is zero: no other value */
-        snprintf(buf, len, "%s=%.6g", r->key, num * f);
+        snprintf(buf, len, "%s=%.6g", r->key, num * atof(r->alt + 1));
         return 0;
     }
     const char *o = other_mode(r->key, cur);
@@ -92,6 +90,17 @@ int model_rest_set(const cfg_scenario *sc, const model_rest *r, char *buf, size_
         return -1;
     snprintf(buf, len, "%s=%s", r->key, o);
     return 0;
+}
+
+int model_rests_for(const cfg_scenario *sc, model_rest_alt *out, int max)
+{
+    cfg_prov *p = cfg_prov_open(sc->system_path); /* read once for every input */
+    int n = 0;
+    for (int k = 0; k < model_n_rests && n < max; k++)
+        if (rest_set(sc, p, &model_rests[k], out[n].set, sizeof(out[n].set)) == 0)
+            out[n++].rest = &model_rests[k];
+    cfg_prov_close(p);
+    return n;
 }
 
 double model_rest_tok_per_s(const char *path, const char *system_path, const char *const *sets, int n, const plan *p,

@@ -134,6 +134,8 @@ void cli_fill_measured(struct results_cycle *r, const plan *p, const struct exec
 struct report_results_meta cli_results_meta(const cli_common *c, const cfg_scenario *sc, const plan *p,
                                             const char *mode, bool graph);
 void cli_run_summary(util_buf *out, const plan *p, const struct exec_result *res, const struct results_cycle *r);
+/* --check's verdict in one line: passed (with the collectives checked), failed, or not run. */
+void cli_run_check_verdict(util_buf *out, const plan *p, const struct exec_result *res);
 /* Model (compute only, on the scenario's system) against the measured per-op times, per op class. */
 typedef struct cli_compare {
     bool have;

@@ -327,8 +327,13 @@ static int report_run(const run_args *a, const cfg_scenario *sc, const plan *p, 
     snprintf(measured_on, sizeof(measured_on), "%s (measured here)", gpu ? gpu : "host CPU");
     meta.system = measured_on;
     util_buf out = {0};
-    report_results_table(&out, &meta, &rr, 1);
-    cli_run_summary(&out, p, res, &rr);
+    /* Wrong collectives make every timing beside them meaningless: the verdict alone, no table. */
+    if (res->checked && res->check_failures)
+        cli_run_check_verdict(&out, p, res);
+    else {
+        report_results_table(&out, &meta, &rr, 1);
+        cli_run_summary(&out, p, res, &rr);
+    }
     cli_compare cmp = {0};
     if (sc && opt->device == CFG_DEVICE_CUDA)
         cli_run_compare(&cmp, sc, p, res, opt->allreduce_policy ? -1 : opt->backend, &rr);

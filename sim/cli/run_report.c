@@ -114,10 +114,10 @@ void cli_fill_measured(results_cycle *r, const plan *p, const exec_result *res, 
     r->allreduce_us = ar_n ? ar_sum / ar_n : 0.0;
     r->allgather_us = ag_n ? ag_sum / ag_n : 0.0;
     results_cycle_finish(r);
-    /* The cycle is what the timed loop measured (a CUDA graph where possible), not the sum of ops. */
-    r->cycle_ms = res->cycle.median_us / 1e3;
+    /* The cycle is what the timed loop measured (a CUDA graph where possible), not the sum of ops; tok/s
+     * and TPOT follow from it, so that the row's figures agree. */
     r->host_ms = 0.0;
-    r->tok_per_s = r->cycle_ms > 0 ? r->tokens_per_cycle / (r->cycle_ms / 1e3) : 0.0;
+    results_cycle_set_cycle(r, res->cycle.median_us / 1e3);
 }
 
 report_results_meta cli_results_meta(const cli_common *c, const cfg_scenario *sc, const plan *p, const char *mode,
@@ -164,9 +164,28 @@ void cli_run_summary(util_buf *out, const plan *p, const exec_result *res, const
                         res->class_cost_us[PLAN_CLASS_OTHER] / 1e3);
     for (int i = 0; i < res->n_env; i++)
         util_buf_printf(out, "  %-24s %s\n", res->env[i].key, res->env[i].value);
-    if (res->check_failures)
-        util_buf_printf(out, "CHECK FAILED: %lld collective(s) wrong on some rank (see stderr)\n", res->check_failures);
-    (void)p;
+    cli_run_check_verdict(out, p, res);
+}
+
+static int plan_collectives(const plan *p)
+{
+    int n = 0;
+    for (int ph = 0; ph < p->n_phases; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++)
+            n += plan_op_class(p->phases[ph].ops[i].kind) == PLAN_CLASS_COMM;
+    return n;
+}
+
+void cli_run_check_verdict(util_buf *out, const plan *p, const exec_result *res)
+{
+    if (!res->checked)
+        util_buf_printf(out, "  check                    not run (--check compares every collective with a reference)\n");
+    else if (res->check_failures)
+        util_buf_printf(out, "CHECK FAILED: %lld of %d collective(s) wrong on some rank: %s\n", res->check_failures,
+                        plan_collectives(p), res->check_message[0] ? res->check_message : "see stderr");
+    else
+        util_buf_printf(out, "  check                    passed: %d collective(s) of the plan, every element on every rank "
+                             "equal to the reference\n", plan_collectives(p));
 }
 
 /* Main-stream time per op class over the phases of `kind` (-1: all phases), from per-op durations. */
@@ -390,6 +409,7 @@ static void compare_json(util_json *j, const cli_compare *cmp)
 typedef struct run_extra {
     const exec_result *res;
     const cli_compare *cmp;
+    const plan *p;
     int argc;
     char **argv;
 } run_extra;
@@ -415,6 +435,22 @@ static void write_run_extra(util_json *j, const void *ctx)
     util_json_knum(j, "timer_overhead_us", res->timer_overhead_us);
     util_json_knum(j, "timer_empty_pair_us", res->timer_empty_pair_us);
     util_json_kint(j, "check_failures", res->check_failures);
+    util_json_key(j, "check");
+    util_json_obj_begin(j);
+    util_json_kbool(j, "run", res->checked);
+    util_json_key(j, "passed");
+    if (res->checked)
+        util_json_bool(j, res->check_failures == 0);
+    else
+        util_json_null(j);
+    util_json_kint(j, "collectives", plan_collectives(e->p));
+    util_json_kint(j, "failures", res->check_failures);
+    util_json_key(j, "message");
+    if (res->check_failures && res->check_message[0])
+        util_json_str(j, res->check_message);
+    else
+        util_json_null(j);
+    util_json_obj_end(j);
     if (res->class_cost) {
         util_json_key(j, "class_cost_ms");
         util_json_obj_begin(j);
@@ -442,7 +478,7 @@ static void write_run_extra(util_json *j, const void *ctx)
 void cli_run_json(util_json *j, const report_results_meta *m, const results_cycle *r, const plan *p,
                   const exec_result *res, const cli_compare *cmp, int argc, char **argv)
 {
-    run_extra e = {.res = res, .cmp = cmp, .argc = argc, .argv = argv};
+    run_extra e = {.res = res, .cmp = cmp, .p = p, .argc = argc, .argv = argv};
     report_results_meta meta = *m;
     meta.write_extra = write_run_extra;
     meta.extra_ctx = &e;

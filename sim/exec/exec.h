@@ -179,6 +179,7 @@ typedef struct exec_result {
     double *op_start_us; /* per rank per op (rank-major, ranks x n_ops): start offset in the last
                             instrumented pass, for traces */
     double *op_dur_us;   /* per rank per op, same pass */
+    bool checked;        /* --check ran (its verdict: check_failures) */
     long long check_failures;
     char check_message[512];
     /* --class-cost: per plan_class (gemm, attention, other; comm stays 0), the cycle median less the

@@ -362,6 +362,7 @@ int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *o
     /* At one rank an allreduce is the identity and an all-gather a copy: checked all the same. */
     if (opt->check) {
         exec_watch_step("--check of every collective");
+        out->checked = true;
         out->check_failures = exec_check_collectives(&x, out->check_message, sizeof(out->check_message));
         if (out->check_failures && out->check_message[0])
             fprintf(stderr, "vpsim[rank %d@%s]: check failed: %s\n", d->rank, d->host, out->check_message);

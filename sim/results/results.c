@@ -12,6 +12,13 @@ void results_cycle_free(results_cycle *r)
     r->n_op_us = 0;
 }
 
+void results_cycle_set_cycle(results_cycle *r, double cycle_ms)
+{
+    r->cycle_ms = cycle_ms;
+    r->tok_per_s = cycle_ms > 0 ? r->tokens_per_cycle / (cycle_ms / 1000.0) : 0.0;
+    r->tpot_ms = r->tokens_per_cycle > 0 ? cycle_ms / r->tokens_per_cycle : 0.0;
+}
+
 void results_cycle_finish(results_cycle *r)
 {
     r->verify_ms = r->draft_steps_ms = r->draft_extend_ms = 0.0;
@@ -32,9 +39,7 @@ void results_cycle_finish(results_cycle *r)
         }
     }
     r->draft_ms = r->draft_steps_ms + r->draft_extend_ms;
-    r->cycle_ms = phases_ms + r->host_ms;
-    r->tok_per_s = r->cycle_ms > 0 ? r->tokens_per_cycle / (r->cycle_ms / 1000.0) : 0.0;
-    r->tpot_ms = r->tokens_per_cycle > 0 ? r->cycle_ms / r->tokens_per_cycle : 0.0;
+    results_cycle_set_cycle(r, phases_ms + r->host_ms);
     r->accepted_per_cycle = r->tokens_per_cycle > 1 ? r->tokens_per_cycle - 1.0 : 0.0;
 }
 

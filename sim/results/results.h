@@ -90,6 +90,9 @@ void results_cycle_free(results_cycle *r);
 
 /* Fill the verify / draft / cycle totals and tok/s from the phases, host_ms and tokens_per_cycle. */
 void results_cycle_finish(results_cycle *r);
+/* The cycle time and what follows from it (tok/s, TPOT): a replay sets the timed cycle this way, so
+ * that every figure of the row rests on the same cycle. */
+void results_cycle_set_cycle(results_cycle *r, double cycle_ms);
 
 /* Add a warning (once per code: a second one with the same code is dropped; so is one past the
  * maximum, which the last slot then says). */

@@ -20,6 +20,7 @@ static void check_ranks(int np)
     cr_assert_eq(r.status, 0, "np=%d exit %d\nstdout:\n%s\nstderr:\n%s", np, r.status, r.out, r.err);
     cr_assert(strstr(r.out, "CHECK FAILED") == NULL, "%s", r.out);
     cr_assert(strstr(r.out, "cycle") != NULL, "no cycle line:\n%s", r.out);
+    cr_assert(strstr(r.out, "check                    passed: 18 collective(s)") != NULL, "no verdict:\n%s", r.out);
     th_free(&r);
 }
 
@@ -37,6 +38,10 @@ Test(run_cpu, corrupted_collective_fails_the_check_and_names_the_op, .timeout = 
     cr_assert(strstr(r.err, "rank 1") != NULL, "%s", r.err);
     cr_assert(strstr(r.err, "first bad index 0") != NULL, "%s", r.err);
     cr_assert(strstr(r.err, "allreduce.embedding") != NULL, "first collective should be named:\n%s", r.err);
+    /* The verdict on stdout, and no results table: its timings come from wrong collectives. */
+    cr_assert(strstr(r.out, "CHECK FAILED: 18 of 18 collective(s) wrong") != NULL, "%s", r.out);
+    cr_assert(strstr(r.out, "tok/s") == NULL && strstr(r.out, "median") == NULL, "a results table after a failed check:\n%s",
+              r.out);
     th_free(&r);
 }
 
@@ -91,6 +96,14 @@ Test(run_cpu, results_json_and_trace_have_the_documented_shape, .timeout = 120)
     cr_assert(cycle > 0.0);
     cr_assert_float_eq(tps, tpc / (cycle / 1000.0), tps * 1e-3, "tok/s must be tokens per cycle / cycle time");
     cr_assert_float_eq(tpc, 1.0 + 0.7 + 0.7 * 0.5, 1e-9, "tiny.yaml acceptance [0.7, 0.5]");
+    /* TPOT from the same timed cycle as tok/s, not from the per-op sum (which differs by the replay
+     * overhead). */
+    double tpot = strtod(cfg_map_get(b, "tpot_ms")->scalar, NULL);
+    cr_assert_float_eq(tpot, cycle / tpc, tpot * 1e-3, "tpot_ms %g must be cycle_ms %g / tokens per cycle %g", tpot,
+                       cycle, tpc);
+    cr_assert_str_eq(cfg_node_at(root, "measured.check.run")->scalar, "false");
+    cr_assert_eq(cfg_node_at(root, "measured.check.passed")->kind, CFG_NODE_SCALAR);
+    cr_assert_str_eq(cfg_node_at(root, "measured.check.passed")->scalar, "null");
     cr_assert_eq(num_at(root, "measured.ranks"), 4.0);
     cr_assert_not_null(cfg_node_at(root, "environment.mpi"), "environment must name the MPI library");
     cr_assert_not_null(cfg_map_get(root, "command_line"));

@@ -3,8 +3,11 @@
 #   make               release build -> build/vpsim
 #   make debug         -O0 -g build  -> build/debug/vpsim
 #   make asan          ASan + UBSan  -> build/asan/vpsim
-#   make check         what CI runs: make test, the same suite under ASan/UBSan/LSan, a fuzz smoke per harness
-#   make test          every test that needs no GPU (Criterion unit tests + CLI tests, then analysis/ pytest)
+#   make check         what CI runs: make test, the C suite under ASan/UBSan/LSan, a fuzz smoke per harness
+#   make test          every test that needs no GPU: the Criterion suite (test-unit), the Python tests
+#                      (test-py), the docs' examples and modelled samples against the binary (test-docs)
+#   make docs          rewrite the example outputs of README.md and docs/ from what the binary prints
+#   make samples       rewrite the modelled samples of traces/samples
 #   make report        one-page Markdown + HTML report with plots from REPORT_IN (default traces/samples)
 #                      into REPORT_OUT (default build/report); needs no GPU and no build
 #   make test-gpu      tests that need a CUDA GPU (run on the GPU machine)
@@ -112,7 +115,8 @@ TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS := $(TEST_SRCS:%.c=$(OBJ)/%.o)
 TEST_BIN := $(OUT)/vpsim-tests
 
-.PHONY: FORCE deps all debug asan test check test-gpu run bench clean deps-check config-reference report fuzz fuzz-smoke
+PHONY_TESTS := build-tests test-unit test-py test-docs docs docs-check samples samples-check
+.PHONY: FORCE deps all debug asan test check test-gpu $(PHONY_TESTS) run bench clean deps-check config-reference report fuzz fuzz-smoke
 
 all: deps-check $(BIN)
 
@@ -170,17 +174,45 @@ ifeq ($(VARIANT),asan)
               ASAN_OPTIONS=fast_unwind_on_malloc=0 OMPI_MCA_mca_base_component_disable_dlclose=1
 endif
 
-test: all $(TEST_BIN)
-	$(TEST_ENV) $(TEST_BIN) --jobs 2 $(TEST_ARGS)
-	$(ANALYSIS_PY) -m pytest -q -p no:cacheprovider analysis/tests
+# `make test`: the Criterion suite, the Python tests, and the docs' examples and the modelled samples
+# against what the binary prints. `make test VARIANT=asan` runs only the Criterion suite: the sanitizers
+# see C, not Python or Markdown.
+test: test-unit $(if $(filter asan,$(VARIANT)),,test-py test-docs)
 
-# CI's command (.ci/run, README): the suite, the suite under the sanitizers, every fuzz harness briefly.
-# Parallel by itself, so that `make check` is the whole command.
+build-tests: all $(TEST_BIN)
+test-unit: all $(TEST_BIN)
+	$(TEST_ENV) $(TEST_BIN) --jobs 2 $(TEST_ARGS)
+
+PY_TESTS := analysis/tests scripts/tests
+test-py:
+	$(ANALYSIS_PY) -m pytest -q -p no:cacheprovider $(PY_TESTS)
+
+# The Markdown files whose example outputs are generated (scripts/doc_examples.py says how).
+DOC_FILES := README.md $(sort $(wildcard docs/*.md))
+docs: all
+	$(ANALYSIS_PY) scripts/doc_examples.py --write $(DOC_FILES)
+docs-check: all
+	$(ANALYSIS_PY) scripts/doc_examples.py --check $(DOC_FILES)
+
+# The modelled samples of traces/samples (the report reads them), made by the binary; the check writes
+# them to a scratch folder and compares byte for byte.
+SAMPLES_CHECK := build/samples-check
+samples: all
+	bash traces/samples/make-model-samples.sh $(BIN) >/dev/null
+samples-check: all
+	@rm -rf $(SAMPLES_CHECK)
+	@SAMPLES_OUT=$(SAMPLES_CHECK) bash traces/samples/make-model-samples.sh $(BIN) >/dev/null
+	@bad=0; for f in $(SAMPLES_CHECK)/*; do b=$${f##*/}; \
+	    if ! cmp -s "$$f" traces/samples/$$b; then echo "samples-check: traces/samples/$$b differs from what $(BIN) writes now (make samples rewrites it)" >&2; bad=1; fi; \
+	done; [ $$bad = 0 ] && echo "samples-check: $$(ls $(SAMPLES_CHECK) | wc -l) modelled samples current"
+
+test-docs: docs-check samples-check
+
+# CI's command (.ci/run, README): the suite, the Python and docs checks, the suite under the sanitizers,
+# every fuzz harness briefly; each stage announced with its progress and duration (scripts/check.sh).
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 check:
-	$(MAKE) -j$(NPROC) test
-	$(MAKE) -j$(NPROC) test VARIANT=asan
-	$(MAKE) -j$(NPROC) fuzz-smoke FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60)
+	NPROC=$(NPROC) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) bash scripts/check.sh
 
 # Kernel tests and benchmarks (tests/gpu/*.c against libvpsim.a); built here, run on a GPU machine.
 KTEST_SRCS := $(sort $(wildcard tests/gpu/*.c))
@@ -194,7 +226,7 @@ $(KTEST_BIN): $(KTEST_OBJS) $(LIBVPSIM)
 	$(Q)gcc $(LDFLAGS) $^ -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lstdc++ -lm -o $@
 
 # CI has no GPU, but building the GPU tests there catches a kernel-test build break.
-test: $(if $(filter 1,$(CUDA)),$(KTEST_BIN))
+test-unit build-tests: $(if $(filter 1,$(CUDA)),$(KTEST_BIN))
 
 # Kernels, executor steps, then tests/gpu/run_comm_tests.sh as one section (quick list; GPU_TEST_COMM=0
 # leaves it out); one "N passed, M failed" line for all.

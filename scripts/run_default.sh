@@ -12,9 +12,12 @@ gpus=0
 if command -v nvidia-smi >/dev/null 2>&1; then
     gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 fi
+# Open MPI refuses root unless told (containers run as root); the flag is harmless for other users.
+as_root=()
+if [ "$(id -u)" = 0 ]; then as_root=(--allow-run-as-root); fi
 if [ "$gpus" -ge 8 ]; then
     echo "make run: $gpus GPUs: replaying $SCENARIO on 8 ranks with NCCL" >&2
-    exec mpirun -np 8 --bind-to none "$VPSIM" run "$SCENARIO"
+    exec mpirun "${as_root[@]}" -np 8 --bind-to none "$VPSIM" run "$SCENARIO"
 elif [ "$gpus" -ge 1 ]; then
     echo "make run: $gpus GPU(s): one rank's compute, collectives modelled for the target system" >&2
     exec "$VPSIM" run "$SCENARIO" --backend model --target-system configs/systems/rtx-pro-6000-8x-pcie.yaml

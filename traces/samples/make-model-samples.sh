@@ -9,7 +9,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 V=${1:-build/vpsim}
-S=traces/samples
+# SAMPLES_OUT: write elsewhere (make samples-check writes to a scratch folder and compares).
+S=${SAMPLES_OUT:-traces/samples}
+mkdir -p "$S"
 BACKENDS=nccl,oneshot,twoshot,push,mpi,none
 
 "$V" model configs/default.yaml --format json --out $S/model-default-rtx6000.results.json

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `make check` (CI's command): each stage announced, with its progress and its duration, and the total at
+# the end, so that a long run is never silent for minutes. Stops at the first failing stage.
+#   NPROC          parallel jobs for the builds (default: nproc)
+#   FUZZ_SECONDS   how long each fuzz harness runs (default 60)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+NPROC=${NPROC:-$(nproc 2>/dev/null || echo 2)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+T0=$(date +%s)
+N_STAGES=6
+stage_no=0
+
+elapsed() { local s=$(( $(date +%s) - $1 )); printf '%d:%02d' $((s / 60)) $((s % 60)); }
+
+# stage NAME CMD...: run CMD, then say how long it took; a failure ends the check with its status.
+stage() {
+    local name=$1; shift
+    stage_no=$((stage_no + 1))
+    echo "== make check [$stage_no/$N_STAGES] $name ($(elapsed "$T0") so far)"
+    local t=$(date +%s)
+    "$@"
+    local rc=$?
+    if [ $rc -ne 0 ]; then
+        echo "== make check: FAILED at [$stage_no/$N_STAGES] $name (exit $rc) after $(elapsed "$T0")"
+        exit $rc
+    fi
+    echo "== [$stage_no/$N_STAGES] $name: ok in $(elapsed "$t")"
+}
+
+# The Criterion suite with a progress line every ~10 % of the tests; failures and the summary in full.
+unit_tests() {
+    local variant=$1 bin=build/vpsim-tests
+    [ "$variant" = asan ] && bin=build/asan/vpsim-tests
+    local total
+    total=$("$bin" --list 2>/dev/null | grep -c '^[├└]') || total=0
+    local t=$(date +%s)
+    make --no-print-directory test-unit VARIANT="$variant" TEST_ARGS=--verbose 2>&1 | {
+        local n=0 every=$(( total / 10 + 1 )) line
+        while IFS= read -r line; do
+            case "$line" in
+            "[PASS]"* | "[SKIP]"*)
+                n=$((n + 1))
+                [ $((n % every)) -eq 0 ] && echo "   $variant: $n of $total tests done, $(elapsed "$t")" ;;
+            "[FAIL]"*) n=$((n + 1)); echo "$line" ;;
+            "[====] Running"*) ;;
+            *) echo "$line" ;;
+            esac
+        done
+    }
+    return "${PIPESTATUS[0]}"
+}
+
+build() { make --no-print-directory -j"$NPROC" "$@" 2>&1 | grep -v '^make\[' ; return "${PIPESTATUS[0]}"; }
+
+stage "build (release: vpsim, tests, kernel tests)" build build-tests
+stage "unit tests (release)" unit_tests release
+stage "Python tests, docs' examples, modelled samples" make --no-print-directory test-py test-docs
+stage "build (ASan + UBSan)" build VARIANT=asan build-tests
+stage "unit tests (ASan + UBSan + LSan)" unit_tests asan
+stage "fuzz smoke (every harness ${FUZZ_SECONDS} s at once)" make --no-print-directory -j"$NPROC" fuzz-smoke FUZZ_SECONDS="$FUZZ_SECONDS"
+echo "== make check: passed in $(elapsed "$T0")"

@@ -201,7 +201,7 @@ samples: all
 	bash traces/samples/make-model-samples.sh $(BIN) >/dev/null
 samples-check: all
 	@rm -rf $(SAMPLES_CHECK)
-	@SAMPLES_OUT=$(SAMPLES_CHECK) bash traces/samples/make-model-samples.sh $(BIN) >/dev/null
+	@SAMPLES_OUT=$(SAMPLES_CHECK) bash traces/samples/make-model-samples.sh $(BIN) >$(SAMPLES_CHECK).log 2>&1 || { cat $(SAMPLES_CHECK).log; exit 1; }
 	@bad=0; for f in $(SAMPLES_CHECK)/*; do b=$${f##*/}; \
 	    if ! cmp -s "$$f" traces/samples/$$b; then echo "samples-check: traces/samples/$$b differs from what $(BIN) writes now (make samples rewrites it)" >&2; bad=1; fi; \
 	done; [ $$bad = 0 ] && echo "samples-check: $$(ls $(SAMPLES_CHECK) | wc -l) modelled samples current"

@@ -43,7 +43,7 @@ unit_tests() {
                 n=$((n + 1))
                 [ $((n % every)) -eq 0 ] && echo "   $variant: $n of $total tests done, $(elapsed "$t")" ;;
             "[FAIL]"*) n=$((n + 1)); echo "$line" ;;
-            "[====] Running"*) ;;
+            "[====] Running"* | "[RUN ]"*) ;;
             *) echo "$line" ;;
             esac
         done

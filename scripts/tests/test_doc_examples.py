@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from conftest import BIN, REPO, SCRIPTS
+from scripts_paths import BIN, REPO, SCRIPTS
 
 TOOL = os.path.join(SCRIPTS, "doc_examples.py")
 

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from conftest import BIN, REPO
+from scripts_paths import BIN, REPO
 
 import doc_examples
 

@@ -1,4 +1,4 @@
-"""Paths for the tests of scripts/ (run: /usr/bin/python3 -m pytest -q scripts/tests)."""
+"""Paths for the tests of scripts/ (run: /usr/bin/python3 -m pytest -q scripts/tests); not named conftest.py, which analysis/tests has."""
 import os
 import sys
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-void model_term_add(model_terms *t, const char *name, double value, const char *unit, const char *fmt, ...)
+void model_term_record(model_terms *t, const char *name, double value, const char *unit, const char *fmt, ...)
 {
     if (!t || t->n >= MODEL_MAX_TERMS)
         return;

@@ -105,6 +105,63 @@ static void build_region(model_ctx *ctx, int first, int end, double gap)
     ctx->ops[first].region = ctx->n_regions++;
 }
 
+/* Ops of one shape cost the same, and a plan repeats a few dozen shapes over its layers (the default
+ * cycle: 1,379 ops, 40-odd shapes), so model_prepare prices each shape once. Two ops have one shape when
+ * every field model_op_us and model_op_mem_us read agrees (kind, shapes, dtypes, the derived bytes and
+ * flops, and the silu_mul name rule of the law classes); never the name, layer, stream or micro-batch.
+ * Fields are compared in place, most telling first: a key struct built per op cost more than it saved
+ * (store-forwarding stalls on its copy, a memcmp per probe). */
+static bool same_shape(const plan_op *a, const plan_op *b)
+{
+    return a->kind == b->kind && a->m == b->m && a->n == b->n && a->k == b->k && a->kv_len == b->kv_len &&
+           a->batch == b->batch && a->q_len == b->q_len && a->heads == b->heads && a->kv_heads == b->kv_heads &&
+           a->qk_dim == b->qk_dim && a->v_dim == b->v_dim && a->kv_shared == b->kv_shared && a->wdtype == b->wdtype &&
+           a->adtype == b->adtype && a->wgroup == b->wgroup && a->flops == b->flops &&
+           a->weight_bytes == b->weight_bytes && a->bytes_read == b->bytes_read &&
+           a->bytes_written == b->bytes_written &&
+           (a->kind != PLAN_OP_ELEMENTWISE || plan_op_is_silu_mul(a) == plan_op_is_silu_mul(b));
+}
+
+enum { OP_MEMO_SLOTS = 256 }; /* a power of two above any plan's distinct shapes; past half full, price directly */
+
+typedef struct op_memo {
+    const plan_op *rep[OP_MEMO_SLOTS]; /* the first op of each shape (NULL: free slot) */
+    double us[OP_MEMO_SLOTS], mem_us[OP_MEMO_SLOTS];
+    int n;
+} op_memo;
+
+static unsigned shape_slot(const plan_op *op)
+{
+    /* Shapes are multiples of large powers of two, so their low bits say little: mix and take high bits. */
+    unsigned long long h = (unsigned long long)op->kind;
+    h = (h ^ (unsigned long long)op->m) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ (unsigned long long)op->n) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (unsigned long long)op->k) * 0x94D049BB133111EBull;
+    h = (h ^ (unsigned long long)op->kv_len ^ ((unsigned long long)op->batch << 40)) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ (unsigned long long)op->bytes_read) * 0xBF58476D1CE4E5B9ull;
+    return (unsigned)(h >> 56) & (OP_MEMO_SLOTS - 1);
+}
+
+static void op_costs(op_memo *memo, const cfg_system *s, const plan_op *op, bool in_l2, double *us, double *mem_us)
+{
+    unsigned i = shape_slot(op);
+    while (memo->rep[i] && !same_shape(memo->rep[i], op))
+        i = (i + 1) & (OP_MEMO_SLOTS - 1);
+    if (memo->rep[i]) {
+        *us = memo->us[i];
+        *mem_us = memo->mem_us[i];
+        return;
+    }
+    *us = model_op_us(s, op, in_l2, NULL, NULL);
+    *mem_us = model_op_mem_us(s, op, in_l2);
+    if (memo->n < OP_MEMO_SLOTS / 2) { /* a free slot always remains, so the probe above ends */
+        memo->rep[i] = op;
+        memo->us[i] = *us;
+        memo->mem_us[i] = *mem_us;
+        memo->n++;
+    }
+}
+
 model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_t why_len)
 {
     const cfg_system *s = &sc->system;
@@ -117,28 +174,26 @@ model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_
     cfg_accept_eval(sc, &ctx->accept);
     ctx->tokens_per_cycle = ctx->accept.tokens;
     plan_memory_account(sc, p, -1, &ctx->memory);
-    int n = 0;
+    /* One pass for what the pricing below needs first (the plan's ops are ~250 KB: each pass streams them). */
+    int n = 0, max_regions = 0;
     for (int ph = 0; ph < p->n_phases; ph++) {
         n += p->phases[ph].n_ops;
         for (int i = 0; i < p->phases[ph].n_ops; i++) {
             const plan_op *op = &p->phases[ph].ops[i];
             /* Weights and KV cache are what a replayed cycle re-reads; activations are small. */
             ctx->working_set_bytes += op->weight_bytes + (op->kind == PLAN_OP_ATTENTION ? op->bytes_read : 0.0);
+            /* A region starts at most at every side-stream op that follows a main-stream one. */
+            max_regions += op->stream == PLAN_STREAM_SIDE && (i == 0 || op[-1].stream != PLAN_STREAM_SIDE);
         }
     }
     ctx->in_l2 = ctx->working_set_bytes < s->gpu.l2_mb * 1048576.0;
     ctx->n_ops = n;
-    /* A region starts at most at every side-stream op that follows a main-stream one. */
-    int max_regions = 0;
-    for (int ph = 0; ph < p->n_phases; ph++)
-        for (int i = 0; i < p->phases[ph].n_ops; i++)
-            max_regions += p->phases[ph].ops[i].stream == PLAN_STREAM_SIDE &&
-                           (i == 0 || p->phases[ph].ops[i - 1].stream != PLAN_STREAM_SIDE);
     ctx->ops = util_xmalloc(((size_t)n + 1) * sizeof(model_op));
     ctx->regions = util_xmalloc(((size_t)max_regions + 1) * sizeof(model_region));
     ctx->phases = util_xcalloc((size_t)p->n_phases + 1, sizeof(model_phase_span));
     const double gap = ctx->graph ? s->launch.graph_node_us : s->launch.eager_gap_us;
     ctx->verify_ar_slot = -1;
+    op_memo *memo = util_xcalloc(1, sizeof(*memo));
     int k = 0;
     for (int ph = 0; ph < p->n_phases; ph++) {
         const plan_phase *phase = &p->phases[ph];
@@ -158,6 +213,7 @@ model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_
                 o->coll = coll_slot(ctx, op);
                 if (o->coll < 0) {
                     snprintf(why, why_len, "plan has more than %d distinct collectives", MODEL_MAX_COLLS);
+                    free(memo);
                     model_free(ctx);
                     return NULL;
                 }
@@ -168,10 +224,8 @@ model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_
                     (op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLREDUCE_NORM) &&
                     (phase->kind == PLAN_PHASE_VERIFY || phase->kind == PLAN_PHASE_DECODE))
                     ctx->verify_ar_slot = o->coll;
-            } else {
-                o->us = model_op_us(s, op, ctx->in_l2, NULL, NULL);
-                o->mem_us = model_op_mem_us(s, op, ctx->in_l2);
-            }
+            } else
+                op_costs(memo, s, op, ctx->in_l2, &o->us, &o->mem_us);
         }
         const int end = ctx->phases[ph].first + phase->n_ops;
         for (int i = ctx->phases[ph].first; i < end; i++) {
@@ -181,6 +235,7 @@ model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_
             }
         }
     }
+    free(memo);
     return ctx;
 }
 

@@ -286,6 +286,7 @@ typedef struct formula_ctx {
     cfg_backend be;
     plan_op_kind kind;
     int n;
+    double known_bytes, known_us; /* the formula at the asked size, already computed: not priced twice */
 } formula_ctx;
 
 /* One formula per family of backends (CFG_BACKEND_LIST's `family` column picks it). */
@@ -361,6 +362,8 @@ static double backend_formula(const cfg_system *s, cfg_backend be, plan_op_kind 
 static double formula_cb(void *vctx, double bytes)
 {
     const formula_ctx *c = vctx;
+    if (bytes == c->known_bytes)
+        return c->known_us;
     char m[96];
     return backend_formula(c->s, c->be, c->kind, bytes, c->n, NULL, m, sizeof(m));
 }
@@ -429,7 +432,7 @@ void model_collective(const cfg_system *s, cfg_backend be, plan_op_kind kind, do
         out->us = f;
         return;
     }
-    formula_ctx c = {s, be, kind, ranks};
+    formula_ctx c = {s, be, kind, ranks, bytes, f};
     out->us = model_table_eval(t, bytes, formula_cb, &c);
     model_term_add(terms, "measured", out->us, "us", "measured table (%d point%s) overrides the formula %.2f us",
                    t->n_bytes, t->n_bytes == 1 ? "" : "s", f);

@@ -18,6 +18,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 import report_render  # noqa: E402
 import vpsim_draw as draw  # noqa: E402
@@ -82,51 +83,182 @@ def fig_block(out, paths, alt, sources):
                              f"vector version `{os.path.relpath(paths[1], out)}`.")
 
 
-def section_summary(found, blocks):
-    """The headline numbers, each from the same extraction as its figure."""
-    items = []
-    for path, doc in found["results"]:
-        if doc["mode"] != "model":
-            continue
-        rows = [b for b in doc["backends"] if b["available"] and b["backend"] != "none"]
-        if len(rows) < 2:
-            continue
-        best = max(rows, key=lambda b: b["tok_per_s"])
-        text = (f"MODELLED on {doc['system']}: **{best['backend']}** is fastest at {best['tok_per_s']:.1f} tok/s "
-                f"(cycle {best['cycle_ms']:.2f} ms, verify communication {best['verify_comm_ms']:.2f} ms)")
-        nccl = next((b for b in rows if b["backend"] == "nccl"), None)
-        if nccl and nccl is not best:
-            text += (f" against nccl's {nccl['tok_per_s']:.1f} tok/s (cycle {nccl['cycle_ms']:.2f} ms, "
-                     f"{nccl['verify_comm_ms']:.2f} ms communication at {nccl['allreduce_us']:.0f} us per allreduce)")
-        none = next((b for b in doc["backends"] if b["available"] and b["backend"] == "none"), None)
-        if none:
-            text += f"; with no collectives at all {none['tok_per_s']:.1f} tok/s"
-        items.append(text + f" [`{os.path.basename(path)}`].")
-    measured = [(p, d) for p, d in found["results"] if d["mode"] == "run"]
-    if measured:
-        groups = {}
-        for b in ex.breakdown_bars(measured):
-            groups.setdefault(b["group"], []).append(f"{b['label']} {b['cycle_ms']:.2f} ms ({b['tok_per_s']:.1f} tok/s)")
-        items += [g[0].upper() + g[1:] + ": " + "; ".join(v) + "." for g, v in groups.items()]
-    for _, doc in found["bench"]:
-        data = ex.allreduce_series([doc], [d for _, d in found["plan"]])
-        for vb in data["verify_bytes"][:1]:
-            pts = sorted((ex.time_at(s, vb), s["label"]) for s in data["series"] if ex.time_at(s, vb) is not None)
-            if pts:
-                items.append(f"Allreduce of the verify payload ({vb:,} B), `{os.path.basename(doc['path'])}`: "
-                             + ", ".join(f"{label} {t:.2f} us" for t, label in pts)
-                             + (f" - {'; '.join(data['caveats'])}" if data["caveats"] else "") + ".")
-    for path, doc in found["results"]:
-        if doc["mode"] == "run" and doc.get("model_comparison") and doc["backends"][0]["backend"] == "none":
-            total = [r for r in ex.compare_classes(doc) if r[0] == "total"][0]
-            items.append(f"Model error, verify compute, `{os.path.basename(path)}` against system "
-                         f"{doc['model_comparison']['system']}: {total[3]:+.0f}% ({total[2]:.2f} ms modelled, "
-                         f"{total[1]:.2f} ms measured per-op sum)"
-                         + ("." if ex.same_card(doc) else f" - DIFFERENT CARDS: a model of {doc['model_comparison']['system']} "
-                            f"against a measurement on {ex.gpu_name(doc)}."))
-    if items:
-        blocks.append(("h2", "Summary"))
-        blocks.append(("ul", items))
+def system_description(name, root=REPO_ROOT):
+    """(description, GPU name, path) of configs/systems/NAME.yaml in the checkout, read by line (no YAML
+    library needed: the two keys are plain scalars), or None when the file is not there (a results
+    folder from elsewhere: the answer then names the system only)."""
+    if not name:
+        return None
+    path = os.path.join(root, "configs", "systems", f"{name}.yaml")
+    if not os.path.isfile(path):
+        return None
+    desc = gpu = None
+    in_gpu = False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            text = line.split(" #", 1)[0].rstrip()
+            if text.startswith("description:"):
+                desc = text.split(":", 1)[1].strip()
+            in_gpu = text.startswith("gpu:") or (in_gpu and line.startswith(" "))
+            if in_gpu and text.strip().startswith("name:"):
+                gpu = text.split(":", 1)[1].strip()
+    return desc, gpu, os.path.relpath(path, root)
+
+
+def short(text, n=60):
+    return text if len(text) <= n else text[:n - 3].rstrip() + "..."
+
+
+def pct(v, nd=1):
+    return f"{v:+.{nd}f}%"
+
+
+def kind_text(row):
+    """What a compare row's figures are: MODELLED / MEASURED / MIXED, with the row's own source."""
+    src = row.get("source") or "-"
+    if src.lower().startswith(row["kind"]):
+        src = src[len(row["kind"]):].lstrip(": ")
+    return f"{row['kind'].upper()}: {src}" if src else row["kind"].upper()
+
+
+def rests_text(row, n_tried):
+    r = row["rests_on"]
+    if r is None:
+        return f"holds at all {n_tried} inputs tried"
+    if r["input"] is None:
+        return r["text"]
+    return f"flips to {r['flipped']} with `{r['input']}`; settled by {r['reading']}"
+
+
+def conclusion(ans, checks):
+    """The answer in plain words, every figure taken from the data (ans from vpsim_extract.answer)."""
+    base = ans["baseline"]
+    n = len(ans["inputs_tried"])
+    parts = []
+    for backend, r in ans["swaps"]:
+        if r["gain_pct"] < 0:
+            ro = rests_on_row(r)
+            parts.append(f"Forcing the {backend} allreduce alone loses {-r['gain_pct']:.0f}% "
+                         f"({r['tok_per_s']:.1f} tok/s against the baseline's {base['tok_per_s']:.1f})"
+                         + (f", unless `{ro['input']}` (then {ro['flipped']})" if ro and ro["input"] else ""))
+    best = ans["best"]
+    if best:
+        ro = best["rests_on"]
+        sign = (f"its sign holding at every other value of the {n} unmeasured inputs tried" if ro is None else
+                f"its sign resting on `{ro['input']}` (settled by {ro['reading']})" if ro["input"] else
+                f"its sign resting on: {ro['text']}")
+        needs = (best.get("engine") or {}).get("needs")
+        parts.append(f"the best change is **{best['variant']}**, {pct(best['gain_pct'], 0)} "
+                     f"({best['tok_per_s']:.1f} tok/s), {sign}"
+                     + (f" (engine: {needs})" if needs else ""))
+        as_is = ans["best_as_is"]
+        if as_is and as_is is not best:
+            ro = as_is["rests_on"]
+            parts.append(f"the best that the engines run as they are is **{as_is['variant']}**, "
+                         f"{pct(as_is['gain_pct'], 0)} ({as_is['tok_per_s']:.1f} tok/s)"
+                         + ("" if ro is None else f", its sign resting on `{ro['input']}`" if ro["input"] else
+                            f", {ro['text']}"))
+    else:
+        parts.append(f"no change the model tried beats the baseline ({base['tok_per_s']:.1f} tok/s)")
+    text = "; ".join(parts) + "."
+    text = text[0].upper() + text[1:]
+    kinds = sorted({c["kind"] for c in ans["changes"]})
+    checked = sorted({c["system"] for c in checks})
+    text += (f" These gains are {' and '.join(k.upper() for k in kinds)} figures of {ans['system']}"
+             if kinds else "")
+    if kinds and ans["system"] not in checked:
+        text += (f", where the model has not been checked against a measurement (checked: "
+                 f"{', '.join(checked) if checked else 'nowhere in this folder'})")
+    return text + ("." if kinds else "")
+
+
+def rests_on_row(row):
+    return ex.rests_on(row)
+
+
+def section_answer(found, blocks):
+    """The first screen: the box, the baseline, the best changes with their gain and what each rests on,
+    the model's measured error where it has been checked, and a conclusion in words; all from the data."""
+    if not found["ranking"]:
+        return
+    path, doc = found["ranking"][0]
+    ans = ex.answer(doc)
+    checks = ex.model_checks(found)
+    base = ans["baseline"]
+    inner = [("h2", "The answer"), ("lead", conclusion(ans, checks))]
+    box = system_description(ans["system"])
+    model = next((d for _, d in found["results"] if d["mode"] == "model" and d.get("system") == ans["system"]),
+                 None)
+    gpus = f"TP={model['tp']}" if model else None
+    box_text = f"**Box:** `{ans['system']}`"
+    if box:
+        box_text += f": {box[0]}" + (f" ({box[1]})" if box[1] and box[1] not in (box[0] or "") else "")
+        box_text += f" [`{box[2]}`]"
+    box_text += (f"; model {ans['model']}, scenario {ans['scenario']}" + (f", {gpus}" if gpus else "")
+                 + (f", batch {model['batch']}, context {model['context']}" if model else "") + ".")
+    items = [box_text,
+             f"**Baseline:** {base['variant']} ({base.get('note') or base['backend']}): "
+             f"**{base['tok_per_s']:.1f} tok/s**, cycle {base['cycle_ms']:.2f} ms; {kind_text(base)}"
+             + (f", allreduce {base['allreduce_method']}" if base.get("allreduce_method") else "") + "."]
+    # The same box modelled by `vpsim model` (what `make run` prints without a GPU): its row of the
+    # baseline's backend should carry the baseline's figure; say so, or say that they disagree.
+    if model:
+        mrow = next((b for b in model["backends"] if b["available"] and b["backend"] == base["backend"]), None)
+        if mrow:
+            agree = abs(mrow["tok_per_s"] - base["tok_per_s"]) <= 1e-3 * base["tok_per_s"]
+            name = os.path.basename(model["_path"])
+            items[-1] += (f" `vpsim model` (`{name}`, as `make run` prints it without a GPU) gives "
+                          f"{base['backend']} {mrow['tok_per_s']:.1f} tok/s, cycle {mrow['cycle_ms']:.2f} ms"
+                          + (": the same." if agree else ": **NOT the baseline's figure** (the two files come "
+                                                         "from different model versions or settings)."))
+    inner.append(("ul", items))
+    rows = []
+    for i, c in enumerate(ans["changes"], 1):
+        rows.append((str(i), c["variant"], c["backend"], f"{c['tok_per_s']:.1f}", pct(c["gain_pct"]),
+                     kind_text(c), rests_text(c, len(ans["inputs_tried"])),
+                     (c.get("engine") or {}).get("needs") or "-"))
+    if rows:
+        inner.append(("p", f"**The best {len(rows)} changes** ranked by gain over the baseline "
+                           f"(`{os.path.basename(path)}`, vpsim compare):"))
+        inner.append(("table", ["#", "change", "backend", "tok/s", "gain", "figures", "sign of the gain",
+                                "engine"], rows))
+    model_items = []
+    for c in checks:
+        if c["kind"] == "heldout":
+            b = c["bound"]
+            model_items.append(
+                f"compute, {c['n']} held-out scenarios replayed on {c['measured_on']} against `{c['system']}`: "
+                f"cycle error {pct(c['lo'])} to {pct(c['hi'])}, per op class {pct(c['class_lo'])} to "
+                f"{pct(c['class_hi'])}; {c['within']} of {c['n']} within ±{b['class_pct']:g}% per class and "
+                f"±{b['cycle_pct']:g}% cycle")
+        elif c["kind"] == "cycle":
+            model_items.append(
+                f"whole cycle with collectives, {c['n']} runs on {c['measured_on']} ({', '.join(c['backends'])}) "
+                f"against `{c['system']}`: error {pct(c['lo'])} to {pct(c['hi'])}")
+        elif c["kind"] == "allreduce":
+            model_items.append(
+                f"allreduce per call, {c['n']} backend series in {', '.join(f'`{f}`' for f in c['files'])} "
+                f"({c['measured_on']}) against `{c['system']}`: median error per series {pct(c['lo'])} to "
+                f"{pct(c['hi'])} (4 KiB-1 MiB)")
+    if rows and ans["inputs_tried"]:
+        inner.append(("p", f"Sign: each gain recomputed with each unmeasured input of the box at its other value "
+                           f"({', '.join(f'`{t}`' for t in ans['inputs_tried'])}); where it flips, the row names "
+                           f"the input and the reading that settles it."))
+    if model_items:
+        inner.append(("p", "**The model's measured error** (modelled - measured) / measured, where it has been "
+                           "checked:"))
+        inner.append(("ul", model_items))
+    extra = []
+    if ans["not_ranked"]:
+        extra.append("not ranked (no figure): " + "; ".join(f"{v} ({short(why)})" for v, _, why in ans["not_ranked"]))
+    apart = [r for r in doc["rows"] if r.get("ranked_apart")]
+    if apart:
+        extra.append("ranked apart (a formula where the box's measurement does not apply): "
+                     + ", ".join(r["variant"] for r in apart))
+    if extra:
+        text = "; ".join(extra)
+        inner.append(("p", text[0].upper() + text[1:] + ". Full ranking, evidence and provenance below."))
+    blocks.append(("answer", inner))
 
 
 def section_scenario(found, blocks):
@@ -443,19 +575,20 @@ def build(folder, out):
     scenario = found["results"][0][1]["scenario"] if found["results"] else "(no results)"
     title = f"vpsim report: scenario {scenario}"
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    blocks = [("h1", title),
-              ("p", f"Built {now} by `analysis/make_report.py` from `{folder}`. MEASURED figures come from "
-                    "`vpsim run` / `vpsim bench-allreduce` on the machine named beside them; MODELLED ones "
-                    "from the analytic model on a system file (`docs/model.md`). Provenance of every input: "
-                    "last section.")]
-    section_summary(found, blocks)
-    section_scenario(found, blocks)
-    section_cycle(found, out, blocks, readme)
-    section_allreduce(found, out, blocks, readme)
-    section_sweeps(found, out, blocks, readme)
+    blocks = [("h1", title)]
+    section_answer(found, blocks)
+    blocks.append(("p", f"Built {now} by `analysis/make_report.py` from `{folder}`. MEASURED figures come from "
+                        "`vpsim run` / `vpsim bench-allreduce` on the machine named beside them; MODELLED ones "
+                        "from the analytic model on a system file (`docs/model.md`). The evidence follows: the "
+                        "full ranking, the model against measurements, where the cycle goes, allreduce latency, "
+                        "sweeps, the scenario; provenance of every input in the last section."))
     section_ranking(found, out, blocks, readme)
     section_compare(found, out, blocks, readme)
     section_heldout(found, out, blocks, readme)
+    section_cycle(found, out, blocks, readme)
+    section_allreduce(found, out, blocks, readme)
+    section_sweeps(found, out, blocks, readme)
+    section_scenario(found, blocks)
     blocks.append(("h2", "Provenance of the inputs"))
     items = []
     for kind in ("results", "bench", "sweep", "plan", "ranking", "heldout"):
@@ -464,7 +597,8 @@ def build(folder, out):
             cmd = command_of(path, readme)
             items.append(line + (f"; command: `{cmd}`" if cmd else ""))
     items += [f"{name}: skipped: {why}" for name, why in skipped]
-    blocks.append(("ul", items))
+    blocks.append(("details", f"{len(items)} inputs: what each is, where and when it was measured or modelled, "
+                              "the command", [("ul", items)]))
     md = os.path.join(out, "report.md")
     htm = os.path.join(out, "report.html")
     with open(md, "w", encoding="utf-8") as f:

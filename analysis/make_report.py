@@ -130,50 +130,63 @@ def rests_text(row, n_tried):
     return f"flips to {r['flipped']} with `{r['input']}`; settled by {r['reading']}"
 
 
+def sign_words(ro, n):
+    """A gain's sign in words: holds at the inputs tried, or rests on one input (and how to settle it)."""
+    if ro is None:
+        return f"sign holds at all {n} unmeasured inputs tried"
+    if ro["input"] is None:
+        return ro["text"]
+    return f"sign rests on `{ro['input']}` (settled by {ro['reading']})"
+
+
 def conclusion(ans, checks):
-    """The answer in plain words, every figure taken from the data (ans from vpsim_extract.answer)."""
+    """The answer in plain words, as sentences, every figure taken from the data (ans from
+    vpsim_extract.answer, checks from vpsim_extract.model_checks)."""
     base = ans["baseline"]
     n = len(ans["inputs_tried"])
-    parts = []
+    out = []
     for backend, r in ans["swaps"]:
         if r["gain_pct"] < 0:
-            ro = rests_on_row(r)
-            parts.append(f"Forcing the {backend} allreduce alone loses {-r['gain_pct']:.0f}% "
-                         f"({r['tok_per_s']:.1f} tok/s against the baseline's {base['tok_per_s']:.1f})"
-                         + (f", unless `{ro['input']}` (then {ro['flipped']})" if ro and ro["input"] else ""))
+            ro = ex.rests_on(r)
+            out.append(f"Forcing the {backend} allreduce alone loses {-r['gain_pct']:.0f}% "
+                       f"({r['tok_per_s']:.1f} tok/s against the baseline's {base['tok_per_s']:.1f})"
+                       + (f", unless `{ro['input']}` (then {ro['flipped']})" if ro and ro["input"] else "") + ".")
     best = ans["best"]
     if best:
-        ro = best["rests_on"]
-        sign = (f"its sign holding at every other value of the {n} unmeasured inputs tried" if ro is None else
-                f"its sign resting on `{ro['input']}` (settled by {ro['reading']})" if ro["input"] else
-                f"its sign resting on: {ro['text']}")
         needs = (best.get("engine") or {}).get("needs")
-        parts.append(f"the best change is **{best['variant']}**, {pct(best['gain_pct'], 0)} "
-                     f"({best['tok_per_s']:.1f} tok/s), {sign}"
-                     + (f" (engine: {needs})" if needs else ""))
+        out.append(f"The best change is **{best['variant']}, {pct(best['gain_pct'], 0)}** "
+                   f"({best['tok_per_s']:.1f} tok/s), {best['kind'].upper()}; "
+                   f"{sign_words(best['rests_on'], n)}" + (f"; engine: {needs}" if needs else "") + ".")
         as_is = ans["best_as_is"]
-        if as_is and as_is is not best:
-            ro = as_is["rests_on"]
-            parts.append(f"the best that the engines run as they are is **{as_is['variant']}**, "
-                         f"{pct(as_is['gain_pct'], 0)} ({as_is['tok_per_s']:.1f} tok/s)"
-                         + ("" if ro is None else f", its sign resting on `{ro['input']}`" if ro["input"] else
-                            f", {ro['text']}"))
+        if as_is and as_is["variant"] != best["variant"]:
+            out.append(f"The best that runs without an engine patch is **{as_is['variant']}, "
+                       f"{pct(as_is['gain_pct'], 0)}** ({as_is['tok_per_s']:.1f} tok/s); "
+                       f"{sign_words(as_is['rests_on'], n)}.")
     else:
-        parts.append(f"no change the model tried beats the baseline ({base['tok_per_s']:.1f} tok/s)")
-    text = "; ".join(parts) + "."
-    text = text[0].upper() + text[1:]
-    kinds = sorted({c["kind"] for c in ans["changes"]})
+        out.append(f"No change the model tried beats the baseline ({base['tok_per_s']:.1f} tok/s).")
     checked = sorted({c["system"] for c in checks})
-    text += (f" These gains are {' and '.join(k.upper() for k in kinds)} figures of {ans['system']}"
-             if kinds else "")
-    if kinds and ans["system"] not in checked:
-        text += (f", where the model has not been checked against a measurement (checked: "
-                 f"{', '.join(checked) if checked else 'nowhere in this folder'})")
-    return text + ("." if kinds else "")
+    if ans["changes"] and ans["system"] not in checked:
+        out.append(f"The model has not been checked against a measurement of {ans['system']}"
+                   + (f" (only of {', '.join(checked)}: below)." if checked else "."))
+    return " ".join(out)
 
 
-def rests_on_row(row):
-    return ex.rests_on(row)
+def check_lines(checks):
+    """One short line per place the model was checked (vpsim_extract.model_checks)."""
+    out = []
+    for c in checks:
+        if c["kind"] == "heldout":
+            b = c["bound"]
+            out.append(f"compute, {c['n']} held-out scenarios on {c['measured_on']} (`{c['system']}`): cycle "
+                       f"{pct(c['lo'])} to {pct(c['hi'])}, op classes {pct(c['class_lo'])} to {pct(c['class_hi'])}; "
+                       f"{c['within']} of {c['n']} within ±{b['class_pct']:g}% / ±{b['cycle_pct']:g}%")
+        elif c["kind"] == "cycle":
+            out.append(f"whole cycle with collectives, {c['n']} runs on {c['measured_on']} (`{c['system']}`, "
+                       f"{len(c['backends'])} backends): {pct(c['lo'])} to {pct(c['hi'])}")
+        elif c["kind"] == "allreduce":
+            out.append(f"allreduce per call, {c['n']} series on {c['measured_on']} (`{c['system']}`, "
+                       f"{len(c['files'])} benchmarks), median per series: {pct(c['lo'])} to {pct(c['hi'])}")
+    return out
 
 
 def section_answer(found, blocks):
@@ -185,79 +198,46 @@ def section_answer(found, blocks):
     ans = ex.answer(doc)
     checks = ex.model_checks(found)
     base = ans["baseline"]
+    n = len(ans["inputs_tried"])
     inner = [("h2", "The answer"), ("lead", conclusion(ans, checks))]
     box = system_description(ans["system"])
     model = next((d for _, d in found["results"] if d["mode"] == "model" and d.get("system") == ans["system"]),
                  None)
-    gpus = f"TP={model['tp']}" if model else None
-    box_text = f"**Box:** `{ans['system']}`"
-    if box:
-        box_text += f": {box[0]}" + (f" ({box[1]})" if box[1] and box[1] not in (box[0] or "") else "")
-        box_text += f" [`{box[2]}`]"
-    box_text += (f"; model {ans['model']}, scenario {ans['scenario']}" + (f", {gpus}" if gpus else "")
-                 + (f", batch {model['batch']}, context {model['context']}" if model else "") + ".")
-    items = [box_text,
-             f"**Baseline:** {base['variant']} ({base.get('note') or base['backend']}): "
-             f"**{base['tok_per_s']:.1f} tok/s**, cycle {base['cycle_ms']:.2f} ms; {kind_text(base)}"
-             + (f", allreduce {base['allreduce_method']}" if base.get("allreduce_method") else "") + "."]
+    box_text = f"**Box:** `{ans['system']}`" + (f" ({box[0]}, `{box[2]}`)" if box and box[0] else "")
+    box_text += (f"; {ans['model']}, scenario {ans['scenario']}"
+                 + (f", TP={model['tp']}, batch {model['batch']}, context {model['context']}" if model else "") + ".")
+    base_text = (f"**Baseline:** {base['variant']}: **{base['tok_per_s']:.1f} tok/s**, cycle {base['cycle_ms']:.2f} ms; "
+                 f"{kind_text(base)}" + (f" ({base['allreduce_method']})" if base.get("allreduce_method") else ""))
     # The same box modelled by `vpsim model` (what `make run` prints without a GPU): its row of the
     # baseline's backend should carry the baseline's figure; say so, or say that they disagree.
-    if model:
-        mrow = next((b for b in model["backends"] if b["available"] and b["backend"] == base["backend"]), None)
-        if mrow:
-            agree = abs(mrow["tok_per_s"] - base["tok_per_s"]) <= 1e-3 * base["tok_per_s"]
-            name = os.path.basename(model["_path"])
-            items[-1] += (f" `vpsim model` (`{name}`, as `make run` prints it without a GPU) gives "
-                          f"{base['backend']} {mrow['tok_per_s']:.1f} tok/s, cycle {mrow['cycle_ms']:.2f} ms"
-                          + (": the same." if agree else ": **NOT the baseline's figure** (the two files come "
-                                                         "from different model versions or settings)."))
-    inner.append(("ul", items))
-    rows = []
-    for i, c in enumerate(ans["changes"], 1):
-        rows.append((str(i), c["variant"], c["backend"], f"{c['tok_per_s']:.1f}", pct(c["gain_pct"]),
-                     kind_text(c), rests_text(c, len(ans["inputs_tried"])),
-                     (c.get("engine") or {}).get("needs") or "-"))
+    mrow = model and next((b for b in model["backends"] if b["available"] and b["backend"] == base["backend"]), None)
+    if mrow:
+        agree = abs(mrow["tok_per_s"] - base["tok_per_s"]) <= 1e-3 * base["tok_per_s"]
+        base_text += (f"; `vpsim model` (`make run` without a GPU, `{os.path.basename(model['_path'])}`): "
+                      f"{base['backend']} {mrow['tok_per_s']:.1f} tok/s, cycle {mrow['cycle_ms']:.2f} ms"
+                      + (", the same" if agree else ": **NOT the baseline's figure** (different model versions "
+                                                    "or settings)"))
+    inner.append(("ul", [box_text, base_text + "."]))
+    rows = [(str(i), c["variant"], c["backend"], f"{c['tok_per_s']:.1f}", pct(c["gain_pct"]), kind_text(c),
+             rests_text(c, n), (c.get("engine") or {}).get("needs") or "-") for i, c in enumerate(ans["changes"], 1)]
     if rows:
-        inner.append(("p", f"**The best {len(rows)} changes** ranked by gain over the baseline "
-                           f"(`{os.path.basename(path)}`, vpsim compare):"))
-        inner.append(("table", ["#", "change", "backend", "tok/s", "gain", "figures", "sign of the gain",
-                                "engine"], rows))
-    model_items = []
-    for c in checks:
-        if c["kind"] == "heldout":
-            b = c["bound"]
-            model_items.append(
-                f"compute, {c['n']} held-out scenarios replayed on {c['measured_on']} against `{c['system']}`: "
-                f"cycle error {pct(c['lo'])} to {pct(c['hi'])}, per op class {pct(c['class_lo'])} to "
-                f"{pct(c['class_hi'])}; {c['within']} of {c['n']} within ±{b['class_pct']:g}% per class and "
-                f"±{b['cycle_pct']:g}% cycle")
-        elif c["kind"] == "cycle":
-            model_items.append(
-                f"whole cycle with collectives, {c['n']} runs on {c['measured_on']} ({', '.join(c['backends'])}) "
-                f"against `{c['system']}`: error {pct(c['lo'])} to {pct(c['hi'])}")
-        elif c["kind"] == "allreduce":
-            model_items.append(
-                f"allreduce per call, {c['n']} backend series in {', '.join(f'`{f}`' for f in c['files'])} "
-                f"({c['measured_on']}) against `{c['system']}`: median error per series {pct(c['lo'])} to "
-                f"{pct(c['hi'])} (4 KiB-1 MiB)")
-    if rows and ans["inputs_tried"]:
-        inner.append(("p", f"Sign: each gain recomputed with each unmeasured input of the box at its other value "
-                           f"({', '.join(f'`{t}`' for t in ans['inputs_tried'])}); where it flips, the row names "
-                           f"the input and the reading that settles it."))
-    if model_items:
-        inner.append(("p", "**The model's measured error** (modelled - measured) / measured, where it has been "
-                           "checked:"))
-        inner.append(("ul", model_items))
+        inner.append(("table", ["#", f"best {len(rows)} changes (`{os.path.basename(path)}`)", "backend", "tok/s",
+                                "gain", "figures", f"sign of the gain at the {n} unmeasured inputs", "engine"], rows))
+    lines = check_lines(checks)
+    if lines:
+        inner.append(("p", "**The model's measured error**, (modelled - measured) / measured: " + "; ".join(lines)
+                           + "."))
     extra = []
     if ans["not_ranked"]:
-        extra.append("not ranked (no figure): " + "; ".join(f"{v} ({short(why)})" for v, _, why in ans["not_ranked"]))
+        extra.append("not ranked (no figure): " + "; ".join(f"{v} ({short(why, 45)})" for v, _, why in ans["not_ranked"]))
     apart = [r for r in doc["rows"] if r.get("ranked_apart")]
     if apart:
-        extra.append("ranked apart (a formula where the box's measurement does not apply): "
-                     + ", ".join(r["variant"] for r in apart))
+        extra.append(f"{len(apart)} ranked apart (a formula where the box's measurement does not apply)")
+    if ans["inputs_tried"]:
+        extra.append("inputs tried: " + ", ".join(f"`{t}`" for t in ans["inputs_tried"]))
     if extra:
         text = "; ".join(extra)
-        inner.append(("p", text[0].upper() + text[1:] + ". Full ranking, evidence and provenance below."))
+        inner.append(("small", text[0].upper() + text[1:] + ". The evidence follows."))
     blocks.append(("answer", inner))
 
 

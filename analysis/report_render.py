@@ -1,7 +1,7 @@
 """Markdown and HTML from one list of blocks, so the two renderings of the report cannot drift apart.
 
 Blocks: ("h1"|"h2"|"h3", text), ("p", text), ("ul", [text]), ("table", headers, rows),
-("img", src, alt, caption), ("lead", text) (a paragraph set larger), ("details", summary, [blocks]) (folded in HTML, a <details> element in
+("img", src, alt, caption), ("lead", text) / ("small", text) (a paragraph set larger / smaller), ("details", summary, [blocks]) (folded in HTML, a <details> element in
 Markdown too), ("answer", [blocks]) (the first screen: a framed section in HTML, plain in Markdown).
 Text may hold `code` and **bold**; everything else is escaped in HTML.
 """
@@ -19,7 +19,8 @@ figure{margin:0.8em 0}figure img{max-width:100%;border:1px solid #ddd}
 figcaption{font-size:0.8em;color:#444}li{margin:0.15em 0}
 section.answer{border:2px solid #444;border-radius:6px;padding:0.2em 1em 0.6em;margin:0.6em 0 1.2em;background:#fafafa}
 section.answer h2{margin-top:0.5em}section.answer p.lead{font-size:1.08em}section.answer table{font-size:0.8em}
-section.answer td{text-align:left}section.answer ul{margin:0.3em 0;padding-left:1.3em}
+section.answer td,section.answer th{text-align:left}p.small{font-size:0.8em;color:#444}
+section.answer td:nth-child(4),section.answer td:nth-child(5){text-align:right;white-space:nowrap}section.answer ul{margin:0.3em 0;padding-left:1.3em}
 details{margin:0.5em 0}summary{cursor:pointer;color:#245;font-size:0.92em}"""
 
 _INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*)")
@@ -52,7 +53,7 @@ def to_markdown(blocks):
             out.append(to_markdown(b[1]).rstrip("\n"))
         elif kind in ("h1", "h2", "h3"):
             out.append("#" * int(kind[1]) + " " + b[1])
-        elif kind in ("p", "lead"):
+        elif kind in ("p", "lead", "small"):
             out.append(b[1])
         elif kind == "ul":
             out.append("\n".join(f"- {item}" for item in b[1]))
@@ -92,6 +93,8 @@ def _html_blocks(blocks):
             out.append("</section>")
         elif kind == "lead":
             out.append(f"<p class=\"lead\">{_inline_html(b[1])}</p>")
+        elif kind == "small":
+            out.append(f"<p class=\"small\">{_inline_html(b[1])}</p>")
         elif kind in ("h1", "h2", "h3"):
             out.append(f"<{kind}>{_inline_html(b[1])}</{kind}>")
         elif kind == "p":

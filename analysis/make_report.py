@@ -263,14 +263,19 @@ def section_scenario(found, blocks):
                                  "all-gather bytes", "GFLOP", "weights GiB"], rows))
     envs = [(p, d) for p, d in found["results"] if d["mode"] == "run"]
     if envs:
-        blocks.append(("h2", "Environment of the measurements"))
+        env_blocks = []
         keys = ("gpu", "cuda_driver", "cuda_runtime", "cublas", "device_memory_per_rank", "quantised_gemm_stand_in")
         envs_d = [(os.path.basename(p), d.get("environment") or {}) for p, d in envs]
         same = [k for k in keys if len({e.get(k) for _, e in envs_d}) == 1 and envs_d[0][1].get(k)]
         if same:
-            blocks.append(("table", ["key", "value (every run)"], [(k, envs_d[0][1][k]) for k in same]))
+            env_blocks.append(("table", ["key", "value (every run)"], [(k, envs_d[0][1][k]) for k in same]))
         per_run = [k for k in keys if k not in same] + ["gpu_state_before", "gpu_state_after", "comm"]
-        blocks.append(("table", ["run"] + per_run, [[name] + [e.get(k, "-") for k in per_run] for name, e in envs_d]))
+        env_blocks.append(("table", ["run"] + per_run, [[name] + [e.get(k, "-") for k in per_run]
+                                                        for name, e in envs_d]))
+        blocks.append(("h2", "Environment of the measurements"))
+        gpus = sorted({e.get("gpu", "?") for _, e in envs_d})
+        blocks.append(("details", f"{len(envs_d)} runs on {', '.join(gpus)}: driver, runtime, memory, GPU state "
+                                  "before and after, collectives", env_blocks))
 
 
 def section_cycle(found, out, blocks, readme):
@@ -297,8 +302,9 @@ def section_cycle(found, out, blocks, readme):
             rows.append((b["label"], b["group"], f2(s["draft"]), f2(s["verify GEMM"]), f2(s["verify attention"]),
                          f2(s["verify other compute"]), f2(s["verify communication"]), f2(s["host"]),
                          f2(b["ops_sum_ms"] + s["host"]), f2(b["cycle_ms"]), f"{b['tok_per_s']:.1f}", files))
-        blocks.append(("table", ["backend", "source", "draft ms", "GEMM ms", "attention ms", "other ms", "comm ms",
-                                 "host ms", "sum ms", "cycle ms", "tok/s", "file"], rows))
+        blocks.append(("details", f"{title}: the bars as a table ({len(rows)} rows, ms per cycle)",
+                       [("table", ["backend", "source", "draft ms", "GEMM ms", "attention ms", "other ms", "comm ms",
+                                   "host ms", "sum ms", "cycle ms", "tok/s", "file"], rows)]))
         unavailable = [(d["system"], b["backend"], b["reason"]) for _, d in docs for b in d["backends"]
                        if not b["available"]]
         if unavailable:
@@ -328,8 +334,18 @@ def section_allreduce(found, out, blocks, readme):
     benches = [d for _, d in found["bench"]]
     plans = [d for _, d in found["plan"]]
     blocks.append(("h2", "Allreduce latency against size"))
-    # Several benchmark files would overlay unrelated setups (1 rank, virtual ranks); one figure each.
+    # Several benchmark files would overlay unrelated setups (1 rank, virtual ranks); one figure each. Shown:
+    # per rank count, the benchmark of the most backends (CUDA graphs first); the others folded below.
+    shown = {}
     for doc in benches:
+        key = doc["ranks"]
+        score = (sum(b["supported"] for b in doc["backends"]), doc["graph"])
+        if key not in shown or score > shown[key][0]:
+            shown[key] = (score, doc["path"])
+    shown_paths = {p for _, p in shown.values()}
+    main, folded = blocks, []
+    for doc in benches:
+        blocks = main if doc["path"] in shown_paths else folded
         data = ex.allreduce_series([doc], plans)
         name = "allreduce-" + ex.stem(doc["path"])
         foot = [describe("bench", doc["path"], doc, readme)]
@@ -346,9 +362,9 @@ def section_allreduce(found, out, blocks, readme):
                 t = ex.time_at(s, vb)
                 rows.append((s["label"], f"{vb:,}", f"{t:.2f}" if t is not None else "not run at this size"))
         rows += [(label, "-", f"unsupported: {why}") for label, why in data["unsupported"]]
-        blocks.append(("table", ["backend", "verify payload (B)", "time per call (us)"], rows))
+        tables = [("table", ["backend", "verify payload (B)", "time per call (us)"], rows)]
         if doc.get("model"):
-            blocks.append(("p", f"Model (dashed) on system `{doc['model']['system']}` ({doc['model'].get('note', '')}): "
+            tables.append(("p", f"Model (dashed) on system `{doc['model']['system']}` ({doc['model'].get('note', '')}): "
                                 "per-call time of back-to-back calls as `vpsim bench-allreduce --model` prices them; "
                                 "error = (model - measured) / measured, over the rows from 4 KiB to 1 MiB."))
             mrows = []
@@ -361,8 +377,14 @@ def section_allreduce(found, out, blocks, readme):
                 mrows.append((sr["label"], f"{e[0]:.1f}%", f"{e[1]:+.1f}%", str(e[2]),
                               f"{at[0]:.2f} / {at[1]:.2f}" if at else "-", sr.get("model_method") or ""))
             if mrows:
-                blocks.append(("table", ["backend", "median |error|", "median error", "rows",
+                tables.append(("table", ["backend", "median |error|", "median error", "rows",
                                          "verify payload: measured / model (us)", "how the model priced it"], mrows))
+        blocks.append(("details", f"`{os.path.basename(doc['path'])}` at the verify payload"
+                                  + (", and the model's error" if doc.get("model") else ""), tables))
+    blocks = main
+    if folded:
+        blocks.append(("details", f"{sum(1 for b in folded if b[0] == 'img')} more allreduce benchmarks "
+                                  f"(other launch modes, one NCCL transport at a time)", folded))
 
 
 def section_sweeps(found, out, blocks, readme):
@@ -374,19 +396,30 @@ def section_sweeps(found, out, blocks, readme):
         name = ex.stem(path) if ex.stem(path).startswith("sweep") else "sweep-" + ex.stem(path)
         title = SWEEP_TITLES.get(sw["x_key"])
         foot = [describe("sweep", path, sweep, readme)]
-        paths = draw.draw_sweep(sw, os.path.join(out, "figures", name), foot, title)
         blocks.append(("h3", title or os.path.basename(path)))
         cmd = command_of(path, readme)
-        blocks.append(fig_block(out, paths, title or name, [path]))
-        if cmd:
-            blocks.append(("p", f"Command: `{cmd}`"))
+        if len(sw["x_order"]) >= 2:
+            paths = draw.draw_sweep(sw, os.path.join(out, "figures", name), foot, title)
+            blocks.append(fig_block(out, paths, title or name, [path]))
+        else:
+            # One x value with points: a line plot would be a dot per backend; the table says it all.
+            blocks.append(("p", f"`{os.path.basename(path)}`: only {sw['x_key']}={sw['x_order'][0]} has points "
+                                f"({len(sw['rejected'])} other combinations rejected, e.g. "
+                                f"{next(iter(sw['rejected'].items()))[0]}: "
+                                f"{short(next(iter(sw['rejected'].values())), 70)}); no figure."
+                                if sw["rejected"] else f"`{os.path.basename(path)}`: one point per backend; no figure."))
         rows = []
         for xv, (by, bl), (wy, wl), bound in ex.best_per_x(sw):
             tie = abs(by - wy) < 1e-9
             rows.append((xv, "all equal" if tie else bl, f"{by:.1f}", "" if tie else wl, "" if tie else f"{wy:.1f}",
                          f"{bound:.1f}" if bound is not None else "-"))
-        blocks.append(("table", [sw["x_key"], "best backend", "tok/s", "worst backend", "tok/s",
-                                 "bound: no collectives (tok/s)"], rows))
+        table = ("table", [sw["x_key"], "best backend", "tok/s", "worst backend", "tok/s",
+                           "bound: no collectives (tok/s)"], rows)
+        extra = [("p", f"Command: `{cmd}`")] if cmd else []
+        if len(sw["x_order"]) >= 2:
+            blocks.append(("details", f"best and worst backend per {sw['x_key']}, and the command", [table] + extra))
+        else:
+            blocks += [table] + extra
 
 
 def section_ranking(found, out, blocks, readme):
@@ -404,8 +437,10 @@ def section_ranking(found, out, blocks, readme):
         blocks.append(("h3", title))
         blocks.append(fig_block(out, paths, title, [path]))
         cmd = command_of(path, readme)
-        if cmd:
-            blocks.append(("p", f"Command: `{cmd}`"))
+        missing = ex.not_ranked(doc)
+        if missing:
+            blocks.append(("p", "**Not ranked** (no figure, so no bar): " + "; ".join(
+                f"{v} ({b}): {why}" for v, b, why in missing) + "."))
         rows = []
         for r in doc["rows"]:
             ok = r["available"]
@@ -416,8 +451,10 @@ def section_ranking(found, out, blocks, readme):
             rows.append((str(r["rank"]), ("~ " if r.get("ranked_apart") else "") + r["variant"], r["backend"], f2(r["cycle_ms"]) if ok else "-",
                          f"{r['tok_per_s']:.1f}" if ok else "-", gain, fits,
                          r.get("source") or r.get("reason") or "-", (r.get("engine") or {}).get("needs") or "-"))
-        blocks.append(("table", ["#", "variant", "backend", "cycle ms", "tok/s", "gain", "fits", "source",
-                                 "engine would need"], rows))
+        blocks.append(("details", f"The ranking as a table ({len(rows)} rows: cycle, tok/s, gain, memory fit, "
+                                  "where each figure comes from, what an engine would need)",
+                       [("table", ["#", "variant", "backend", "cycle ms", "tok/s", "gain", "fits", "source",
+                                   "engine would need"], rows)] + ([("p", f"Command: `{cmd}`")] if cmd else [])))
         apart = [r for r in doc["rows"] if r.get("ranked_apart")]
         if apart:
             blocks.append(("p", "**Ranked apart** (after the others, however fast): "
@@ -501,16 +538,20 @@ def section_compare(found, out, blocks, readme):
                             "on the run's system file, the model's host overhead left out (a replay has no serving "
                             "stack); allreduce: the mean verify allreduce inside the cycle (per-op timers) against "
                             "the model's."))
-        blocks.append(("table", ["run", "system", "ranks", "mode", "backend", "cycle measured / modelled (ms)",
+        lo, hi = min(r["error_pct"] for r in cyc), max(r["error_pct"] for r in cyc)
+        blocks.append(("p", f"{len(cyc)} runs: cycle error {lo:+.1f}% to {hi:+.1f}%."))
+        blocks.append(("details", f"The {len(cyc)} runs, cycle and mean verify allreduce, measured / modelled",
+                       [("table", ["run", "system", "ranks", "mode", "backend", "cycle measured / modelled (ms)",
                                  "error", "allreduce measured / modelled (us)", "model method"],
                        [(os.path.basename(r["path"]), r["system"], r["ranks"], r["mode"], r["backend"],
                          f"{r['measured_ms']:.3f} / {r['modelled_ms']:.3f}", f"{r['error_pct']:+.1f}%",
-                         f"{r['ar_measured_us']:.2f} / {r['ar_modelled_us']:.2f}", r["ar_method"]) for r in cyc]))
-    blocks.append(("p", "Verify pass, compute only (collectives excluded on both sides), main stream; from each "
-                        "run's own `model_comparison` (the model system is the run's scenario system: a "
-                        "comparison against a system other than the measured GPU compares different cards)."))
-    blocks.append(("table", ["run", "model system"] + [f"{c}: measured / modelled ms (error)"
-                                                       for c in ex.COMPARE_CLASSES], rows))
+                         f"{r['ar_measured_us']:.2f} / {r['ar_modelled_us']:.2f}", r["ar_method"]) for r in cyc])]))
+    blocks.append(("details", f"Per op class, each run's own comparison ({len(rows)} runs, the model of the run's day)",
+                   [("p", "Verify pass, compute only (collectives excluded on both sides), main stream; from each "
+                          "run's own `model_comparison` (the model system is the run's scenario system: a "
+                          "comparison against a system other than the measured GPU compares different cards)."),
+                    ("table", ["run", "model system"] + [f"{c}: measured / modelled ms (error)"
+                                                         for c in ex.COMPARE_CLASSES], rows)]))
 
 
 def section_heldout(found, out, blocks, readme):
@@ -538,14 +579,14 @@ def section_heldout(found, out, blocks, readme):
                             f"of the replay and the cycle within ±{b['cycle_pct']:g}%; **{inside} of "
                             f"{len(cases)} cases** are within them."))
         blocks.append(fig_block(out, paths, title, [path]))
-        if cmd:
-            blocks.append(("p", f"Command: `{cmd}`"))
         rows = [[c["case"], c["sets"] or "-"]
                 + [f"{meas:.3f} / {mod:.3f} ({err:+.1f}%)" for _, meas, mod, err, _ in c["rows"]]
                 + ["yes" if c["within"] else "no"] for c in cases]
-        blocks.append(("table", ["case", "--set"] + [f"{r[0]} ms: measured / modelled (error)" for r in cases[0]["rows"]]
-                       + [f"within ±{b['class_pct']:g}% / ±{b['cycle_pct']:g}%"], rows))
-        blocks.append(("p", f"Provenance: {foot[0]}."))
+        blocks.append(("details", f"The {len(cases)} cases as a table, the command and the provenance",
+                       [("table", ["case", "--set"] + [f"{r[0]} ms: measured / modelled (error)"
+                                                       for r in cases[0]["rows"]]
+                         + [f"within ±{b['class_pct']:g}% / ±{b['cycle_pct']:g}%"], rows)]
+                       + ([("p", f"Command: `{cmd}`")] if cmd else []) + [("p", f"Provenance: {foot[0]}.")]))
 
 
 def build(folder, out):

@@ -323,8 +323,8 @@ def section_cycle(found, out, blocks, readme):
             over = [o for o in over if o is not None]
             blocks.append(("p", "Measured segments are per-op times from the instrumented pass (a timer pair "
                                 "around every op); the cycle and tok/s are the timed median (CUDA graph or eager). "
-                                "The per-op sums exceed the cycle by "
-                                f"{min(over):.1f}-{max(over):.1f} us per op: timer overhead, not work."
+                                "The per-op sums differ from the cycle by "
+                                f"{min(over):+.1f} to {max(over):+.1f} us per op: timer overhead, not work."
                                 if over else "Measured segments are per-op times from the instrumented pass."))
 
 

@@ -23,7 +23,7 @@ SEGMENT_COLORS = {"draft": "#9467bd", "verify GEMM": "#1f77b4", "verify attentio
 # One colour per backend across every figure, so nccl is the same red in the sweep and the latency plot.
 BACKEND_COLORS = {"nccl": "#d62728", "nccl-symm": "#ff9896", "oneshot": "#1f77b4", "twoshot": "#2ca02c",
                   "push": "#9467bd", "mpi": "#8c564b", "none": "#7f7f7f", "model": "#e377c2"}
-FOOT_WIDTH = 140
+FOOT_WIDTH = 140  # characters of 7 pt text on a FIG_W-wide figure; narrower figures wrap sooner
 # Figures are sized for a page: at most FIG_W inches wide at DPI dots per inch (996 px), so a report page
 # shows them at their own size; tall rather than wide where there are many rows (horizontal bars).
 FIG_W = 8.3
@@ -69,8 +69,9 @@ def fmt_bytes(n):
 def _footnote(fig, lines):
     """Provenance under the axes; returns the height it needs in inches so the caller can make room."""
     wrapped = []
+    width = int(FOOT_WIDTH * fig.get_size_inches()[0] / FIG_W)
     for line in lines:
-        wrapped.extend(textwrap.wrap(line, FOOT_WIDTH, subsequent_indent="    ") or [""])
+        wrapped.extend(textwrap.wrap(line, width, subsequent_indent="    ") or [""])
     fig.text(0.01, 0.01, "\n".join(wrapped), ha="left", va="bottom", fontsize=7, color="#333333",
              family="DejaVu Sans")
     return 0.13 * len(wrapped) + 0.15
@@ -245,7 +246,7 @@ def draw_compare(class_rows, kind_rows, out_prefix, footnote, title=None, system
     panels = [("per op class (verify pass, compute only)", [(c, m, d, e) for c, m, d, e in class_rows])]
     if kind_rows:
         panels.append(("per op kind (verify pass, main stream)", [(k, m, d, e) for k, _, m, d, e in kind_rows]))
-    fig, axes = plt.subplots(1, len(panels), figsize=(FIG_W if len(panels) > 1 else FIG_W * 0.62, 4.6),
+    fig, axes = plt.subplots(1, len(panels), figsize=(FIG_W if len(panels) > 1 else FIG_W * 0.7, 4.6),
                              squeeze=False, gridspec_kw={"width_ratios": [len(r) for _, r in panels]})
     for ax, (name, rows) in zip(axes[0], panels):
         xs = list(range(len(rows)))
@@ -269,7 +270,7 @@ def draw_compare(class_rows, kind_rows, out_prefix, footnote, title=None, system
                     va="top", fontsize=9, fontweight="bold", color="#b00000",
                     bbox=dict(boxstyle="round", fc="#fff0f0", ec="#b00000"))
     fig.suptitle(textwrap.fill(title or "Model against measurement (label: error = (modelled - measured) / measured)",
-                               90), fontsize=10.5)
+                               int(90 * fig.get_size_inches()[0] / FIG_W)), fontsize=10.5)
     handles = [Patch(color="#1f77b4", label="measured"),
                Patch(color="#ff7f0e", label=f"modelled{(' (' + system + ')') if system else ''}")]
     return _save(fig, out_prefix, _footnote(fig, footnote), legend=(handles, 2))

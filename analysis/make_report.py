@@ -593,7 +593,8 @@ def build(folder, out):
     found, skipped = discover(folder)
     readme = read_readme(folder)
     os.makedirs(os.path.join(out, "figures"), exist_ok=True)
-    scenario = found["results"][0][1]["scenario"] if found["results"] else "(no results)"
+    scenario = (found["results"][0][1]["scenario"] if found["results"] else
+                found["ranking"][0][1].get("scenario") if found["ranking"] else "(no results)")
     title = f"vpsim report: scenario {scenario}"
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     blocks = [("h1", title)]

@@ -16,7 +16,7 @@ from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
-from vpsim_extract import SEGMENTS, method_changes  # noqa: E402
+from vpsim_extract import SEGMENTS, method_changes, ranking_bars  # noqa: E402
 
 SEGMENT_COLORS = {"draft": "#9467bd", "verify GEMM": "#1f77b4", "verify attention": "#17becf",
                   "verify other compute": "#7f7f7f", "verify communication": "#d62728", "host": "#bcbd22"}
@@ -77,6 +77,16 @@ def _footnote(fig, lines):
     return 0.13 * len(wrapped) + 0.15
 
 
+def legend_clear(fig, leg, name=""):
+    """Refuse a figure whose legend overlaps an axes (its data area, tick labels included)."""
+    fig.canvas.draw()
+    lb = leg.get_window_extent()
+    for ax in fig.axes:
+        ab = ax.get_tightbbox(fig.canvas.get_renderer())
+        if lb.overlaps(ab):
+            raise ValueError(f"figure {name}: the legend overlaps the axes '{ax.get_title()}'")
+
+
 def _save(fig, out_prefix, foot_in, legend=None):
     """Write PNG and SVG. legend=(handles, ncol) puts one figure legend under the axes, above the
     footnote, in room of its own (measured after drawing), so it covers no data."""
@@ -95,6 +105,8 @@ def _save(fig, out_prefix, foot_in, legend=None):
     if leg is not None:
         leg.set_bbox_to_anchor((0.5, foot_in / total), transform=fig.transFigure)
     fig.tight_layout(rect=(0, (foot_in + leg_in) / total, 1, 1))
+    if leg is not None:
+        legend_clear(fig, leg, out_prefix)
     os.makedirs(os.path.dirname(out_prefix) or ".", exist_ok=True)
     paths = []
     for ext in ("png", "svg"):
@@ -280,7 +292,7 @@ def draw_ranking(doc, out_prefix, footnote, title=None):
     """Horizontal bars of tok/s per ranked row, best on top; the baseline orange and labelled, rows ranked
     apart light and dotted. Rows that could not be modelled (does not fit, refused) get no bar: they
     have no figure, and the footnote names them with their reason (the report lists them too)."""
-    rows = [r for r in doc["rows"] if r["available"]]
+    rows = ranking_bars(doc)
     n = len(rows)
     fig, ax = plt.subplots(figsize=(FIG_W, 0.24 * n + 1.0))
     best = max((r["tok_per_s"] for r in rows), default=1.0)

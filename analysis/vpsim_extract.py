@@ -509,6 +509,12 @@ def ranked_changes(doc):
     return sorted(rows, key=lambda r: -r["gain_pct"])
 
 
+def ranking_bars(doc):
+    """The rows the ranking figure draws a bar for, top to bottom: those with a figure (available), in the
+    file's order (best first, the rows ranked apart after). A row without a figure gets no bar."""
+    return [r for r in doc["rows"] if r["available"]]
+
+
 def not_ranked(doc):
     """Rows without a figure (does not fit, refused): [(variant, backend, reason)], in file order."""
     return [(r["variant"], r["backend"], r.get("reason") or "not modelled") for r in doc["rows"] if not r["available"]]

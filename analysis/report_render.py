@@ -20,7 +20,8 @@ figcaption{font-size:0.8em;color:#444}li{margin:0.15em 0}
 section.answer{border:2px solid #444;border-radius:6px;padding:0.2em 1em 0.6em;margin:0.6em 0 1.2em;background:#fafafa}
 section.answer h2{margin-top:0.5em}section.answer p.lead{font-size:1.08em}section.answer table{font-size:0.8em}
 section.answer td,section.answer th{text-align:left}p.small{font-size:0.8em;color:#444}
-section.answer td:nth-child(4),section.answer td:nth-child(5){text-align:right;white-space:nowrap}section.answer ul{margin:0.3em 0;padding-left:1.3em}
+section.answer td:nth-child(4),section.answer td:nth-child(5){text-align:right;white-space:nowrap}
+section.answer td:nth-child(6){white-space:nowrap}section.answer ul{margin:0.3em 0;padding-left:1.3em}
 details{margin:0.5em 0}summary{cursor:pointer;color:#245;font-size:0.92em}"""
 
 _INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*)")

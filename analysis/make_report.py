@@ -25,7 +25,7 @@ import vpsim_draw as draw  # noqa: E402
 import vpsim_extract as ex  # noqa: E402
 from vpsim_inputs import (InputError, load_bench, load_heldout, load_json, load_plan, load_ranking,  # noqa: E402
                           load_results, load_sweep, read_text)
-from vpsim_provenance import command_of, describe, read_readme  # noqa: E402
+from vpsim_provenance import command_of, describe, describe_many, read_readme  # noqa: E402
 
 SWEEP_TITLES = {
     "speculative.num_draft_tokens": "Throughput against draft tokens per verify pass (modelled)",
@@ -291,7 +291,8 @@ def section_cycle(found, out, blocks, readme):
         if not docs:
             continue
         bars = ex.breakdown_bars(docs)
-        foot = [describe("results", p, d, readme) for p, d in docs]
+        foot = ([describe("results", p, d, readme) for p, d in docs] if len(docs) <= 4 else
+                describe_many(docs, readme))
         paths = draw.draw_breakdown(bars, os.path.join(out, "figures", name), foot, title)
         blocks.append(("h3", title))
         blocks.append(fig_block(out, paths, title, [p for p, _ in docs]))

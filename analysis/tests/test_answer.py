@@ -205,3 +205,16 @@ def test_a_figure_wider_than_a_page_is_refused(tmp_path):
     with pytest.raises(ValueError, match="wide"):
         draw._save(fig, str(tmp_path / "w"), 0.2)
     plt.close(fig)
+
+
+def test_many_runs_share_one_provenance_line():
+    """A figure of many runs says what they share (GPU, ranks, cycles, machines, dates) and names them,
+    instead of one footnote line per file (those stay in the report's provenance section)."""
+    from vpsim_inputs import load_results
+    from vpsim_provenance import describe_many, read_readme
+    names = ["h200-none-graph.results.json", "h200x2-nccl-eager.results.json", "h200x2-push-graph.results.json"]
+    pairs = [(os.path.join(SAMPLES, n), load_results(os.path.join(SAMPLES, n))) for n in names]
+    text, files = describe_many(pairs, read_readme(SAMPLES))
+    assert text.startswith("3 runs MEASURED on NVIDIA H200 (1-2 ranks, median of 20-30 timed CUDA-graph or eager cycles")
+    assert "device nvidia-h200 (one NVIDIA H200)" in text and "2026-11-29, 2026-11-30" in text
+    assert files.startswith("files: h200-none-graph, h200x2-nccl-eager, h200x2-push-graph")

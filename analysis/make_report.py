@@ -600,11 +600,10 @@ def build(folder, out):
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     blocks = [("h1", title)]
     section_answer(found, blocks)
-    blocks.append(("p", f"Built {now} by `analysis/make_report.py` from `{folder}`. MEASURED figures come from "
-                        "`vpsim run` / `vpsim bench-allreduce` on the machine named beside them; MODELLED ones "
-                        "from the analytic model on a system file (`docs/model.md`). The evidence follows: the "
-                        "full ranking, the model against measurements, where the cycle goes, allreduce latency, "
-                        "sweeps, the scenario; provenance of every input in the last section."))
+    blocks.append(("small", f"Built {now} by `analysis/make_report.py` from `{folder}`. MEASURED: `vpsim run` / "
+                            "`vpsim bench-allreduce` on the machine named beside them; MODELLED: the analytic "
+                            "model on a system file (`docs/model.md`); provenance of every input in the last "
+                            "section."))
     section_ranking(found, out, blocks, readme)
     section_compare(found, out, blocks, readme)
     section_heldout(found, out, blocks, readme)

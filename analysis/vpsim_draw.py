@@ -356,11 +356,12 @@ def draw_heldout(cases, bounds, out_prefix, footnote, title=None):
         for x, e, o in zip(xs, errs, outside):
             if o:
                 ax.text(x, e + (1 if e >= 0 else -1) * worst * 0.02, f"{e:+.1f}", ha="center",
-                        va="bottom" if e >= 0 else "top", fontsize=6.5, color="#b00000")
+                        va="bottom" if e >= 0 else "top", fontsize=6.5, color="#b00000",
+                        rotation=90)  # upright text is wider than its bar and ran into the next one
     ax.set_xticks(range(n))
     ax.set_xticklabels([f"{c['case']}\n{'within' if c['within'] else 'OUTSIDE'}" for c in cases],
                        fontsize=8 if n <= 10 else 7, rotation=0 if n <= 10 else 45)
-    lim = max(worst, cp, yp) * 1.18
+    lim = max(worst, cp, yp) * 1.3
     ax.set_ylim(-lim, lim)
     ax.set_ylabel("error = (modelled - measured) / measured (%)")
     ax.set_title(textwrap.fill(title or "Held-out scenarios: model against replay", 80), fontsize=10.5)

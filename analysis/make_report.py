@@ -459,7 +459,8 @@ def section_ranking(found, out, blocks, readme):
         apart = [r for r in doc["rows"] if r.get("ranked_apart")]
         if apart:
             blocks.append(("p", "**Ranked apart** (after the others, however fast): "
-                                + ", ".join(f"{r['variant']} ({r['backend']})" for r in apart)
+                                + ", ".join(r["variant"] + ("" if f"({r['backend']})" in r["variant"] else
+                                                            f" ({r['backend']})") for r in apart)
                                 + ". Their allreduce figure is the formula because the system file's measurement "
                                   "for that backend does not apply under the variant's conditions, while the "
                                   "baseline uses the measurement: measure them before trusting the gain."))

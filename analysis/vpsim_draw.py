@@ -58,6 +58,10 @@ def series_styles(series):
     return out
 
 
+def _short(text, n):
+    return text if len(text) <= n else text[:n - 3].rstrip() + "..."
+
+
 def fmt_bytes(n):
     for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= div:
@@ -325,7 +329,7 @@ def draw_ranking(doc, out_prefix, footnote, title=None):
     missing = [r for r in doc["rows"] if not r["available"]]
     if missing:
         lines.append("Not ranked, no figure (no bar): " + "; ".join(
-            f"{r['variant']} ({(r.get('reason') or 'not modelled')[:60]})" for r in missing))
+            f"{r['variant']} ({_short(r.get('reason') or 'not modelled', 60)})" for r in missing))
     return _save(fig, out_prefix, _footnote(fig, lines), legend=(handles, 2))
 
 

@@ -6,6 +6,10 @@ bench-allreduce JSON, plan JSON, compare JSON, held-out JSON from bench/heldout.
 Where each number came from is taken from the files and from the folder's README.md (see
 vpsim_provenance.py); every figure and table names its sources.
 
+The page leads with the answer (section_answer, from the compare file: the box, the baseline, the best
+changes with their gain and what their sign rests on, the model's measured error where it was checked, a
+conclusion in words), then the evidence, detail tables folded in <details>.
+
 A vpsim output that is malformed stops the report with a message naming the file (exit 2); files
 that are not vpsim outputs (README.md, Chrome traces, partial sweeps) are listed as skipped.
 

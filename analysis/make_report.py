@@ -6,6 +6,10 @@ bench-allreduce JSON, plan JSON, compare JSON, held-out JSON from bench/heldout.
 Where each number came from is taken from the files and from the folder's README.md (see
 vpsim_provenance.py); every figure and table names its sources.
 
+The page leads with the answer (section_answer, from the compare file: the box, the baseline, the best
+changes with their gain and what their sign rests on, the model's measured error where it was checked, a
+conclusion in words), then the evidence, detail tables folded in <details>.
+
 A vpsim output that is malformed stops the report with a message naming the file (exit 2); files
 that are not vpsim outputs (README.md, Chrome traces, partial sweeps) are listed as skipped.
 
@@ -18,13 +22,14 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 import report_render  # noqa: E402
 import vpsim_draw as draw  # noqa: E402
 import vpsim_extract as ex  # noqa: E402
 from vpsim_inputs import (InputError, load_bench, load_heldout, load_json, load_plan, load_ranking,  # noqa: E402
                           load_results, load_sweep, read_text)
-from vpsim_provenance import command_of, describe, read_readme  # noqa: E402
+from vpsim_provenance import command_of, describe, describe_many, read_readme  # noqa: E402
 
 SWEEP_TITLES = {
     "speculative.num_draft_tokens": "Throughput against draft tokens per verify pass (modelled)",
@@ -82,51 +87,162 @@ def fig_block(out, paths, alt, sources):
                              f"vector version `{os.path.relpath(paths[1], out)}`.")
 
 
-def section_summary(found, blocks):
-    """The headline numbers, each from the same extraction as its figure."""
-    items = []
-    for path, doc in found["results"]:
-        if doc["mode"] != "model":
-            continue
-        rows = [b for b in doc["backends"] if b["available"] and b["backend"] != "none"]
-        if len(rows) < 2:
-            continue
-        best = max(rows, key=lambda b: b["tok_per_s"])
-        text = (f"MODELLED on {doc['system']}: **{best['backend']}** is fastest at {best['tok_per_s']:.1f} tok/s "
-                f"(cycle {best['cycle_ms']:.2f} ms, verify communication {best['verify_comm_ms']:.2f} ms)")
-        nccl = next((b for b in rows if b["backend"] == "nccl"), None)
-        if nccl and nccl is not best:
-            text += (f" against nccl's {nccl['tok_per_s']:.1f} tok/s (cycle {nccl['cycle_ms']:.2f} ms, "
-                     f"{nccl['verify_comm_ms']:.2f} ms communication at {nccl['allreduce_us']:.0f} us per allreduce)")
-        none = next((b for b in doc["backends"] if b["available"] and b["backend"] == "none"), None)
-        if none:
-            text += f"; with no collectives at all {none['tok_per_s']:.1f} tok/s"
-        items.append(text + f" [`{os.path.basename(path)}`].")
-    measured = [(p, d) for p, d in found["results"] if d["mode"] == "run"]
-    if measured:
-        groups = {}
-        for b in ex.breakdown_bars(measured):
-            groups.setdefault(b["group"], []).append(f"{b['label']} {b['cycle_ms']:.2f} ms ({b['tok_per_s']:.1f} tok/s)")
-        items += [g[0].upper() + g[1:] + ": " + "; ".join(v) + "." for g, v in groups.items()]
-    for _, doc in found["bench"]:
-        data = ex.allreduce_series([doc], [d for _, d in found["plan"]])
-        for vb in data["verify_bytes"][:1]:
-            pts = sorted((ex.time_at(s, vb), s["label"]) for s in data["series"] if ex.time_at(s, vb) is not None)
-            if pts:
-                items.append(f"Allreduce of the verify payload ({vb:,} B), `{os.path.basename(doc['path'])}`: "
-                             + ", ".join(f"{label} {t:.2f} us" for t, label in pts)
-                             + (f" - {'; '.join(data['caveats'])}" if data["caveats"] else "") + ".")
-    for path, doc in found["results"]:
-        if doc["mode"] == "run" and doc.get("model_comparison") and doc["backends"][0]["backend"] == "none":
-            total = [r for r in ex.compare_classes(doc) if r[0] == "total"][0]
-            items.append(f"Model error, verify compute, `{os.path.basename(path)}` against system "
-                         f"{doc['model_comparison']['system']}: {total[3]:+.0f}% ({total[2]:.2f} ms modelled, "
-                         f"{total[1]:.2f} ms measured per-op sum)"
-                         + ("." if ex.same_card(doc) else f" - DIFFERENT CARDS: a model of {doc['model_comparison']['system']} "
-                            f"against a measurement on {ex.gpu_name(doc)}."))
-    if items:
-        blocks.append(("h2", "Summary"))
-        blocks.append(("ul", items))
+def system_description(name, root=REPO_ROOT):
+    """(description, GPU name, path) of configs/systems/NAME.yaml in the checkout, read by line (no YAML
+    library needed: the two keys are plain scalars), or None when the file is not there (a results
+    folder from elsewhere: the answer then names the system only)."""
+    if not name:
+        return None
+    path = os.path.join(root, "configs", "systems", f"{name}.yaml")
+    if not os.path.isfile(path):
+        return None
+    desc = gpu = None
+    in_gpu = False
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            text = line.split(" #", 1)[0].rstrip()
+            if text.startswith("description:"):
+                desc = text.split(":", 1)[1].strip()
+            in_gpu = text.startswith("gpu:") or (in_gpu and line.startswith(" "))
+            if in_gpu and text.strip().startswith("name:"):
+                gpu = text.split(":", 1)[1].strip()
+    return desc, gpu, os.path.relpath(path, root)
+
+
+def short(text, n=60):
+    return text if len(text) <= n else text[:n - 3].rstrip() + "..."
+
+
+def pct(v, nd=1):
+    return f"{v:+.{nd}f}%"
+
+
+def kind_text(row):
+    """What a compare row's figures are: MODELLED / MEASURED / MIXED, with the row's own source."""
+    src = row.get("source") or "-"
+    if src.lower().startswith(row["kind"]):
+        src = src[len(row["kind"]):].lstrip(": ")
+    return f"{row['kind'].upper()}: {src}" if src else row["kind"].upper()
+
+
+def rests_text(row, n_tried):
+    r = row["rests_on"]
+    if r is None:
+        return f"holds at all {n_tried} inputs tried"
+    if r["input"] is None:
+        return r["text"]
+    return f"flips to {r['flipped']} with `{r['input']}`; settled by {r['reading']}"
+
+
+def sign_words(ro, n):
+    """A gain's sign in words: holds at the inputs tried, or rests on one input (and how to settle it)."""
+    if ro is None:
+        return f"sign holds at all {n} unmeasured inputs tried"
+    if ro["input"] is None:
+        return ro["text"]
+    return f"sign rests on `{ro['input']}` (settled by {ro['reading']})"
+
+
+def conclusion(ans, checks):
+    """The answer in plain words, as sentences, every figure taken from the data (ans from
+    vpsim_extract.answer, checks from vpsim_extract.model_checks)."""
+    base = ans["baseline"]
+    n = len(ans["inputs_tried"])
+    out = []
+    for backend, r in ans["swaps"]:
+        if r["gain_pct"] < 0:
+            ro = ex.rests_on(r)
+            out.append(f"Forcing the {backend} allreduce alone loses {-r['gain_pct']:.0f}% "
+                       f"({r['tok_per_s']:.1f} tok/s against the baseline's {base['tok_per_s']:.1f})"
+                       + (f", unless `{ro['input']}` (then {ro['flipped']})" if ro and ro["input"] else "") + ".")
+    best = ans["best"]
+    if best:
+        needs = (best.get("engine") or {}).get("needs")
+        out.append(f"The best change is **{best['variant']}, {pct(best['gain_pct'], 0)}** "
+                   f"({best['tok_per_s']:.1f} tok/s), {best['kind'].upper()}; "
+                   f"{sign_words(best['rests_on'], n)}" + (f"; engine: {needs}" if needs else "") + ".")
+        as_is = ans["best_as_is"]
+        if as_is and as_is["variant"] != best["variant"]:
+            out.append(f"The best that runs without an engine patch is **{as_is['variant']}, "
+                       f"{pct(as_is['gain_pct'], 0)}** ({as_is['tok_per_s']:.1f} tok/s); "
+                       f"{sign_words(as_is['rests_on'], n)}.")
+    else:
+        out.append(f"No change the model tried beats the baseline ({base['tok_per_s']:.1f} tok/s).")
+    checked = sorted({c["system"] for c in checks})
+    if ans["changes"] and ans["system"] not in checked:
+        out.append(f"The model has not been checked against a measurement of {ans['system']}"
+                   + (f" (only of {', '.join(checked)}: below)." if checked else "."))
+    return " ".join(out)
+
+
+def check_lines(checks):
+    """One short line per place the model was checked (vpsim_extract.model_checks)."""
+    out = []
+    for c in checks:
+        if c["kind"] == "heldout":
+            b = c["bound"]
+            out.append(f"compute, {c['n']} held-out scenarios on {c['measured_on']} (`{c['system']}`): cycle "
+                       f"{pct(c['lo'])} to {pct(c['hi'])}, op classes {pct(c['class_lo'])} to {pct(c['class_hi'])}; "
+                       f"{c['within']} of {c['n']} within ±{b['class_pct']:g}% / ±{b['cycle_pct']:g}%")
+        elif c["kind"] == "cycle":
+            out.append(f"whole cycle with collectives, {c['n']} runs on {c['measured_on']} (`{c['system']}`, "
+                       f"{len(c['backends'])} backends): {pct(c['lo'])} to {pct(c['hi'])}")
+        elif c["kind"] == "allreduce":
+            out.append(f"allreduce per call, {c['n']} series on {c['measured_on']} (`{c['system']}`, "
+                       f"{len(c['files'])} benchmarks), median per series: {pct(c['lo'])} to {pct(c['hi'])}")
+    return out
+
+
+def section_answer(found, blocks):
+    """The first screen: the box, the baseline, the best changes with their gain and what each rests on,
+    the model's measured error where it has been checked, and a conclusion in words; all from the data."""
+    if not found["ranking"]:
+        return
+    path, doc = found["ranking"][0]
+    ans = ex.answer(doc)
+    checks = ex.model_checks(found)
+    base = ans["baseline"]
+    n = len(ans["inputs_tried"])
+    inner = [("h2", "The answer"), ("lead", conclusion(ans, checks))]
+    box = system_description(ans["system"])
+    model = next((d for _, d in found["results"] if d["mode"] == "model" and d.get("system") == ans["system"]),
+                 None)
+    box_text = f"**Box:** `{ans['system']}`" + (f" ({box[0]}, `{box[2]}`)" if box and box[0] else "")
+    box_text += (f"; {ans['model']}, scenario {ans['scenario']}"
+                 + (f", TP={model['tp']}, batch {model['batch']}, context {model['context']}" if model else "") + ".")
+    base_text = (f"**Baseline:** {base['variant']}: **{base['tok_per_s']:.1f} tok/s**, cycle {base['cycle_ms']:.2f} ms; "
+                 f"{kind_text(base)}" + (f" ({base['allreduce_method']})" if base.get("allreduce_method") else ""))
+    # The same box modelled by `vpsim model` (what `make run` prints without a GPU): its row of the
+    # baseline's backend should carry the baseline's figure; say so, or say that they disagree.
+    mrow = model and next((b for b in model["backends"] if b["available"] and b["backend"] == base["backend"]), None)
+    if mrow:
+        agree = abs(mrow["tok_per_s"] - base["tok_per_s"]) <= 1e-3 * base["tok_per_s"]
+        base_text += (f"; `vpsim model` (`make run` without a GPU, `{os.path.basename(model['_path'])}`): "
+                      f"{base['backend']} {mrow['tok_per_s']:.1f} tok/s, cycle {mrow['cycle_ms']:.2f} ms"
+                      + (", the same" if agree else ": **NOT the baseline's figure** (different model versions "
+                                                    "or settings)"))
+    inner.append(("ul", [box_text, base_text + "."]))
+    rows = [(str(i), c["variant"], c["backend"], f"{c['tok_per_s']:.1f}", pct(c["gain_pct"]), kind_text(c),
+             rests_text(c, n), (c.get("engine") or {}).get("needs") or "-") for i, c in enumerate(ans["changes"], 1)]
+    if rows:
+        inner.append(("table", ["#", f"best {len(rows)} changes (`{os.path.basename(path)}`)", "backend", "tok/s",
+                                "gain", "figures", f"sign of the gain at the {n} unmeasured inputs", "engine"], rows))
+    lines = check_lines(checks)
+    if lines:
+        inner.append(("p", "**The model's measured error**, (modelled - measured) / measured: " + "; ".join(lines)
+                           + "."))
+    extra = []
+    if ans["not_ranked"]:
+        extra.append("not ranked (no figure): " + "; ".join(f"{v} ({short(why, 45)})" for v, _, why in ans["not_ranked"]))
+    apart = [r for r in doc["rows"] if r.get("ranked_apart")]
+    if apart:
+        extra.append(f"{len(apart)} ranked apart (a formula where the box's measurement does not apply)")
+    if ans["inputs_tried"]:
+        extra.append("inputs tried: " + ", ".join(f"`{t}`" for t in ans["inputs_tried"]))
+    if extra:
+        text = "; ".join(extra)
+        inner.append(("small", text[0].upper() + text[1:] + ". The evidence follows."))
+    blocks.append(("answer", inner))
 
 
 def section_scenario(found, blocks):
@@ -151,14 +267,19 @@ def section_scenario(found, blocks):
                                  "all-gather bytes", "GFLOP", "weights GiB"], rows))
     envs = [(p, d) for p, d in found["results"] if d["mode"] == "run"]
     if envs:
-        blocks.append(("h2", "Environment of the measurements"))
+        env_blocks = []
         keys = ("gpu", "cuda_driver", "cuda_runtime", "cublas", "device_memory_per_rank", "quantised_gemm_stand_in")
         envs_d = [(os.path.basename(p), d.get("environment") or {}) for p, d in envs]
         same = [k for k in keys if len({e.get(k) for _, e in envs_d}) == 1 and envs_d[0][1].get(k)]
         if same:
-            blocks.append(("table", ["key", "value (every run)"], [(k, envs_d[0][1][k]) for k in same]))
+            env_blocks.append(("table", ["key", "value (every run)"], [(k, envs_d[0][1][k]) for k in same]))
         per_run = [k for k in keys if k not in same] + ["gpu_state_before", "gpu_state_after", "comm"]
-        blocks.append(("table", ["run"] + per_run, [[name] + [e.get(k, "-") for k in per_run] for name, e in envs_d]))
+        env_blocks.append(("table", ["run"] + per_run, [[name] + [e.get(k, "-") for k in per_run]
+                                                        for name, e in envs_d]))
+        blocks.append(("h2", "Environment of the measurements"))
+        gpus = sorted({e.get("gpu", "?") for _, e in envs_d})
+        blocks.append(("details", f"{len(envs_d)} runs on {', '.join(gpus)}: driver, runtime, memory, GPU state "
+                                  "before and after, collectives", env_blocks))
 
 
 def section_cycle(found, out, blocks, readme):
@@ -174,7 +295,8 @@ def section_cycle(found, out, blocks, readme):
         if not docs:
             continue
         bars = ex.breakdown_bars(docs)
-        foot = [describe("results", p, d, readme) for p, d in docs]
+        foot = ([describe("results", p, d, readme) for p, d in docs] if len(docs) <= 4 else
+                describe_many(docs, readme))
         paths = draw.draw_breakdown(bars, os.path.join(out, "figures", name), foot, title)
         blocks.append(("h3", title))
         blocks.append(fig_block(out, paths, title, [p for p, _ in docs]))
@@ -185,8 +307,9 @@ def section_cycle(found, out, blocks, readme):
             rows.append((b["label"], b["group"], f2(s["draft"]), f2(s["verify GEMM"]), f2(s["verify attention"]),
                          f2(s["verify other compute"]), f2(s["verify communication"]), f2(s["host"]),
                          f2(b["ops_sum_ms"] + s["host"]), f2(b["cycle_ms"]), f"{b['tok_per_s']:.1f}", files))
-        blocks.append(("table", ["backend", "source", "draft ms", "GEMM ms", "attention ms", "other ms", "comm ms",
-                                 "host ms", "sum ms", "cycle ms", "tok/s", "file"], rows))
+        blocks.append(("details", f"{title}: the bars as a table ({len(rows)} rows, ms per cycle)",
+                       [("table", ["backend", "source", "draft ms", "GEMM ms", "attention ms", "other ms", "comm ms",
+                                   "host ms", "sum ms", "cycle ms", "tok/s", "file"], rows)]))
         unavailable = [(d["system"], b["backend"], b["reason"]) for _, d in docs for b in d["backends"]
                        if not b["available"]]
         if unavailable:
@@ -205,8 +328,8 @@ def section_cycle(found, out, blocks, readme):
             over = [o for o in over if o is not None]
             blocks.append(("p", "Measured segments are per-op times from the instrumented pass (a timer pair "
                                 "around every op); the cycle and tok/s are the timed median (CUDA graph or eager). "
-                                "The per-op sums exceed the cycle by "
-                                f"{min(over):.1f}-{max(over):.1f} us per op: timer overhead, not work."
+                                "The per-op sums differ from the cycle by "
+                                f"{min(over):+.1f} to {max(over):+.1f} us per op: timer overhead, not work."
                                 if over else "Measured segments are per-op times from the instrumented pass."))
 
 
@@ -216,8 +339,18 @@ def section_allreduce(found, out, blocks, readme):
     benches = [d for _, d in found["bench"]]
     plans = [d for _, d in found["plan"]]
     blocks.append(("h2", "Allreduce latency against size"))
-    # Several benchmark files would overlay unrelated setups (1 rank, virtual ranks); one figure each.
+    # Several benchmark files would overlay unrelated setups (1 rank, virtual ranks); one figure each. Shown:
+    # per rank count, the benchmark of the most backends (CUDA graphs first); the others folded below.
+    shown = {}
     for doc in benches:
+        key = doc["ranks"]
+        score = (sum(b["supported"] for b in doc["backends"]), doc["graph"])
+        if key not in shown or score > shown[key][0]:
+            shown[key] = (score, doc["path"])
+    shown_paths = {p for _, p in shown.values()}
+    main, folded = blocks, []
+    for doc in benches:
+        blocks = main if doc["path"] in shown_paths else folded
         data = ex.allreduce_series([doc], plans)
         name = "allreduce-" + ex.stem(doc["path"])
         foot = [describe("bench", doc["path"], doc, readme)]
@@ -234,9 +367,9 @@ def section_allreduce(found, out, blocks, readme):
                 t = ex.time_at(s, vb)
                 rows.append((s["label"], f"{vb:,}", f"{t:.2f}" if t is not None else "not run at this size"))
         rows += [(label, "-", f"unsupported: {why}") for label, why in data["unsupported"]]
-        blocks.append(("table", ["backend", "verify payload (B)", "time per call (us)"], rows))
+        tables = [("table", ["backend", "verify payload (B)", "time per call (us)"], rows)]
         if doc.get("model"):
-            blocks.append(("p", f"Model (dashed) on system `{doc['model']['system']}` ({doc['model'].get('note', '')}): "
+            tables.append(("p", f"Model (dashed) on system `{doc['model']['system']}` ({doc['model'].get('note', '')}): "
                                 "per-call time of back-to-back calls as `vpsim bench-allreduce --model` prices them; "
                                 "error = (model - measured) / measured, over the rows from 4 KiB to 1 MiB."))
             mrows = []
@@ -249,8 +382,14 @@ def section_allreduce(found, out, blocks, readme):
                 mrows.append((sr["label"], f"{e[0]:.1f}%", f"{e[1]:+.1f}%", str(e[2]),
                               f"{at[0]:.2f} / {at[1]:.2f}" if at else "-", sr.get("model_method") or ""))
             if mrows:
-                blocks.append(("table", ["backend", "median |error|", "median error", "rows",
+                tables.append(("table", ["backend", "median |error|", "median error", "rows",
                                          "verify payload: measured / model (us)", "how the model priced it"], mrows))
+        blocks.append(("details", f"`{os.path.basename(doc['path'])}` at the verify payload"
+                                  + (", and the model's error" if doc.get("model") else ""), tables))
+    blocks = main
+    if folded:
+        blocks.append(("details", f"{sum(1 for b in folded if b[0] == 'img')} more allreduce benchmarks "
+                                  f"(other launch modes, one NCCL transport at a time)", folded))
 
 
 def section_sweeps(found, out, blocks, readme):
@@ -262,19 +401,30 @@ def section_sweeps(found, out, blocks, readme):
         name = ex.stem(path) if ex.stem(path).startswith("sweep") else "sweep-" + ex.stem(path)
         title = SWEEP_TITLES.get(sw["x_key"])
         foot = [describe("sweep", path, sweep, readme)]
-        paths = draw.draw_sweep(sw, os.path.join(out, "figures", name), foot, title)
         blocks.append(("h3", title or os.path.basename(path)))
         cmd = command_of(path, readme)
-        blocks.append(fig_block(out, paths, title or name, [path]))
-        if cmd:
-            blocks.append(("p", f"Command: `{cmd}`"))
+        if len(sw["x_order"]) >= 2:
+            paths = draw.draw_sweep(sw, os.path.join(out, "figures", name), foot, title)
+            blocks.append(fig_block(out, paths, title or name, [path]))
+        else:
+            # One x value with points: a line plot would be a dot per backend; the table says it all.
+            blocks.append(("p", f"`{os.path.basename(path)}`: only {sw['x_key']}={sw['x_order'][0]} has points "
+                                f"({len(sw['rejected'])} other combinations rejected, e.g. "
+                                f"{next(iter(sw['rejected'].items()))[0]}: "
+                                f"{short(next(iter(sw['rejected'].values())), 70)}); no figure."
+                                if sw["rejected"] else f"`{os.path.basename(path)}`: one point per backend; no figure."))
         rows = []
         for xv, (by, bl), (wy, wl), bound in ex.best_per_x(sw):
             tie = abs(by - wy) < 1e-9
             rows.append((xv, "all equal" if tie else bl, f"{by:.1f}", "" if tie else wl, "" if tie else f"{wy:.1f}",
                          f"{bound:.1f}" if bound is not None else "-"))
-        blocks.append(("table", [sw["x_key"], "best backend", "tok/s", "worst backend", "tok/s",
-                                 "bound: no collectives (tok/s)"], rows))
+        table = ("table", [sw["x_key"], "best backend", "tok/s", "worst backend", "tok/s",
+                           "bound: no collectives (tok/s)"], rows)
+        extra = [("p", f"Command: `{cmd}`")] if cmd else []
+        if len(sw["x_order"]) >= 2:
+            blocks.append(("details", f"best and worst backend per {sw['x_key']}, and the command", [table] + extra))
+        else:
+            blocks += [table] + extra
 
 
 def section_ranking(found, out, blocks, readme):
@@ -292,8 +442,10 @@ def section_ranking(found, out, blocks, readme):
         blocks.append(("h3", title))
         blocks.append(fig_block(out, paths, title, [path]))
         cmd = command_of(path, readme)
-        if cmd:
-            blocks.append(("p", f"Command: `{cmd}`"))
+        missing = ex.not_ranked(doc)
+        if missing:
+            blocks.append(("p", "**Not ranked** (no figure, so no bar): " + "; ".join(
+                f"{v} ({b}): {why}" for v, b, why in missing) + "."))
         rows = []
         for r in doc["rows"]:
             ok = r["available"]
@@ -304,12 +456,15 @@ def section_ranking(found, out, blocks, readme):
             rows.append((str(r["rank"]), ("~ " if r.get("ranked_apart") else "") + r["variant"], r["backend"], f2(r["cycle_ms"]) if ok else "-",
                          f"{r['tok_per_s']:.1f}" if ok else "-", gain, fits,
                          r.get("source") or r.get("reason") or "-", (r.get("engine") or {}).get("needs") or "-"))
-        blocks.append(("table", ["#", "variant", "backend", "cycle ms", "tok/s", "gain", "fits", "source",
-                                 "engine would need"], rows))
+        blocks.append(("details", f"The ranking as a table ({len(rows)} rows: cycle, tok/s, gain, memory fit, "
+                                  "where each figure comes from, what an engine would need)",
+                       [("table", ["#", "variant", "backend", "cycle ms", "tok/s", "gain", "fits", "source",
+                                   "engine would need"], rows)] + ([("p", f"Command: `{cmd}`")] if cmd else [])))
         apart = [r for r in doc["rows"] if r.get("ranked_apart")]
         if apart:
             blocks.append(("p", "**Ranked apart** (after the others, however fast): "
-                                + ", ".join(f"{r['variant']} ({r['backend']})" for r in apart)
+                                + ", ".join(r["variant"] + ("" if f"({r['backend']})" in r["variant"] else
+                                                            f" ({r['backend']})") for r in apart)
                                 + ". Their allreduce figure is the formula because the system file's measurement "
                                   "for that backend does not apply under the variant's conditions, while the "
                                   "baseline uses the measurement: measure them before trusting the gain."))
@@ -367,10 +522,14 @@ def section_compare(found, out, blocks, readme):
         paths = draw.draw_compare(ex.compare_classes(d), kinds, os.path.join(out, "figures", name), foot,
                                   title + " - label: (modelled - measured) / measured", system,
                                   mismatch=mismatch)
-        blocks.append(("h3", title))
-        blocks.append(fig_block(out, paths, title, [p] + [mp for mp, _ in models[:1]]))
+        # Folded: the compute of one run per system against the model; the answer's checks are the held-out
+        # replays and the whole cycles below. Warnings about the pairing stay open.
+        total = [r for r in ex.compare_classes(d) if r[0] == "total"][0]
+        sub = [fig_block(out, paths, title, [p] + [mp for mp, _ in models[:1]])]
+        blocks.append(("details", f"{title}: verify compute per op class and kind, total {total[3]:+.0f}% "
+                                  f"(`{os.path.basename(p)}`)", sub))
         if stale:
-            blocks.append(("p", f"**Two model versions:** the per-kind bars use `{stale[0]}` ({stale[1]:.2f} ms of "
+            sub.append(("p", f"**Two model versions:** the per-kind bars use `{stale[0]}` ({stale[1]:.2f} ms of "
                                 f"verify compute); the per-class bars are the run's own comparison, made by the model "
                                 f"of its day ({stale[2]:.2f} ms). The model changed since the run; the measured "
                                 f"side is the same."))
@@ -389,16 +548,20 @@ def section_compare(found, out, blocks, readme):
                             "on the run's system file, the model's host overhead left out (a replay has no serving "
                             "stack); allreduce: the mean verify allreduce inside the cycle (per-op timers) against "
                             "the model's."))
-        blocks.append(("table", ["run", "system", "ranks", "mode", "backend", "cycle measured / modelled (ms)",
+        lo, hi = min(r["error_pct"] for r in cyc), max(r["error_pct"] for r in cyc)
+        blocks.append(("p", f"{len(cyc)} runs: cycle error {lo:+.1f}% to {hi:+.1f}%."))
+        blocks.append(("details", f"The {len(cyc)} runs, cycle and mean verify allreduce, measured / modelled",
+                       [("table", ["run", "system", "ranks", "mode", "backend", "cycle measured / modelled (ms)",
                                  "error", "allreduce measured / modelled (us)", "model method"],
                        [(os.path.basename(r["path"]), r["system"], r["ranks"], r["mode"], r["backend"],
                          f"{r['measured_ms']:.3f} / {r['modelled_ms']:.3f}", f"{r['error_pct']:+.1f}%",
-                         f"{r['ar_measured_us']:.2f} / {r['ar_modelled_us']:.2f}", r["ar_method"]) for r in cyc]))
-    blocks.append(("p", "Verify pass, compute only (collectives excluded on both sides), main stream; from each "
-                        "run's own `model_comparison` (the model system is the run's scenario system: a "
-                        "comparison against a system other than the measured GPU compares different cards)."))
-    blocks.append(("table", ["run", "model system"] + [f"{c}: measured / modelled ms (error)"
-                                                       for c in ex.COMPARE_CLASSES], rows))
+                         f"{r['ar_measured_us']:.2f} / {r['ar_modelled_us']:.2f}", r["ar_method"]) for r in cyc])]))
+    blocks.append(("details", f"Per op class, each run's own comparison ({len(rows)} runs, the model of the run's day)",
+                   [("p", "Verify pass, compute only (collectives excluded on both sides), main stream; from each "
+                          "run's own `model_comparison` (the model system is the run's scenario system: a "
+                          "comparison against a system other than the measured GPU compares different cards)."),
+                    ("table", ["run", "model system"] + [f"{c}: measured / modelled ms (error)"
+                                                         for c in ex.COMPARE_CLASSES], rows)]))
 
 
 def section_heldout(found, out, blocks, readme):
@@ -426,36 +589,42 @@ def section_heldout(found, out, blocks, readme):
                             f"of the replay and the cycle within ±{b['cycle_pct']:g}%; **{inside} of "
                             f"{len(cases)} cases** are within them."))
         blocks.append(fig_block(out, paths, title, [path]))
-        if cmd:
-            blocks.append(("p", f"Command: `{cmd}`"))
         rows = [[c["case"], c["sets"] or "-"]
                 + [f"{meas:.3f} / {mod:.3f} ({err:+.1f}%)" for _, meas, mod, err, _ in c["rows"]]
                 + ["yes" if c["within"] else "no"] for c in cases]
-        blocks.append(("table", ["case", "--set"] + [f"{r[0]} ms: measured / modelled (error)" for r in cases[0]["rows"]]
-                       + [f"within ±{b['class_pct']:g}% / ±{b['cycle_pct']:g}%"], rows))
-        blocks.append(("p", f"Provenance: {foot[0]}."))
+        blocks.append(("details", f"The {len(cases)} cases as a table, the command and the provenance",
+                       [("table", ["case", "--set"] + [f"{r[0]} ms: measured / modelled (error)"
+                                                       for r in cases[0]["rows"]]
+                         + [f"within ±{b['class_pct']:g}% / ±{b['cycle_pct']:g}%"], rows)]
+                       + ([("p", f"Command: `{cmd}`")] if cmd else []) + [("p", f"Provenance: {foot[0]}.")]))
 
 
 def build(folder, out):
     found, skipped = discover(folder)
     readme = read_readme(folder)
-    os.makedirs(os.path.join(out, "figures"), exist_ok=True)
-    scenario = found["results"][0][1]["scenario"] if found["results"] else "(no results)"
+    figdir = os.path.join(out, "figures")
+    os.makedirs(figdir, exist_ok=True)
+    # Figures of an earlier build that this one does not draw (a sweep that lost its figure) would linger.
+    for name in os.listdir(figdir):
+        if name.endswith((".png", ".svg")):
+            os.remove(os.path.join(figdir, name))
+    scenario = (found["results"][0][1]["scenario"] if found["results"] else
+                found["ranking"][0][1].get("scenario") if found["ranking"] else "(no results)")
     title = f"vpsim report: scenario {scenario}"
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    blocks = [("h1", title),
-              ("p", f"Built {now} by `analysis/make_report.py` from `{folder}`. MEASURED figures come from "
-                    "`vpsim run` / `vpsim bench-allreduce` on the machine named beside them; MODELLED ones "
-                    "from the analytic model on a system file (`docs/model.md`). Provenance of every input: "
-                    "last section.")]
-    section_summary(found, blocks)
-    section_scenario(found, blocks)
-    section_cycle(found, out, blocks, readme)
-    section_allreduce(found, out, blocks, readme)
-    section_sweeps(found, out, blocks, readme)
+    blocks = [("h1", title)]
+    section_answer(found, blocks)
+    blocks.append(("small", f"Built {now} by `analysis/make_report.py` from `{folder}`. MEASURED: `vpsim run` / "
+                            "`vpsim bench-allreduce` on the machine named beside them; MODELLED: the analytic "
+                            "model on a system file (`docs/model.md`); provenance of every input in the last "
+                            "section."))
     section_ranking(found, out, blocks, readme)
     section_compare(found, out, blocks, readme)
     section_heldout(found, out, blocks, readme)
+    section_cycle(found, out, blocks, readme)
+    section_allreduce(found, out, blocks, readme)
+    section_sweeps(found, out, blocks, readme)
+    section_scenario(found, blocks)
     blocks.append(("h2", "Provenance of the inputs"))
     items = []
     for kind in ("results", "bench", "sweep", "plan", "ranking", "heldout"):
@@ -464,7 +633,8 @@ def build(folder, out):
             cmd = command_of(path, readme)
             items.append(line + (f"; command: `{cmd}`" if cmd else ""))
     items += [f"{name}: skipped: {why}" for name, why in skipped]
-    blocks.append(("ul", items))
+    blocks.append(("details", f"{len(items)} inputs: what each is, where and when it was measured or modelled, "
+                              "the command", [("ul", items)]))
     md = os.path.join(out, "report.md")
     htm = os.path.join(out, "report.html")
     with open(md, "w", encoding="utf-8") as f:

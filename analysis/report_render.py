@@ -1,7 +1,9 @@
 """Markdown and HTML from one list of blocks, so the two renderings of the report cannot drift apart.
 
 Blocks: ("h1"|"h2"|"h3", text), ("p", text), ("ul", [text]), ("table", headers, rows),
-("img", src, alt, caption). Text may hold `code` and **bold**; everything else is escaped in HTML.
+("img", src, alt, caption), ("lead", text) / ("small", text) (a paragraph set larger / smaller), ("details", summary, [blocks]) (folded in HTML, a <details> element in
+Markdown too), ("answer", [blocks]) (the first screen: a framed section in HTML, plain in Markdown).
+Text may hold `code` and **bold**; everything else is escaped in HTML.
 """
 
 import html
@@ -14,7 +16,13 @@ h3{font-size:1.05em}table{border-collapse:collapse;font-size:0.85em;margin:0.6em
 th,td{border:1px solid #ccc;padding:2px 7px;text-align:right}th{background:#f0f0f0}
 td:first-child,th:first-child{text-align:left}code{background:#f4f4f4;padding:0 3px;font-size:0.9em}
 figure{margin:0.8em 0}figure img{max-width:100%;border:1px solid #ddd}
-figcaption{font-size:0.8em;color:#444}li{margin:0.15em 0}"""
+figcaption{font-size:0.8em;color:#444}li{margin:0.15em 0}
+section.answer{border:2px solid #444;border-radius:6px;padding:0.2em 1em 0.6em;margin:0.6em 0 1.2em;background:#fafafa}
+section.answer h2{margin-top:0.5em}section.answer p.lead{font-size:1.08em}section.answer table{font-size:0.8em}
+section.answer td,section.answer th{text-align:left}p.small{font-size:0.8em;color:#444}
+section.answer td:nth-child(4),section.answer td:nth-child(5){text-align:right;white-space:nowrap}
+section.answer td:nth-child(6){white-space:nowrap}section.answer ul{margin:0.3em 0;padding-left:1.3em}
+details{margin:0.5em 0}summary{cursor:pointer;color:#245;font-size:0.92em}"""
 
 _INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*)")
 
@@ -39,9 +47,14 @@ def to_markdown(blocks):
     out = []
     for b in blocks:
         kind = b[0]
-        if kind in ("h1", "h2", "h3"):
+        if kind == "details":
+            out.append(f"<details><summary>{b[1]}</summary>\n\n" + to_markdown(b[2]).rstrip("\n")
+                       + "\n\n</details>")
+        elif kind == "answer":
+            out.append(to_markdown(b[1]).rstrip("\n"))
+        elif kind in ("h1", "h2", "h3"):
             out.append("#" * int(kind[1]) + " " + b[1])
-        elif kind == "p":
+        elif kind in ("p", "lead", "small"):
             out.append(b[1])
         elif kind == "ul":
             out.append("\n".join(f"- {item}" for item in b[1]))
@@ -62,9 +75,28 @@ def to_markdown(blocks):
 def to_html(blocks, title):
     out = ["<!DOCTYPE html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
            f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"]
+    out += _html_blocks(blocks)
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _html_blocks(blocks):
+    out = []
     for b in blocks:
         kind = b[0]
-        if kind in ("h1", "h2", "h3"):
+        if kind == "details":
+            out.append(f"<details><summary>{_inline_html(b[1])}</summary>")
+            out += _html_blocks(b[2])
+            out.append("</details>")
+        elif kind == "answer":
+            out.append("<section class=\"answer\" id=\"answer\">")
+            out += _html_blocks(b[1])
+            out.append("</section>")
+        elif kind == "lead":
+            out.append(f"<p class=\"lead\">{_inline_html(b[1])}</p>")
+        elif kind == "small":
+            out.append(f"<p class=\"small\">{_inline_html(b[1])}</p>")
+        elif kind in ("h1", "h2", "h3"):
             out.append(f"<{kind}>{_inline_html(b[1])}</{kind}>")
         elif kind == "p":
             out.append(f"<p>{_inline_html(b[1])}</p>")
@@ -82,5 +114,4 @@ def to_html(blocks, title):
             out.append(f"<figure><img src=\"{html.escape(src)}\" alt=\"{html.escape(alt)}\">{cap}</figure>")
         else:
             raise ValueError(f"unknown block {kind}")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+    return out

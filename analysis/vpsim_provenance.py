@@ -95,8 +95,37 @@ def describe(kind, path, doc, readme):
     return text
 
 
+def describe_many(pairs, readme):
+    """One or two lines for a figure of many measured runs ([(path, results doc)]): what they have in
+    common (GPU, ranks, cycles per run, launch modes, machines, dates) and their names; the per-file
+    lines stay in the report's provenance section. Falls back to describe() per file for modelled runs."""
+    runs = [(p, d) for p, d in pairs if d["mode"] == "run"]
+    lines = [describe("results", p, d, readme) for p, d in pairs if d["mode"] != "run"]
+    if not runs:
+        return lines
+    def span(vals):
+        vals = sorted(set(vals))
+        return str(vals[0]) if len(vals) == 1 else f"{vals[0]}-{vals[-1]}"
+    gpus = sorted({gpu_name(d) for _, d in runs})
+    ranks = span(d["measured"]["ranks"] for _, d in runs)
+    iters = span(d["measured"]["iters"] for _, d in runs)
+    modes = sorted({"CUDA-graph" if d["measured"]["graph"] else "eager" for _, d in runs})
+    entries = [readme.get(os.path.basename(p), {}) for p, _ in runs]
+    machines = sorted({e["machine"] for e in entries if e.get("machine")})
+    dates = sorted({e["date"] for e in entries if e.get("date")})
+    modelled = sum(1 for _, d in runs if ((d.get("environment") or {}).get("comm") or "").startswith("model"))
+    text = (f"{len(runs)} runs MEASURED on {', '.join(gpus)} ({ranks} ranks, median of {iters} timed "
+            f"{' or '.join(modes)} cycles each)" + (f"; {modelled} with collectives as GPU delays of their MODELLED "
+                                                   f"duration" if modelled else "")
+            + (f"; {'; '.join(machines)}" if machines else "") + (f"; {', '.join(dates)}" if dates else "")
+            + (f"; {sum(1 for e in entries if not e)} not described in the folder's README.md"
+               if any(not e for e in entries) else ""))
+    names = "files: " + ", ".join(stem(p) for p, _ in runs) + " (each described in the report's provenance section)"
+    return lines + [text, names]
+
+
 def command_of(path, readme):
     return readme.get(os.path.basename(path), {}).get("command")
 
 
-__all__ = ["read_readme", "describe", "command_of", "stem"]
+__all__ = ["read_readme", "describe", "describe_many", "command_of", "stem"]

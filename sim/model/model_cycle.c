@@ -108,7 +108,8 @@ static void build_region(model_ctx *ctx, int first, int end, double gap)
 /* Ops of one shape cost the same, and a plan repeats a few dozen shapes over its layers (the default
  * cycle: 1,379 ops, 40-odd shapes), so model_prepare prices each shape once. Two ops have one shape when
  * every field model_op_us and model_op_mem_us read agrees (kind, shapes, dtypes, the derived bytes and
- * flops, and the silu_mul name rule of the law classes); never the name, layer, stream or micro-batch.
+ * flops, and for element-wise ops the name, which the silu_mul law class reads); never the layer,
+ * stream or micro-batch.
  * Fields are compared in place, most telling first: a key struct built per op cost more than it saved
  * (store-forwarding stalls on its copy, a memcmp per probe). */
 static bool same_shape(const plan_op *a, const plan_op *b)
@@ -119,7 +120,7 @@ static bool same_shape(const plan_op *a, const plan_op *b)
            a->adtype == b->adtype && a->wgroup == b->wgroup && a->flops == b->flops &&
            a->weight_bytes == b->weight_bytes && a->bytes_read == b->bytes_read &&
            a->bytes_written == b->bytes_written &&
-           (a->kind != PLAN_OP_ELEMENTWISE || plan_op_is_silu_mul(a) == plan_op_is_silu_mul(b));
+           (a->kind != PLAN_OP_ELEMENTWISE || strcmp(a->name, b->name) == 0); /* the silu_mul rule is by name */
 }
 
 enum { OP_MEMO_SLOTS = 256 }; /* a power of two above any plan's distinct shapes; past half full, price directly */
@@ -173,7 +174,7 @@ model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_
     ctx->graph = sc->run.graph;
     cfg_accept_eval(sc, &ctx->accept);
     ctx->tokens_per_cycle = ctx->accept.tokens;
-    plan_memory_account(sc, p, -1, &ctx->memory);
+    plan_memory_sums(sc, p, -1, &ctx->memory);
     /* One pass for what the pricing below needs first (the plan's ops are ~250 KB: each pass streams them). */
     int n = 0, max_regions = 0;
     for (int ph = 0; ph < p->n_phases; ph++) {

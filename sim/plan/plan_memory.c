@@ -31,10 +31,13 @@ static void add(plan_memory *m, const char *name, double bytes, const char *fmt,
     plan_mem_item *it = &m->items[m->n++];
     snprintf(it->name, sizeof(it->name), "%s", name);
     it->bytes = bytes;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(it->how, sizeof(it->how), fmt, ap);
-    va_end(ap);
+    it->how[0] = '\0';
+    if (!m->sums_only) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(it->how, sizeof(it->how), fmt, ap);
+        va_end(ap);
+    }
     m->total_bytes += bytes;
 }
 
@@ -165,9 +168,22 @@ void plan_memory_for_backend(const cfg_scenario *sc, const plan_memory *base, in
              out->total_bytes / GIB, s->gpu.memory_gib);
 }
 
+static void account(const cfg_scenario *sc, const plan *p, int backend, bool sums_only, plan_memory *out);
+
 void plan_memory_account(const cfg_scenario *sc, const plan *p, int backend, plan_memory *out)
 {
+    account(sc, p, backend, false, out);
+}
+
+void plan_memory_sums(const cfg_scenario *sc, const plan *p, int backend, plan_memory *out)
+{
+    account(sc, p, backend, true, out);
+}
+
+static void account(const cfg_scenario *sc, const plan *p, int backend, bool sums_only, plan_memory *out)
+{
     memset(out, 0, sizeof(*out));
+    out->sums_only = sums_only;
     const cfg_system *s = &sc->system;
     const int tp = p->ranks;
     out->ranks = tp;

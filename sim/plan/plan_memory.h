@@ -26,11 +26,15 @@ typedef struct plan_memory {
     double capacity_bytes; /* system.gpu.memory_gib */
     bool fits;
     char verdict[96]; /* "fits: 71.3 of 95.6 GiB" or "does not fit: needs 590.2 GiB of 95.6" */
+    bool sums_only;   /* the items' `how` left empty (plan_memory_sums) */
 } plan_memory;
 
 /* Account one rank of `p` (built from `sc`); `backend` (cfg_backend) adds its own workspace (the custom
  * IPC kernels' buffers; NCCL's buffers are always there: SGLang creates the communicator regardless). */
 void plan_memory_account(const cfg_scenario *sc, const plan *p, int backend, plan_memory *out);
+/* The same account without the items' words: what the model needs (sums, fit, verdict) at every
+ * evaluation, where formatting each line's formula was a tenth of the work. */
+void plan_memory_sums(const cfg_scenario *sc, const plan *p, int backend, plan_memory *out);
 /* The account of `base` (made with backend -1) for `backend`: its own workspace added, the verdict
  * redone. Lets the model account a plan once and each backend in a few instructions. */
 void plan_memory_for_backend(const cfg_scenario *sc, const plan_memory *base, int backend, plan_memory *out);

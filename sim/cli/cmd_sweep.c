@@ -62,6 +62,8 @@ static void sweep_help(void)
            "  --limit N         model at most N more scenarios, then stop (exit 1; run again to go on)\n"
            "  --restart         ignore FILE.partial and start over\n"
            "  --top N           summary: list every point up to N points (default 50), else the N best\n"
+           "  --jobs N          worker processes modelling the points (default: the cores this process may use);\n"
+           "                    the CSV, the summary and a resume are the same for every N\n"
            "  -h, --help        this text\n"
            "\n"
            "examples:\n"
@@ -153,9 +155,17 @@ static void add_nospec(const sweep *sw, const cfg_scenario *sc, const char **val
     model_free(ctx);
 }
 
+typedef struct point_state {
+    plan_cache_entry cache[SWEEP_PLAN_CACHE];
+    long long tick;
+} point_state;
+
 /* Returns false when the combination could not be modelled at all (its rows carry the reason). */
-static bool run_one(const sweep *sw, long long idx, plan_cache_entry *cache, long long *tick, util_buf *out)
+static bool run_one(const sweep *sw, long long idx, void *vstate, util_buf *out)
 {
+    point_state *st = vstate;
+    plan_cache_entry *cache = st->cache;
+    long long *tick = &st->tick;
     bool ok = false;
     const char *sets[CFG_MAX_SETS + SWEEP_MAX_VARY + 1];
     char *owned[SWEEP_MAX_VARY + 1];
@@ -199,6 +209,10 @@ static bool run_one(const sweep *sw, long long idx, plan_cache_entry *cache, lon
 
 static void progress(long long done, long long total, double elapsed)
 {
+    static double last_draw = -1.0; /* at most ten redraws a second */
+    if (elapsed - last_draw < 0.1 && done != total)
+        return;
+    last_draw = elapsed;
     const int width = 30;
     int fill = total ? (int)(width * done / total) : width;
     double eta = done ? elapsed * (double)(total - done) / (double)done : 0.0;
@@ -246,41 +260,29 @@ static int run_sweep(sweep *sw)
     }
     const bool tty = isatty(STDERR_FILENO);
     const double t0 = now_s();
-    double last_draw = 0.0;
-    plan_cache_entry cache[SWEEP_PLAN_CACHE];
-    memset(cache, 0, sizeof(cache));
-    long long tick = 0, ran = 0, failed = 0;
+    point_state *state = util_xcalloc(1, sizeof(*state));
     void (*old_handler)(int) = signal(SIGINT, on_sigint);
-    util_buf rows = {0};
-    for (long long idx = 0; idx < sw->total && !sweep_interrupted; idx++) {
-        if (sw->rows[idx])
-            continue;
-        if (sw->limit >= 0 && ran >= sw->limit)
-            break;
-        rows.len = 0;
-        if (rows.s)
-            rows.s[0] = '\0';
-        failed += !run_one(sw, idx, cache, &tick, &rows);
-        sweep_append_record(part, rows.s ? rows.s : "", idx);
-        fflush(part);
-        sw->rows[idx] = util_xstrdup(rows.s ? rows.s : "");
-        done++;
-        ran++;
-        double t = now_s();
-        if (tty && (t - last_draw > 0.1 || done == sw->total)) {
-            progress(done, sw->total, t - t0);
-            last_draw = t;
-        }
-    }
+    sweep_runner runner = {.point = run_one, .state = state, .stop = &sweep_interrupted,
+                           .progress = tty ? progress : NULL};
+    sweep_tally tally = {.done = done, .t0 = t0};
+    const int workers_rc = sweep_run_points(sw, part, sw->jobs > 0 ? sw->jobs : sweep_default_jobs(), &runner, &tally);
+    done = tally.done;
+    const long long failed = tally.failed;
     signal(SIGINT, old_handler);
-    util_buf_free(&rows);
     for (int i = 0; i < SWEEP_PLAN_CACHE; i++)
-        if (cache[i].used) {
-            free(cache[i].key);
-            plan_free(&cache[i].p);
+        if (state->cache[i].used) {
+            free(state->cache[i].key);
+            plan_free(&state->cache[i].p);
         }
+    free(state);
     if (tty)
         fprintf(stderr, "\n");
+    if (workers_rc != 0) {
+        fclose(part);
+        fprintf(stderr, "vpsim sweep: %lld of %lld scenarios done; run the same command again to resume (%s)\n", done,
+                sw->total, sw->partial_path);
+        return VP_EXIT_FAIL;
+    }
     if (failed)
         fprintf(stderr, "vpsim sweep: %lld combination(s) could not be modelled; their rows have available=false "
                         "and the reason\n",
@@ -306,14 +308,14 @@ static int run_sweep(sweep *sw)
     util_buf_free(&csv);
     if (rc == VP_EXIT_OK) {
         unlink(sw->partial_path);
-        fprintf(stderr, "vpsim sweep: %lld scenarios x %d backends in %.2f s -> %s\n", sw->total, sw->n_bes,
-                now_s() - t0, sw->c.out_path);
+        fprintf(stderr, "vpsim sweep: %lld scenarios x %d backends in %.2f s (%d process%s) -> %s\n", sw->total,
+                sw->n_bes, now_s() - t0, tally.jobs, tally.jobs == 1 ? "" : "es", sw->c.out_path);
         sweep_print_summary(sw, stdout);
     }
     return rc;
 }
 
-enum { OPT_VARY = CLI_OPT_FIRST_PRIVATE, OPT_BACKEND, OPT_LIMIT, OPT_RESTART, OPT_TOP };
+enum { OPT_VARY = CLI_OPT_FIRST_PRIVATE, OPT_BACKEND, OPT_LIMIT, OPT_RESTART, OPT_TOP, OPT_JOBS };
 
 static void sweep_free(sweep *sw)
 {
@@ -339,6 +341,7 @@ int cmd_sweep(int argc, char **argv)
                                              {"limit", required_argument, NULL, OPT_LIMIT},
                                              {"restart", no_argument, NULL, OPT_RESTART},
                                              {"top", required_argument, NULL, OPT_TOP},
+                                             {"jobs", required_argument, NULL, OPT_JOBS},
                                              {0, 0, 0, 0}};
     sweep sw;
     memset(&sw, 0, sizeof(sw));
@@ -371,6 +374,11 @@ int cmd_sweep(int argc, char **argv)
             if (cli_parse_ll("sweep", "--top", optarg, 1, 100000, &v))
                 return VP_EXIT_USAGE;
             sw.top = (int)v;
+        } else if (opt == OPT_JOBS) {
+            long long v;
+            if (cli_parse_ll("sweep", "--jobs", optarg, 1, SWEEP_MAX_JOBS, &v))
+                return VP_EXIT_USAGE;
+            sw.jobs = (int)v;
         } else if (opt == OPT_RESTART) {
             sw.restart = true;
         } else {

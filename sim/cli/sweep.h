@@ -5,11 +5,13 @@
 
 #include "cli.h"
 
+#include <signal.h>
 #include <stdio.h>
 
 #define SWEEP_MAX_VARY 16
 #define SWEEP_MAX_VALUES 4096
 #define SWEEP_MAX_SCENARIOS 10000000LL
+#define SWEEP_MAX_JOBS 256
 
 typedef struct vary {
     char *key;
@@ -38,6 +40,7 @@ typedef struct sweep {
     cfg_backend bes[CFG_BACKEND_COUNT];
     int n_bes;
     long long total, limit;
+    int jobs; /* worker processes (--jobs; 0: sweep_default_jobs) */
     bool restart;
     char **rows; /* per scenario: its CSV rows, NULL until done */
     char *partial_path;
@@ -85,5 +88,31 @@ long long sweep_load_partial(sweep *sw, util_buf *valid, char *why, size_t len);
 /* Append scenario `idx`'s rows and its commit line. Each row line is prefixed so that no CSV value
  * can read as a commit line. */
 void sweep_append_record(FILE *part, const char *rows, long long idx);
+
+/* ---- sweep_jobs.c: modelling the pending points, in this process or in --jobs workers ---- */
+
+typedef struct sweep_runner {
+    /* One point's CSV rows into `out`; false when the combination could not be modelled (its rows say
+     * why). `state` is the function's own (a plan cache): each worker has its copy. */
+    bool (*point)(const sweep *sw, long long idx, void *state, util_buf *out);
+    void *state;
+    volatile sig_atomic_t *stop; /* set by SIGINT: every process stops after its current point */
+    void (*progress)(long long done, long long total, double elapsed); /* NULL: none */
+} sweep_runner;
+
+typedef struct sweep_tally {
+    long long done;   /* points with rows (the partial file's included) */
+    long long ran;    /* points modelled by this run */
+    long long failed; /* of those, combinations that could not be modelled */
+    int jobs;         /* processes that modelled them */
+    double t0;        /* when the run started (progress) */
+} sweep_tally;
+
+/* Model the points sw->rows lacks (at most sw->limit when >= 0) on `jobs` processes, appending each
+ * point's record to `part` and its rows to sw->rows as it is done. 0, or -1 when a worker could not start
+ * or died (said on stderr; the points it sent are kept). */
+int sweep_run_points(sweep *sw, FILE *part, int jobs, const sweep_runner *run, sweep_tally *t);
+/* --jobs' default: the cores this process may use (at most SWEEP_MAX_JOBS). */
+int sweep_default_jobs(void);
 
 #endif

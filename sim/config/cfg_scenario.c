@@ -373,7 +373,7 @@ static int check_speculative(cfg_scenario *sc, cfg_node *scen, cfg_node *droot, 
 static cfg_doc *load_sub(const char *path, const char *prefix, set_arg *sets, int n_sets, const cfg_field *table,
                          void *out, cfg_error *err)
 {
-    cfg_doc *doc = cfg_doc_load_file(path, err);
+    cfg_doc *doc = cfg_doc_load_file_cached(path, err);
     if (!doc)
         return NULL;
     cfg_node *root = cfg_doc_root(doc);
@@ -415,7 +415,7 @@ int cfg_scenario_load(const char *path, const char *const *sets_text, int n_sets
         if (split_set(sets_text[i], &sets[i], err))
             goto done;
 
-    scen = cfg_doc_load_file(path, err);
+    scen = cfg_doc_load_file_cached(path, err);
     if (!scen)
         goto done;
     cfg_node *root = cfg_doc_root(scen);

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -324,6 +325,41 @@ static int bind_field(const cfg_field *f, cfg_node *n, void *base, const char *p
     return -1;
 }
 
+/* A field's default, parsed once per process: defaults are text in the schema tables, and parsing each of
+ * them at every load (a sweep loads the scenario once per point) was a third of a sweep's time. Keyed by
+ * the field (the tables are static, so its address is stable); the documents are only read. Reachable
+ * from here until exit, so no leak checker counts them. */
+#define DEFAULT_CACHE_SLOTS 1024 /* a power of two above the schema's fields with a default */
+static struct {
+    const cfg_field *f;
+    cfg_doc *doc;
+} default_cache[DEFAULT_CACHE_SLOTS];
+
+static cfg_doc *default_doc(const cfg_field *f, const char *path, bool *cached, cfg_error *err)
+{
+    *cached = true;
+    unsigned i = (unsigned)(((uintptr_t)f >> 4) * 0x9E3779B1u) & (DEFAULT_CACHE_SLOTS - 1);
+    for (unsigned probes = 0; probes < DEFAULT_CACHE_SLOTS && default_cache[i].f; probes++) {
+        if (default_cache[i].f == f)
+            return default_cache[i].doc;
+        i = (i + 1) & (DEFAULT_CACHE_SLOTS - 1);
+    }
+    char *src = util_xasprintf("default of %s", path);
+    cfg_error derr;
+    cfg_doc *d = cfg_doc_load_text(f->def, strlen(f->def), src, true, &derr);
+    free(src);
+    if (!d) {
+        cfg_error_plain(err, "internal: bad default for %s: %s", path, derr.msg);
+        return NULL;
+    }
+    if (!default_cache[i].f) {
+        default_cache[i].f = f;
+        default_cache[i].doc = d;
+    } else
+        *cached = false; /* the table is full: the caller frees this one */
+    return d;
+}
+
 static int bind_default(const cfg_field *f, const cfg_node *parent, void *base, const char *path, cfg_error *err)
 {
     if (f->type == CFG_T_MAP) {
@@ -338,16 +374,13 @@ static int bind_default(const cfg_field *f, const cfg_node *parent, void *base, 
         cfg_errorf(err, parent, "missing required key '%s' (%s)", path, f->doc ? f->doc : type_name(f->type));
         return -1;
     }
-    char *src = util_xasprintf("default of %s", path);
-    cfg_error derr;
-    cfg_doc *d = cfg_doc_load_text(f->def, strlen(f->def), src, true, &derr);
-    free(src);
-    if (!d) {
-        cfg_error_plain(err, "internal: bad default for %s: %s", path, derr.msg);
+    bool cached;
+    cfg_doc *d = default_doc(f, path, &cached, err);
+    if (!d)
         return -1;
-    }
-    int rc = bind_field(f, cfg_doc_root(d), base, path, err);
-    cfg_doc_free(d);
+    const int rc = bind_field(f, cfg_doc_root(d), base, path, err);
+    if (!cached)
+        cfg_doc_free(d);
     return rc;
 }
 

@@ -444,3 +444,46 @@ cfg_doc *cfg_doc_load_file(const char *path, cfg_error *err)
         doc->path = util_xstrdup(path);
     return doc;
 }
+
+/* ---------------- copies ---------------- */
+
+static const char *clone_src(cfg_doc *to, const cfg_doc *from, const char *src)
+{
+    /* A node's source name is one of the document's own strings (its path, a --set argument): the copy
+     * gets its own, at the same index. */
+    char *const *mine = from->strings.data;
+    for (size_t i = 0; i < from->strings.count; i++)
+        if (mine[i] == src)
+            return ((char **)to->strings.data)[i];
+    return src; /* a static name ("--set", the schema's): shared safely */
+}
+
+static cfg_node *clone_node(cfg_doc *to, const cfg_doc *from, const cfg_node *n)
+{
+    cfg_node *c = doc_new_node(to, n->kind, clone_src(to, from, n->src), n->from_set, n->line, n->col);
+    c->quoted = n->quoted;
+    c->scalar = n->scalar ? util_xstrdup(n->scalar) : NULL;
+    if (n->n > 0) {
+        c->n = c->cap = n->n;
+        c->items = util_xmalloc(n->n * sizeof(cfg_node *));
+        if (n->keys)
+            c->keys = util_xmalloc(n->n * sizeof(cfg_node *));
+        for (size_t i = 0; i < n->n; i++) {
+            c->items[i] = clone_node(to, from, n->items[i]);
+            if (n->keys)
+                c->keys[i] = clone_node(to, from, n->keys[i]);
+        }
+    }
+    return c;
+}
+
+cfg_doc *cfg_doc_clone(const cfg_doc *doc)
+{
+    cfg_doc *c = doc_new();
+    char *const *strs = doc->strings.data;
+    for (size_t i = 0; i < doc->strings.count; i++)
+        doc_intern(c, strs[i]);
+    c->path = doc->path ? util_xstrdup(doc->path) : NULL;
+    c->root = doc->root ? clone_node(c, doc, doc->root) : NULL;
+    return c;
+}

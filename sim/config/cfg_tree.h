@@ -42,6 +42,13 @@ cfg_doc *cfg_doc_load_file(const char *path, cfg_error *err);
 cfg_doc *cfg_doc_load_text(const char *text, size_t len, const char *src, bool from_set, cfg_error *err);
 void cfg_doc_free(cfg_doc *doc);
 cfg_node *cfg_doc_root(cfg_doc *doc);
+/* A deep copy that owns its own nodes and names; adopted documents are not copied (their nodes are not
+ * reachable from a loaded file's root). */
+cfg_doc *cfg_doc_clone(const cfg_doc *doc);
+/* cfg_doc_load_file through a per-process cache of parsed files (cfg_doc_cache.c): a copy of the parse,
+ * parsed again when the file's bytes differ from those it was parsed from. For loaders that
+ * read the same files again and again (a sweep loads its scenario's files at every point). */
+cfg_doc *cfg_doc_load_file_cached(const char *path, cfg_error *err);
 /* Adopt another document's nodes so they live as long as `doc`. */
 void cfg_doc_adopt(cfg_doc *doc, cfg_doc *other);
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The measurement program on a machine with one GPU per rank (issue #10: 2 GPUs lent as nvidia-h200-x2).
+# The measurement program on a machine with one GPU per rank (2 GPUs, as the nvidia-h200-x2 kind lends them).
 # Writes JSON under OUTDIR (default build/measure-np$NP) and a log; prints a short summary last.
 #
 #   1. vpsim bench-allreduce, every backend, 16 B .. 64 MiB (+ the verify payload), --check, as CUDA

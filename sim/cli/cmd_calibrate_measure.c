@@ -1,4 +1,4 @@
-/* vpsim calibrate --measure: the compute probe (issue #13). It replays the probe plan (plan_probe.h) on
+/* vpsim calibrate --measure: the compute probe. It replays the probe plan (plan_probe.h) on
  * this device with the replay's own executor, so its points are the per-op times `vpsim run` would
  * attribute to ops of those shapes, and writes a whole system file with one measured.compute.<class>
  * law table per op class and the graph gap launch.graph_node_us it measured. Which class an op belongs

@@ -1,4 +1,4 @@
-/* vpsim probe (issue #11): measure the box the job runs on once — the link quantities between every
+/* vpsim probe: measure the box the job runs on once — the link quantities between every
  * pair of GPUs and to host memory, the launch costs (exec_links_measure), the collective curves in
  * CUDA graphs (exec_bench_run) and the topology as NVML reports it — and write a whole system file
  * from them, each value with its provenance, the p2p mode inferred and anomalies named (probe_text.c). */
@@ -61,7 +61,7 @@ static void probe_help(void)
            "  --reps N      repetitions per link quantity, the median kept (default: exec_links' own)\n"
            "\n"
            "Duration: the curves are 4 allreduce backends and the NCCL all-gather x 9 sizes x 25 calls in graphs;\n"
-           "issue #11 budgets 2 minutes at 8 GPUs (not yet timed on a multi-GPU box); --quick on the CPU device\n"
+           "budgeted at 2 minutes at 8 GPUs (not yet timed on a multi-GPU box); --quick on the CPU device\n"
            "takes seconds. A rank without progress for 300 s (or the scenario's run.timeout when longer; 0 = no\n"
            "watchdog) ends the job, every rank naming what it was doing.\n"
            "\n"
@@ -238,7 +238,7 @@ static int run_curves(dist_job *d, const probe_args *a, int device, int collecti
     return nb;
 }
 
-/* The curves of issue #11: the allreduce backends and NCCL's all-gather (cpu: mpi's allreduce, the one
+/* The collective curves: the allreduce backends and NCCL's all-gather (cpu: mpi's allreduce, the one
  * backend it has, as a self-test of the pipeline). NCCL refuses virtual ranks: left out with a note. */
 static int measure_curves(dist_job *d, const probe_args *a, int device, bool virtual_ranks, probe_curve *curves)
 {

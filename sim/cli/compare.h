@@ -1,5 +1,5 @@
 /* compare: `vpsim compare` — a list of named variants of one scenario (each a set of --set overrides),
- * modelled per backend and ranked by tok/s against a baseline (issue #12 item 7). */
+ * modelled per backend and ranked by tok/s against a baseline. */
 #ifndef VPSIM_COMPARE_H
 #define VPSIM_COMPARE_H
 

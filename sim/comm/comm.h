@@ -4,7 +4,7 @@
  * A backend sees the MPI job (dist), the device's collective services through comm_device (its
  * streams, collective buffers, host staging, delays) and its own state; it never sees the executor.
  * The executor (sim/exec) fills a comm_ctx and calls the table; benchmarks go through the same door.
- * Which backends exist in this build is decided in comm_registry.c alone. Adding one: docs/extending.md. */
+ * Which backends exist in this build is decided in comm_backends.c alone. Adding one: docs/extending.md. */
 #ifndef VPSIM_COMM_H
 #define VPSIM_COMM_H
 
@@ -89,7 +89,7 @@ bool comm_backend_has(const comm_backend *b, plan_op_kind k);
 /* Record an environment fact in the caller's block. */
 void comm_env_set(comm_ctx *c, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* The backend for a cfg_backend, or NULL with a reason when this build has none (comm_registry.c). */
+/* The backend for a cfg_backend, or NULL with a reason when this build has none (comm_backends.c). */
 const comm_backend *comm_find_backend(int cfg_backend, char *why, size_t len);
 
 #endif

@@ -60,7 +60,7 @@ static int model_supported(comm_ctx *x, char *why, size_t len)
     return 0;
 }
 
-static void model_collective(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
+static void delay_collective(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv,
                              long long count)
 {
     (void)op;
@@ -70,12 +70,12 @@ static void model_collective(comm_ctx *x, const plan_op *op, int flat, const voi
     x->dev->delay(x, 1e3 * x->collective_us[flat]);
 }
 
-static void model_norm(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, void *residual,
+static void delay_norm(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, void *residual,
                        const void *weight, long long count)
 {
     (void)residual;
     (void)weight;
-    model_collective(x, op, flat, send, recv, count);
+    delay_collective(x, op, flat, send, recv, count);
 }
 
 static void model_describe(comm_ctx *x)
@@ -90,10 +90,10 @@ const comm_backend comm_backend_model = {
     .supported = model_supported,
     .init = nothing,
     .fini = nothing,
-    .allreduce = model_collective,
-    .allgather = model_collective,
-    .reduce_scatter = model_collective,
-    .alltoall = model_collective,
-    .allreduce_norm = model_norm,
+    .allreduce = delay_collective,
+    .allgather = delay_collective,
+    .reduce_scatter = delay_collective,
+    .alltoall = delay_collective,
+    .allreduce_norm = delay_norm,
     .describe = model_describe,
 };

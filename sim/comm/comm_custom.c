@@ -7,7 +7,7 @@
  *
  * init (collective): allocate the signal block, scratch and stage buffers; take IPC handles of those
  * and of the device's fixed collective buffers (send, recv), or the shm segment's name; MPI_Allgather
- * the packed registration records (comm_reg.c); open every peer's handles or segments; then a P2P
+ * the packed registration records (comm_records.c); open every peer's handles or segments; then a P2P
  * check that really writes and reads through every mapping (not only cudaDeviceCanAccessPeer). Calls on the registered send/recv buffers
  * pass them straight to the kernels, so they can be captured in CUDA graphs; any other input pointer
  * (or one-shot in place) is first copied into the registered stage buffer. All ranks must call with

@@ -1,5 +1,5 @@
 /* comm_custom: the custom allreduce backends (oneshot, twoshot, push; comm_custom.c, CUDA builds only)
- * and the plain-C pieces they rest on, which build and unit-test everywhere (comm_reg.c):
+ * and the plain-C pieces they rest on, which build and unit-test everywhere (comm_records.c):
  *
  *   - the registration record every rank contributes to the MPI_Allgather at init: its host, GPU (PCI
  *     bus id), process, and one handle per registered buffer (a CUDA IPC handle, or with --p2p sysmem

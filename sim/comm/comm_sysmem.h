@@ -3,7 +3,7 @@
  *
  * Each rank creates one POSIX shared-memory segment (dist_shm.h: named per job, reserved, mapped),
  * registers it with cudaHostRegister(mapped, portable) and hands its name to the peers through the registration
- * records (comm_reg.c, handle kind shm); each peer maps the same pages and registers them in its own
+ * records (comm_records.c, handle kind shm); each peer maps the same pages and registers them in its own
  * CUDA context. A segment's name is unlinked as soon as every rank has mapped it, so a rank that dies
  * later leaves nothing behind in /dev/shm; the mappings live until comm_shm_detach. */
 #ifndef VPSIM_COMM_SYSMEM_H

@@ -13,7 +13,7 @@
  *   name      what users type (--backend, run.backend, policies)
  *   key       a C identifier: the backend's table is comm_backend_<key> (sim/comm), its measured table
  *             system.measured.allreduce.<key>
- *   where     HOST (every build) or CUDA (left out of CUDA=0 builds; comm_registry.c says so)
+ *   where     HOST (every build) or CUDA (left out of CUDA=0 builds; comm_backends.c says so)
  *   policy    1: a real allreduce an allreduce_policy may name and the model compares; 0: none, model
  *   table     1: the system file can carry a measured latency table for it
  *   family    the model's formula family (model_comm.c): nccl, symm, ipc, host, none

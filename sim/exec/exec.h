@@ -3,8 +3,8 @@
  * The executor core (exec_core.c) walks the plan and drives two tables of function pointers: a device
  * (CUDA or CPU: buffers, compute ops, streams, timers, graphs) and a comm backend (sim/comm/comm.h).
  * The backend sees only the comm_ctx embedded here (exec_comm.c binds the device's services to it).
- * Which devices exist in this build is decided in exec_registry.c alone, which backends in
- * comm_registry.c, so no CUDA or MPI conditional leaks into the logic. */
+ * Which devices exist in this build is decided in exec_devices.c alone, which backends in
+ * comm_backends.c, so no CUDA or MPI conditional leaks into the logic. */
 #ifndef VPSIM_EXEC_H
 #define VPSIM_EXEC_H
 
@@ -153,7 +153,7 @@ void exec_comm_bind(exec_ctx *x);
 /* Release the device's graphs, then the backend (a graph may hold the backend's resources). */
 void exec_comm_fini(exec_ctx *x);
 
-/* Registry (exec_registry.c). NULL with a reason when not available in this build. */
+/* Registry (exec_devices.c). NULL with a reason when not available in this build. */
 const exec_device *exec_find_device(int cfg_device, char *why, size_t len);
 /* Every rank asks its device's probe (and whether the build has the device), then all agree: 0 on
  * every rank, or -1 on every rank with the lowest failing rank's reason in why, which ends in what to

@@ -1,4 +1,4 @@
-/* exec_links: the link probe's measurements (`vpsim probe`, issue #11): what the collective and launch
+/* exec_links: the link probe's measurements (`vpsim probe`): what the collective and launch
  * models consume, measured on the box the job runs on, one MPI rank per GPU.
  *
  * On CUDA, between every ordered pair of ranks' GPUs through the CUDA IPC mapping: the one-way

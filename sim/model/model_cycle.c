@@ -471,7 +471,7 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
     r->tokens_per_cycle = ctx->tokens_per_cycle;
     r->accepted_per_cycle = ctx->tokens_per_cycle > 1 ? ctx->tokens_per_cycle - 1.0 : 0.0;
     serving_notes(ctx, be, r);
-    /* Memory first: a scenario that does not fit is not a cycle time anyone will see (issue #12 item 6),
+    /* Memory first: a scenario that does not fit is not a cycle time anyone will see,
      * but how far it misses is worth reporting, so the figures stay with the unavailable result. */
     plan_memory mem;
     plan_memory_for_backend(sc, &ctx->memory, be, &mem);

@@ -2,7 +2,7 @@
  * for DeepSeek-V3-style models without DP attention (python/sglang/srt/models/deepseek_v2.py) and its
  * EAGLE-3 draft head (python/sglang/srt/models/llama_eagle3.py). */
 #include "plan.h"
-#include "plan_bld.h"
+#include "plan_emit.h"
 #include "plan_ep.h"
 
 #include "../config/cfg_accept.h"
@@ -13,33 +13,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef plan_bld builder;
+typedef plan_emit builder;
 
 static plan_op *gemm(builder *b, const char *name, int layer, long long m, long long k, long long n, cfg_weight w)
 {
-    return plan_bld_matmul(b, PLAN_OP_GEMM, name, layer, m, k, n, w, 1);
+    return plan_emit_matmul(b, PLAN_OP_GEMM, name, layer, m, k, n, w, 1);
 }
 
 /* Vocab-parallel embedding: each rank looks up the tokens in its vocab shard and writes zeros
  * elsewhere; the allreduce assembles the rows (VocabParallelEmbedding). */
 static void embedding(builder *b, const cfg_model *m, cfg_weight w)
 {
-    plan_op *op = plan_bld_add(b, PLAN_OP_EMBEDDING, "embedding", -1);
+    plan_op *op = plan_emit_add(b, PLAN_OP_EMBEDDING, "embedding", -1);
     op->m = b->rows;
     op->n = m->hidden;
     op->k = m->vocab / b->ranks;
     op->wdtype = (cfg_dtype)w.dtype;
     op->wgroup = w.group;
     plan_op_finalize(op);
-    plan_bld_collective(b, PLAN_OP_ALLREDUCE, "allreduce.embedding", -1, b->rows * m->hidden);
+    plan_emit_collective(b, PLAN_OP_ALLREDUCE, "allreduce.embedding", -1, b->rows * m->hidden);
 }
 
 /* Vocab-parallel lm_head over `rows` rows, then the all-gather of logits (LogitsProcessor). */
 static void lm_head(builder *b, int vocab, int hidden, long long rows, cfg_weight w, const char *sample_name)
 {
     gemm(b, "lm_head", -1, rows, hidden, vocab / b->ranks, w);
-    plan_bld_collective(b, PLAN_OP_ALLGATHER, "allgather.logits", -1, rows * (vocab / b->ranks));
-    plan_bld_rowwise(b, PLAN_OP_ELEMENTWISE, sample_name, -1, rows, vocab);
+    plan_emit_collective(b, PLAN_OP_ALLGATHER, "allgather.logits", -1, rows * (vocab / b->ranks));
+    plan_emit_rowwise(b, PLAN_OP_ELEMENTWISE, sample_name, -1, rows, vocab);
 }
 
 /* One DeepSeek-V3 decoder layer with absorbed MLA (the decode path: q_b, w_kc bmm, attention over the
@@ -54,18 +54,18 @@ static void target_layer(builder *b, const cfg_scenario *sc, int layer, int acti
     const long long M = b->rows;
     cfg_weight aw = m->weights.attention;
 
-    plan_bld_rowwise(b, PLAN_OP_NORM, "input_layernorm", layer, M, H);
+    plan_emit_rowwise(b, PLAN_OP_NORM, "input_layernorm", layer, M, H);
     /* fused_qkv_a_proj_with_mqa is replicated on every rank: [H -> q_lora + kv_lora + rope]. */
     gemm(b, "fused_qkv_a_proj", layer, M, H, qlr + kvlr + rope, aw);
-    plan_bld_rowwise(b, PLAN_OP_NORM, "q_a_layernorm", layer, M, qlr);
-    plan_bld_rowwise(b, PLAN_OP_NORM, "kv_a_layernorm", layer, M, kvlr);
+    plan_emit_rowwise(b, PLAN_OP_NORM, "q_a_layernorm", layer, M, qlr);
+    plan_emit_rowwise(b, PLAN_OP_NORM, "kv_a_layernorm", layer, M, kvlr);
     gemm(b, "q_b_proj", layer, M, qlr, (long long)heads * (nope + rope), aw);
     plan_op *kc = gemm(b, "w_kc", layer, M, nope, kvlr, aw);
     kc->batch = heads;
     plan_op_finalize(kc);
-    plan_bld_rowwise(b, PLAN_OP_ELEMENTWISE, "rope", layer, M, (long long)(heads + 1) * rope);
+    plan_emit_rowwise(b, PLAN_OP_ELEMENTWISE, "rope", layer, M, (long long)(heads + 1) * rope);
 
-    plan_op *at = plan_bld_add(b, PLAN_OP_ATTENTION, "mla_attention", layer);
+    plan_op *at = plan_emit_add(b, PLAN_OP_ATTENTION, "mla_attention", layer);
     at->batch = sc->workload.batch;
     at->q_len = b->ph->tokens;
     at->kv_len = sc->workload.context;
@@ -80,15 +80,15 @@ static void target_layer(builder *b, const cfg_scenario *sc, int layer, int acti
     vc->batch = heads;
     plan_op_finalize(vc);
     gemm(b, "o_proj", layer, M, (long long)heads * vd, H, aw);
-    plan_bld_collective(b, PLAN_OP_ALLREDUCE, "allreduce.attn", layer, M * H);
-    plan_bld_rowwise(b, PLAN_OP_NORM, "post_attention_layernorm", layer, M, H);
+    plan_emit_collective(b, PLAN_OP_ALLREDUCE, "allreduce.attn", layer, M * H);
+    plan_emit_rowwise(b, PLAN_OP_NORM, "post_attention_layernorm", layer, M, H);
 
     if (layer < m->first_k_dense) {
         const int inter = m->mlp.intermediate / tp;
         gemm(b, "mlp.gate_up", layer, M, H, 2LL * inter, m->weights.dense_mlp);
-        plan_bld_rowwise(b, PLAN_OP_ELEMENTWISE, "mlp.silu_mul", layer, M, inter);
+        plan_emit_rowwise(b, PLAN_OP_ELEMENTWISE, "mlp.silu_mul", layer, M, inter);
         gemm(b, "mlp.down", layer, M, inter, H, m->weights.dense_mlp);
-        plan_bld_collective(b, PLAN_OP_ALLREDUCE, "allreduce.mlp", layer, M * H);
+        plan_emit_collective(b, PLAN_OP_ALLREDUCE, "allreduce.mlp", layer, M * H);
         return;
     }
     if (sc->parallel.ep > 1) {
@@ -98,18 +98,18 @@ static void target_layer(builder *b, const cfg_scenario *sc, int layer, int acti
     const int inter = m->moe.intermediate / tp;
     const int topk = m->moe.top_k;
     gemm(b, "moe.gate", layer, M, H, m->moe.experts, m->weights.router);
-    plan_bld_rowwise(b, PLAN_OP_ELEMENTWISE, "moe.topk", layer, M, m->moe.experts);
+    plan_emit_rowwise(b, PLAN_OP_ELEMENTWISE, "moe.topk", layer, M, m->moe.experts);
     if (m->moe.shared_experts > 0) {
         /* SGLang overlaps the shared expert with the routed ones on an alternate stream. */
         const int sinter = inter * m->moe.shared_experts;
         /* (Op pointers die at the next add: set each stream before adding the next op.) */
         gemm(b, "shared.gate_up", layer, M, H, 2LL * sinter, m->weights.shared_expert)->stream = PLAN_STREAM_SIDE;
-        plan_bld_rowwise(b, PLAN_OP_ELEMENTWISE, "shared.silu_mul", layer, M, sinter)->stream = PLAN_STREAM_SIDE;
+        plan_emit_rowwise(b, PLAN_OP_ELEMENTWISE, "shared.silu_mul", layer, M, sinter)->stream = PLAN_STREAM_SIDE;
         gemm(b, "shared.down", layer, M, sinter, H, m->weights.shared_expert)->stream = PLAN_STREAM_SIDE;
     }
     /* Fused MoE: one grouped launch per projection over the distinct experts touched; m counts the
      * routed rows (tokens x top_k) across all groups. */
-    plan_op *w13 = plan_bld_add(b, PLAN_OP_GROUPED_GEMM, "moe.w13", layer);
+    plan_op *w13 = plan_emit_add(b, PLAN_OP_GROUPED_GEMM, "moe.w13", layer);
     w13->m = M * topk;
     w13->k = H;
     w13->n = 2LL * inter;
@@ -117,8 +117,8 @@ static void target_layer(builder *b, const cfg_scenario *sc, int layer, int acti
     w13->wdtype = (cfg_dtype)m->weights.routed_experts.dtype;
     w13->wgroup = m->weights.routed_experts.group;
     plan_op_finalize(w13);
-    plan_bld_rowwise(b, PLAN_OP_ELEMENTWISE, "moe.silu_mul", layer, M * topk, inter);
-    plan_op *w2 = plan_bld_add(b, PLAN_OP_GROUPED_GEMM, "moe.w2", layer);
+    plan_emit_rowwise(b, PLAN_OP_ELEMENTWISE, "moe.silu_mul", layer, M * topk, inter);
+    plan_op *w2 = plan_emit_add(b, PLAN_OP_GROUPED_GEMM, "moe.w2", layer);
     w2->m = M * topk;
     w2->k = inter;
     w2->n = H;
@@ -126,8 +126,8 @@ static void target_layer(builder *b, const cfg_scenario *sc, int layer, int acti
     w2->wdtype = (cfg_dtype)m->weights.routed_experts.dtype;
     w2->wgroup = m->weights.routed_experts.group;
     plan_op_finalize(w2);
-    plan_bld_rowwise(b, PLAN_OP_ELEMENTWISE, "moe.combine", layer, M, H);
-    plan_bld_collective(b, PLAN_OP_ALLREDUCE, "allreduce.moe", layer, M * H);
+    plan_emit_rowwise(b, PLAN_OP_ELEMENTWISE, "moe.combine", layer, M, H);
+    plan_emit_collective(b, PLAN_OP_ALLREDUCE, "allreduce.moe", layer, M * H);
 }
 
 static void target_pass(builder *b, const cfg_scenario *sc, int active_experts)
@@ -140,7 +140,7 @@ static void target_pass(builder *b, const cfg_scenario *sc, int active_experts)
     embedding(b, m, m->weights.embedding);
     for (int l = 0; l < m->layers; l++)
         target_layer(b, sc, l, active_experts);
-    plan_bld_rowwise(b, PLAN_OP_NORM, "final_norm", -1, b->rows, m->hidden);
+    plan_emit_rowwise(b, PLAN_OP_NORM, "final_norm", -1, b->rows, m->hidden);
     lm_head(b, m->vocab, m->hidden, b->rows, m->weights.lm_head, "verify.greedy");
 }
 
@@ -163,12 +163,12 @@ static void draft_pass(builder *b, const cfg_scenario *sc, bool with_fc, long lo
         const int n_aux = d->eagle3.n_aux_layers > 0 ? d->eagle3.n_aux_layers : 3;
         gemm(b, "fc", 0, M, (long long)n_aux * H, H, d->weights.fc); /* replicated, no collective */
     }
-    plan_bld_rowwise(b, PLAN_OP_NORM, "input_layernorm", 0, M, H);
-    plan_bld_rowwise(b, PLAN_OP_NORM, "hidden_norm", 0, M, H);
+    plan_emit_rowwise(b, PLAN_OP_NORM, "input_layernorm", 0, M, H);
+    plan_emit_rowwise(b, PLAN_OP_NORM, "hidden_norm", 0, M, H);
     /* Attention reads cat(embeds, hidden): 2H wide. */
     gemm(b, "qkv_proj", 0, M, 2LL * H, (long long)(heads + 2 * kv) * hd, aw);
-    plan_bld_rowwise(b, PLAN_OP_ELEMENTWISE, "rope", 0, M, (long long)(heads + kv) * hd);
-    plan_op *at = plan_bld_add(b, PLAN_OP_ATTENTION, "gqa_attention", 0);
+    plan_emit_rowwise(b, PLAN_OP_ELEMENTWISE, "rope", 0, M, (long long)(heads + kv) * hd);
+    plan_op *at = plan_emit_add(b, PLAN_OP_ATTENTION, "gqa_attention", 0);
     at->batch = sc->workload.batch;
     at->q_len = b->ph->tokens;
     at->kv_len = sc->workload.context;
@@ -178,14 +178,14 @@ static void draft_pass(builder *b, const cfg_scenario *sc, bool with_fc, long lo
     at->v_dim = hd;
     plan_op_finalize(at);
     gemm(b, "o_proj", 0, M, (long long)heads * hd, H, aw);
-    plan_bld_collective(b, PLAN_OP_ALLREDUCE, "allreduce.attn", 0, M * H);
-    plan_bld_rowwise(b, PLAN_OP_NORM, "post_attention_layernorm", 0, M, H);
+    plan_emit_collective(b, PLAN_OP_ALLREDUCE, "allreduce.attn", 0, M * H);
+    plan_emit_rowwise(b, PLAN_OP_NORM, "post_attention_layernorm", 0, M, H);
     const int inter = d->mlp.intermediate / tp;
     gemm(b, "mlp.gate_up", 0, M, H, 2LL * inter, d->weights.dense_mlp);
-    plan_bld_rowwise(b, PLAN_OP_ELEMENTWISE, "mlp.silu_mul", 0, M, inter);
+    plan_emit_rowwise(b, PLAN_OP_ELEMENTWISE, "mlp.silu_mul", 0, M, inter);
     gemm(b, "mlp.down", 0, M, inter, H, d->weights.dense_mlp);
-    plan_bld_collective(b, PLAN_OP_ALLREDUCE, "allreduce.mlp", 0, M * H);
-    plan_bld_rowwise(b, PLAN_OP_NORM, "final_norm", -1, M, H);
+    plan_emit_collective(b, PLAN_OP_ALLREDUCE, "allreduce.mlp", 0, M * H);
+    plan_emit_rowwise(b, PLAN_OP_NORM, "final_norm", -1, M, H);
     const int dvocab = d->eagle3.draft_vocab ? d->eagle3.draft_vocab : d->vocab;
     lm_head(b, dvocab, H, logit_rows, d->weights.lm_head, "draft.topk");
 }

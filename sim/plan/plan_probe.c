@@ -5,7 +5,7 @@
  * together). */
 #include "plan_probe.h"
 
-#include "plan_bld.h"
+#include "plan_emit.h"
 
 #include "../util/util.h"
 
@@ -37,7 +37,7 @@ static const long long row_n[] = {512, 2048, 7168, 16384};
 static const long long embed_n[] = {2048, 7168};
 
 typedef struct probe {
-    plan_bld b;
+    plan_emit b;
     bool quick;
     const cfg_scenario *sc;
     const plan *real; /* the scenario's own plan (its GEMM shapes); NULL for the quick grid */
@@ -84,7 +84,7 @@ static void add_point(probe *pr, const plan_op *t, const char *cls, long long ro
             pr->rc = -1;
             return;
         }
-        plan_op *op = plan_bld_add(&pr->b, t->kind, name, -1);
+        plan_op *op = plan_emit_add(&pr->b, t->kind, name, -1);
         char keep[PLAN_NAME_MAX];
         memcpy(keep, op->name, sizeof(keep));
         *op = *t;
@@ -325,12 +325,12 @@ int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, s
                 .quick = quick, .sc = sc, .real = have_real ? &real : NULL, .why = why, .len = len};
     /* The smallest kernel the replay launches: what it measures is the gap a graph node costs. */
     for (int i = 0; i < PLAN_PROBE_EMPTY; i++)
-        plan_bld_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.empty", -1, 1, 8);
+        plan_emit_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.empty", -1, 1, 8);
     gemms(&pr);
     grouped(&pr);
     attention(&pr);
     rowwise(&pr);
-    plan_bld_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.flush", -1, 1,
+    plan_emit_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.flush", -1, 1,
                      quick ? PLAN_PROBE_FLUSH_ELEMS_QUICK : PLAN_PROBE_FLUSH_ELEMS);
     if (have_real)
         plan_free(&real);

@@ -1,4 +1,4 @@
-/* bench-allreduce the nccl-tests way (issue #14 item 7): nccl-tests' option spellings (-c, -G, -d and
+/* bench-allreduce the nccl-tests way: nccl-tests' option spellings (-c, -G, -d and
  * their long forms) mean what vpsim's own options mean, and --format csv is one header plus one line
  * per size with the same fields on every line (the verify-pass mark a column, not trailing text). */
 #include "../../sim/config/cfg_tree.h"

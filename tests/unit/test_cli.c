@@ -400,7 +400,7 @@ Test(cli_out, writes_atomically_and_leaves_no_temp_file)
     cr_assert(strncmp(written, "phase,index,", 12) == 0, "the file now holds the CSV");
     free(written);
 
-    /* A directory that does not exist: a bad request (issue 16), refused before any work; nothing created. */
+    /* A directory that does not exist: a bad request, refused before any work; nothing created. */
     th_result m = th_run("plan configs/tiny.yaml --out %s/missing/plan.json", dir);
     cr_assert_eq(m.status, 2, "status %d: %s", m.status, m.err);
     cr_assert_neq(m.err[0], '\0');

@@ -308,7 +308,7 @@ Test(cli_bad, a_missing_option_value_is_named_in_every_command)
     }
 }
 
-/* ---------------- one option parser behaviour for every command (issue 16) ---------------- */
+/* ---------------- one option parser behaviour for every command ---------------- */
 
 /* The six commands that take options, with arguments each would otherwise accept, and a flag of each. */
 static const struct {

@@ -1,4 +1,4 @@
-/* Output safety (issue 16): --out and --trace write only regular files, refusing anything else with
+/* Output safety: --out and --trace write only regular files, refusing anything else with
  * exit 2 before any work; a symbolic link is followed and the file it leads to replaced; a failed write
  * leaves no temporary file; a failed stdout makes the exit status 1. */
 #include "../../sim/util/util.h"

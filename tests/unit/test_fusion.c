@@ -1,4 +1,4 @@
-/* fusion.allreduce_residual_norm (issue #12 item 1): the plan transform, the --check reference, the
+/* fusion.allreduce_residual_norm: the plan transform, the --check reference, the
  * model's epilogue and separate-norm terms, and the CPU replay with --check. */
 #include "../../sim/exec/exec.h"
 #include "../../sim/model/model.h"

@@ -1,4 +1,4 @@
-/* Machines without what a command needs (issue #14): a CUDA request on a machine with no usable GPU
+/* Machines without what a command needs: a CUDA request on a machine with no usable GPU
  * or driver is a plain refusal (exit 2, the reason, "use --device cpu") on every rank, before any
  * device or backend setup, never an MPI abort; `--backend all` on the CPU device runs what that device
  * can. CI has no GPU; on a machine where CUDA works the refusal tests skip themselves. */

@@ -1,4 +1,4 @@
-/* Sweeps that answer (issue #14): the summary, tied keys, skipped combinations, and the like-for-like
+/* Sweeps that answer: the summary, tied keys, skipped combinations, and the like-for-like
  * warnings and serving columns of `vpsim model` that the summary collects. Through the binary. */
 #include "../../sim/config/cfg_tree.h"
 #include "../../sim/util/util.h"

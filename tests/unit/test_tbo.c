@@ -1,4 +1,4 @@
-/* Two-batch overlap (issue #12 item 5): the config check, the split plan's shapes and order, the model's
+/* Two-batch overlap: the config check, the split plan's shapes and order, the model's
  * critical path on a hand-computed schedule, and the CPU replay with --check. */
 #include "../../sim/model/model_internal.h"
 #include "../../sim/plan/plan_json.h"

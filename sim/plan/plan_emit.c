@@ -1,8 +1,8 @@
-#include "plan_bld.h"
+#include "plan_emit.h"
 
 #include <stdio.h>
 
-plan_op *plan_bld_add(plan_bld *b, plan_op_kind kind, const char *name, int layer)
+plan_op *plan_emit_add(plan_emit *b, plan_op_kind kind, const char *name, int layer)
 {
     plan_op *op = plan_phase_add_op(b->ph);
     op->kind = kind;
@@ -16,10 +16,10 @@ plan_op *plan_bld_add(plan_bld *b, plan_op_kind kind, const char *name, int laye
     return op;
 }
 
-plan_op *plan_bld_matmul(plan_bld *b, plan_op_kind kind, const char *name, int layer, long long m, long long k,
+plan_op *plan_emit_matmul(plan_emit *b, plan_op_kind kind, const char *name, int layer, long long m, long long k,
                          long long n, cfg_weight w, int batch)
 {
-    plan_op *op = plan_bld_add(b, kind, name, layer);
+    plan_op *op = plan_emit_add(b, kind, name, layer);
     op->m = m;
     op->k = k;
     op->n = n;
@@ -30,20 +30,20 @@ plan_op *plan_bld_matmul(plan_bld *b, plan_op_kind kind, const char *name, int l
     return op;
 }
 
-plan_op *plan_bld_rowwise(plan_bld *b, plan_op_kind kind, const char *name, int layer, long long m, long long n)
+plan_op *plan_emit_rowwise(plan_emit *b, plan_op_kind kind, const char *name, int layer, long long m, long long n)
 {
-    plan_op *op = plan_bld_add(b, kind, name, layer);
+    plan_op *op = plan_emit_add(b, kind, name, layer);
     op->m = m;
     op->n = n;
     plan_op_finalize(op);
     return op;
 }
 
-void plan_bld_collective(plan_bld *b, plan_op_kind kind, const char *name, int layer, long long count)
+void plan_emit_collective(plan_emit *b, plan_op_kind kind, const char *name, int layer, long long count)
 {
     if (b->ranks == 1)
         return;
-    plan_op *op = plan_bld_add(b, kind, name, layer);
+    plan_op *op = plan_emit_add(b, kind, name, layer);
     op->count = count;
     op->payload_bytes = (long long)(count * cfg_dtype_bytes(b->act));
     plan_op_finalize(op);

@@ -255,12 +255,17 @@ static int measure_curves(dist_job *d, const probe_args *a, int device, bool vir
             n++;
         }
     }
-    const int ar_real[] = {CFG_BACKEND_NCCL, CFG_BACKEND_ONESHOT, CFG_BACKEND_TWOSHOT, CFG_BACKEND_PUSH};
-    const int *ar = virtual_ranks ? ar_real + 1 : ar_real;
-    const int nar = virtual_ranks ? 3 : 4;
-    if (d->rank == 0)
-        fprintf(stderr, "vpsim probe: allreduce curves (%s%s) ...\n", virtual_ranks ? "" : "nccl, ",
-                "oneshot, twoshot, push");
+    /* The backends the list marks `probe`; NCCL not on virtual ranks (it refuses them: noted above). */
+    int ar[CFG_BACKEND_COUNT], nar = 0;
+    for (int be = 0; be < CFG_BACKEND_COUNT; be++)
+        if (cfg_backend_probed(be) && !(virtual_ranks && be == CFG_BACKEND_NCCL))
+            ar[nar++] = be;
+    if (d->rank == 0) {
+        fprintf(stderr, "vpsim probe: allreduce curves (");
+        for (int i = 0; i < nar; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", cfg_backend_names[ar[i]]);
+        fprintf(stderr, ") ...\n");
+    }
     n += run_curves(d, a, device, PLAN_OP_ALLREDUCE, ar, nar, "allreduce.", curves + n);
     if (!virtual_ranks) {
         const int nccl[] = {CFG_BACKEND_NCCL};

@@ -88,6 +88,8 @@ cfg_peer_use cfg_backend_peer_use(int backend);
 bool cfg_backend_fuses_norm(int backend);
 cfg_backend_launch_kind cfg_backend_launch(int backend);
 bool cfg_backend_workspace(int backend);
+bool cfg_backend_in_place(int backend);
+bool cfg_backend_probed(int backend);
 
 #define CFG_DEVICE_ENUM(ID, ...) CFG_DEVICE_##ID,
 typedef enum { CFG_DEVICE_LIST(CFG_DEVICE_ENUM) CFG_DEVICE_COUNT } cfg_device;

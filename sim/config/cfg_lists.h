@@ -8,7 +8,7 @@
 #define VPSIM_CFG_LISTS_H
 
 /* Collective backends.
- *   X(ID, name, key, where, policy, table, family, peer, fuse, launch, workspace, help)
+ *   X(ID, name, key, where, policy, table, family, peer, fuse, launch, workspace, inplace, probe, help)
  *   ID        CFG_BACKEND_<ID>
  *   name      what users type (--backend, run.backend, policies)
  *   key       a C identifier: the backend's table is comm_backend_<key> (sim/comm), its measured table
@@ -24,21 +24,24 @@
  *   launch    PLANNED (the host plans every call: launch.eager_collective_us), KERNEL (one plain kernel
  *             launch: launch.eager_us) or HOST (run by the host itself, host-staged)
  *   workspace 1: it needs the custom allreduce's IPC workspace (memory.custom_workspace_mib)
+ *   inplace   1: its allreduce takes send == recv, so bench-allreduce --check checks that too (MPI
+ *             stages through host copies and has no in-place path here)
+ *   probe     1: `vpsim probe` times its allreduce curve on a GPU box (measured.allreduce.<key>)
  *   help      one line for --help and the docs */
 #define CFG_BACKEND_LIST(X)                                                                                             \
-    X(NCCL, "nccl", nccl, CUDA, 1, 1, nccl, NONE, 0, PLANNED, 0,                                                      \
+    X(NCCL, "nccl", nccl, CUDA, 1, 1, nccl, NONE, 0, PLANNED, 0, 1, 1,                                                      \
       "NCCL ncclAllReduce / ncclAllGather (ring or tree, LL or Simple)")                                               \
-    X(NCCL_SYMM, "nccl-symm", nccl_symm, CUDA, 1, 1, symm, LOADS, 0, PLANNED, 0,                                       \
+    X(NCCL_SYMM, "nccl-symm", nccl_symm, CUDA, 1, 1, symm, LOADS, 0, PLANNED, 0, 1, 0,                                       \
       "NCCL on symmetric-memory windows (NCCL 2.27+)")                                                                 \
-    X(ONESHOT, "oneshot", oneshot, CUDA, 1, 1, ipc, LOADS, 1, KERNEL, 1,                                               \
+    X(ONESHOT, "oneshot", oneshot, CUDA, 1, 1, ipc, LOADS, 1, KERNEL, 1, 1, 1,                                               \
       "custom one-shot kernel: every rank loads all peers over CUDA IPC")                                             \
-    X(TWOSHOT, "twoshot", twoshot, CUDA, 1, 1, ipc, LOADS, 0, KERNEL, 1,                                               \
+    X(TWOSHOT, "twoshot", twoshot, CUDA, 1, 1, ipc, LOADS, 0, KERNEL, 1, 1, 1,                                               \
       "custom two-shot kernel: reduce-scatter then all-gather over IPC")                                              \
-    X(PUSH, "push", push, CUDA, 1, 1, ipc, STORES, 1, KERNEL, 1,                                                       \
+    X(PUSH, "push", push, CUDA, 1, 1, ipc, STORES, 1, KERNEL, 1, 1, 1,                                                       \
       "custom push kernel: peers store into each other, flags in the data")                                           \
-    X(MPI, "mpi", mpi, HOST, 1, 1, host, NONE, 0, HOST, 0, "host-staged MPI_Allreduce (copies to and from the host)")  \
-    X(NONE, "none", none, HOST, 0, 0, none, NONE, 0, KERNEL, 0, "collectives skipped: compute only")                   \
-    X(MODEL, "model", model, HOST, 0, 0, none, NONE, 0, KERNEL, 0,                                                     \
+    X(MPI, "mpi", mpi, HOST, 1, 1, host, NONE, 0, HOST, 0, 0, 0, "host-staged MPI_Allreduce (copies to and from the host)")  \
+    X(NONE, "none", none, HOST, 0, 0, none, NONE, 0, KERNEL, 0, 1, 0, "collectives skipped: compute only")                   \
+    X(MODEL, "model", model, HOST, 0, 0, none, NONE, 0, KERNEL, 0, 1, 0,                                                     \
       "run only: each collective a GPU delay of its modelled duration on --target-system")
 
 /* Op kinds of a plan.

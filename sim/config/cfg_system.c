@@ -221,7 +221,7 @@ static const cfg_field table_fields[] = {
 #define AR_TAB_1(ID, k, help)                                                                                      \
     {.key = #k, .type = CFG_T_MAP, .offset = sizeof(cfg_sys_table) * CFG_BACKEND_##ID, .fields = table_fields,      \
      .doc = help},
-#define AR_TAB(ID, name, k, where, policy, table, family, peer, fuse, launch, workspace, help) AR_TAB_##table(ID, k, help)
+#define AR_TAB(ID, name, k, where, policy, table, family, peer, fuse, launch, workspace, inplace, probe, help) AR_TAB_##table(ID, k, help)
 static const cfg_field measured_allreduce_fields[] = {CFG_BACKEND_LIST(AR_TAB){0}};
 #define OP_INDEX(ID, ...) CFG_OP_##ID,
 enum { CFG_OP_LIST(OP_INDEX) };

@@ -196,7 +196,8 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, exec_bench_ba
     out->backend = backend;
     char why[320] = "";
     const comm_backend *c;
-    bool uses_nccl = backend == CFG_BACKEND_NCCL, uses_mpi = backend == CFG_BACKEND_MPI;
+    /* In place when the backend (a policy: every one of its rules) takes send == recv. */
+    bool uses_nccl = backend == CFG_BACKEND_NCCL, in_place = backend < 0 || cfg_backend_in_place(backend);
     if (backend >= 0) {
         snprintf(out->name, sizeof(out->name), "%s", cfg_backend_names[backend]);
         c = comm_find_backend(backend, why, sizeof(why));
@@ -206,10 +207,10 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, exec_bench_ba
         c = comm_select_configure(&o->policy, -1);
         for (int i = 0; i < o->policy.n; i++) {
             uses_nccl = uses_nccl || o->policy.rule[i].backend == CFG_BACKEND_NCCL;
-            uses_mpi = uses_mpi || o->policy.rule[i].backend == CFG_BACKEND_MPI;
+            in_place = in_place && cfg_backend_in_place(o->policy.rule[i].backend);
         }
     }
-    b->in_place = !uses_mpi && b->op.kind == PLAN_OP_ALLREDUCE;
+    b->in_place = in_place && b->op.kind == PLAN_OP_ALLREDUCE;
     int rc = c ? 0 : -1;
     if (c && !comm_backend_has(c, b->op.kind)) {
         snprintf(why, sizeof(why), "backend %s has no %s", out->name, plan_op_kind_names[b->op.kind]);

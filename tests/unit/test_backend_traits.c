@@ -43,6 +43,13 @@ Test(backend_traits, every_backend_behaves_as_its_list_line_says)
     int fusion_checked = 0;
     for (int be = 0; be < CFG_BACKEND_COUNT; be++) {
         const char *name = cfg_backend_names[be];
+        /* probe: a curve the probe times lands in the system file's measured.allreduce.<key> table, so a
+         * probed backend must have one, and be a real allreduce */
+        if (cfg_backend_probed(be))
+            cr_assert(cfg_backend_has_table(be) && cfg_backend_reduces(be), "%s: probed without a table", name);
+        /* inplace: a backend that moves no data has no send/recv to alias, so it is trivially in place; the
+         * host-staged one is not (bench-allreduce --check leaves the in-place pass out for it) */
+        cr_assert_eq(cfg_backend_in_place(be), cfg_backend_launch(be) != CFG_LAUNCH_HOST, "%s: in place", name);
         /* workspace: the memory account charges the custom allreduce's buffers exactly to these */
         plan_memory m;
         plan_memory_account(&sc, &p, be, &m);

@@ -115,7 +115,7 @@ TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS := $(TEST_SRCS:%.c=$(OBJ)/%.o)
 TEST_BIN := $(OUT)/vpsim-tests
 
-PHONY_TESTS := build-tests test-unit test-py test-docs docs docs-check samples samples-check
+PHONY_TESTS := build-tests test-unit test-py test-docs test-extend docs docs-check samples samples-check
 .PHONY: FORCE deps all debug asan test check test-gpu $(PHONY_TESTS) run bench clean deps-check config-reference report fuzz fuzz-smoke
 
 all: deps-check $(BIN)
@@ -207,6 +207,11 @@ samples-check: all
 	done; [ $$bad = 0 ] && echo "samples-check: $$(ls $(SAMPLES_CHECK) | wc -l) modelled samples current"
 
 test-docs: docs-check samples-check
+
+# "A new backend is one list line and one file": a copy of the tree with tests/extend/comm_dummy.c's
+# line and file builds (CUDA=0) and the backend works through every command (tests/extend/new_backend.sh).
+test-extend:
+	bash tests/extend/new_backend.sh
 
 # CI's command (.ci/run, README): the suite, the Python and docs checks, the suite under the sanitizers,
 # every fuzz harness briefly; each stage announced with its progress and duration (scripts/check.sh).

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 NPROC=${NPROC:-$(nproc 2>/dev/null || echo 2)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 T0=$(date +%s)
-N_STAGES=6
+N_STAGES=7
 stage_no=0
 
 elapsed() { local s=$(( $(date +%s) - $1 )); printf '%d:%02d' $((s / 60)) $((s % 60)); }
@@ -56,6 +56,7 @@ build() { make --no-print-directory -j"$NPROC" "$@" 2>&1 | grep -v '^make\[' ; r
 stage "build (release: vpsim, tests, kernel tests)" build build-tests
 stage "unit tests (release)" unit_tests release
 stage "Python tests, docs' examples, modelled samples" make --no-print-directory test-py test-docs
+stage "a new backend from one list line and one file (a CUDA=0 copy)" make --no-print-directory test-extend
 stage "build (ASan + UBSan)" build VARIANT=asan build-tests
 stage "unit tests (ASan + UBSan + LSan)" unit_tests asan
 stage "fuzz smoke (every harness ${FUZZ_SECONDS} s at once)" make --no-print-directory -j"$NPROC" fuzz-smoke FUZZ_SECONDS="$FUZZ_SECONDS"

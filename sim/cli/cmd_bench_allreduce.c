@@ -16,6 +16,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Backends each device can run: the CUDA-only ones (CFG_BACKEND_LIST's `where`) need the cuda device. */
+#define NEEDS_CUDA_HOST false
+#define NEEDS_CUDA_CUDA true
+#define NEEDS_CUDA(ID, name, key, where, ...) [CFG_BACKEND_##ID] = NEEDS_CUDA_##where,
+static const bool backend_needs_cuda[CFG_BACKEND_COUNT] = {CFG_BACKEND_LIST(NEEDS_CUDA)};
+#undef NEEDS_CUDA
+
+/* --backend's default: the real allreduces that run where the device is (the GPU backends on cuda, the
+ * host ones on cpu), comma-separated into buf. */
+static void default_backends(int device, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int b = 0; b < CFG_BACKEND_COUNT; b++)
+        if (cfg_backend_reduces(b) && backend_needs_cuda[b] == (device == CFG_DEVICE_CUDA))
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "", cfg_backend_names[b]);
+}
+
 static void bench_help(void)
 {
     printf("usage: mpirun -np N vpsim bench-allreduce [SCENARIO] [--backend LIST] [-b MIN] [-e MAX] [-f FACTOR]\n"
@@ -30,12 +47,22 @@ static void bench_help(void)
            "are added to the sweep and marked (the table's 'verify pass' column, verify_pass in JSON and\n"
            "CSV). nccl-tests' spellings -c, -G, -d, --warmup_iters, --cudagraph, --datatype also work.\n"
            "\n"
-           "options:\n"
-           "  --backend LIST    comma-separated: nccl, nccl-symm, oneshot, twoshot, push, mpi, or all\n"
-           "                    (default: nccl,nccl-symm,oneshot,twoshot,push on cuda; mpi on cpu). all:\n"
-           "                    every backend the device can run (on cpu: mpi; the others named in a\n"
-           "                    note). A backend that cannot run here gets an 'unsupported' row with the\n"
-           "                    reason; one named explicitly makes the exit status 1.\n"
+           "options:\n");
+    /* The backends as the list has them (cfg_lists.h), so a new list line shows here by itself. */
+    char all[256] = "", gpu[160], host[160];
+    for (int b = 0; b < CFG_BACKEND_COUNT; b++)
+        if (cfg_backend_reduces(b))
+            snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", all[0] ? ", " : "", cfg_backend_names[b]);
+    default_backends(CFG_DEVICE_CUDA, gpu, sizeof(gpu));
+    default_backends(CFG_DEVICE_CPU, host, sizeof(host));
+    printf("  --backend LIST    comma-separated, of: %s, or all\n"
+           "                    default on cuda: %s\n"
+           "                    default on cpu: %s\n"
+           "                    all: every backend the device can run (the others named in a note). A\n"
+           "                    backend that cannot run here gets an 'unsupported' row with the reason;\n"
+           "                    one named explicitly makes the exit status 1.\n",
+           all, gpu, host);
+    printf(""
            "  --collective K    what to time: allreduce (default), allgather, reduce_scatter or alltoall;\n"
            "                    a size is what each rank sends (reduce_scatter, alltoall: rounded down to\n"
            "                    a multiple of the ranks); busbw, the checks and --model follow the kind.\n"
@@ -134,12 +161,6 @@ static int parse_size_arg(const char *opt, const char *arg, long long *out)
     return 0;
 }
 
-/* Backends each device can run: the CUDA-only ones (CFG_BACKEND_LIST's `where`) need the cuda device. */
-#define NEEDS_CUDA_HOST false
-#define NEEDS_CUDA_CUDA true
-#define NEEDS_CUDA(ID, name, key, where, ...) [CFG_BACKEND_##ID] = NEEDS_CUDA_##where,
-static const bool backend_needs_cuda[CFG_BACKEND_COUNT] = {CFG_BACKEND_LIST(NEEDS_CUDA)};
-#undef NEEDS_CUDA
 
 static void add_backend(exec_bench_opts *o, int b)
 {
@@ -334,8 +355,9 @@ static int finish_args(bench_args *a)
     /* With --policy alone, only the policy runs; a policy counts as explicitly requested. */
     bool named = false;
     if (a->backends || !a->o.with_policy) {
-        if (parse_backends(a->backends ? a->backends
-                                       : (a->o.device == CFG_DEVICE_CUDA ? "nccl,nccl-symm,oneshot,twoshot,push" : "mpi"),
+        char dflt[160];
+        default_backends(a->o.device, dflt, sizeof(dflt));
+        if (parse_backends(a->backends ? a->backends : dflt,
                            &a->o, &named, a->skipped, sizeof(a->skipped)))
             return VP_EXIT_USAGE;
     }

@@ -2,7 +2,7 @@
  * measurements and of what probe_findings.c concludes from them. */
 #include "probe_text.h"
 
-#include "cal_points.h"
+#include "cal_system.h"
 #include "cli.h"
 
 #include <math.h>

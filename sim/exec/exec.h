@@ -211,7 +211,5 @@ typedef struct exec_groups {
 int exec_time_groups(dist_job *d, const exec_options *opt, const plan *p, const exec_groups *g, double *per_op_us,
                      exec_result *env_out);
 
-/* Index of (phase, op) in the flattened op order. */
-int exec_flat_index(const plan *p, int phase, int op);
 
 #endif

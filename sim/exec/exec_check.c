@@ -145,7 +145,7 @@ long long exec_check_collectives(exec_ctx *x, char *msg, size_t msg_len)
             const plan_op *op = &p->phases[ph].ops[i];
             if (!plan_op_is_collective(op->kind))
                 continue;
-            const int salt = exec_flat_index(p, ph, i);
+            const int salt = plan_op_flat_index(p, ph, i);
             const long long bad = check_one(x, op, salt);
             double flag = bad >= 0 ? 1.0 : 0.0;
             dist_sum_doubles(&flag, 1);

@@ -23,13 +23,6 @@ void exec_env_set(exec_ctx *x, const char *key, const char *fmt, ...)
     va_end(ap);
 }
 
-int exec_flat_index(const plan *p, int phase, int op)
-{
-    int idx = 0;
-    for (int i = 0; i < phase; i++)
-        idx += p->phases[i].n_ops;
-    return idx + op;
-}
 
 /* Enqueue one cycle. With timers, slot 2*i / 2*i+1 bracket flat op i on the op's stream. Compute ops of
  * class `skip` (a plan_class; -1: none) are left out (--class-cost). */

@@ -104,7 +104,7 @@ static double alltoall_mpi_us(const cfg_system *s, double S, int n, model_terms 
 double model_alltoall_us(const cfg_system *s, cfg_backend be, double S, int n, model_terms *terms, char *method,
                          size_t mlen)
 {
-    if (model_backend_host_staged(be)) {
+    if (cfg_backend_launch(be) == CFG_LAUNCH_HOST) { /* the list's trait: model_comm.c's family agrees */
         snprintf(method, mlen, "formula: host-staged MPI_Alltoall");
         return alltoall_mpi_us(s, S, n, terms);
     }

@@ -10,102 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ---------------- NCCL: what it runs (model_nccl.c), priced from the links ----------------
- * NCCL src/graph/tuning.cc (v2.2x-2.30): baseLat[algo][proto] and hwLat[hw][algo][proto] in us, protocols
- * LL, LL128, Simple. On PCIe NCCL never picks LL128 (only when the path is NVLink, <= PATH_NVB). */
+/* ---------------- NCCL: what it runs (model_nccl.c, its latency tables too), priced from the links ---------------- */
 const char *const model_nccl_proto_names[] = {"LL", "LL128", "Simple", NULL};
 const char *const model_nccl_algo_names[] = {"tree", "ring", NULL};
-static const double nccl_base_lat[MODEL_NCCL_ALGOS][MODEL_NCCL_PROTOS] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
-static const double nccl_hw_lat_nvlink[MODEL_NCCL_ALGOS][MODEL_NCCL_PROTOS] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
-static const double nccl_hw_lat_pci[MODEL_NCCL_ALGOS][MODEL_NCCL_PROTOS] = {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}};
-
-double model_nccl_base_lat(int algo, int proto) { return nccl_base_lat[algo][proto]; }
-
-/* tuning.cc: intraHw is NVLINK only when the graph's typeIntra is NVL; PHB, SYS and SHM use the PCI row. */
-double model_nccl_hw_lat(const cfg_system *s, int algo, int proto)
-{
-    return (s->topology.interconnect == CFG_IC_NVLINK ? nccl_hw_lat_nvlink : nccl_hw_lat_pci)[algo][proto];
-}
-
-bool model_nccl_pair_shm(const cfg_system *s, int a, int b, int n)
-{
-    return model_nccl_link(s, a, b, n) != MODEL_NCCL_P2P;
-}
-
-/* One protocol step over link a -> b as the transport does it:
- *   P2P (NCCL writes into the peer's buffer; P2P read mode is A100-NVLink only): LL polls its own memory
- *     for the line the peer stored (a peer store's visibility); Simple adds the system-scope fence
- *     before the tail store (prims_simple.h postPeer).
- *   SHM (buffers in the receiver's host memory, NCCL_SHM_LOCALITY=2; the kernel loads and stores them
- *     directly, no cudaMemcpy): LL polls the line through host memory; Simple waits for the tail there,
- *     then loads the data from host memory (a dependent round trip), after the sender's fence.
- *   NET on one host (sockets): the proxy copies down and up, and a host step between.
- * On NVLink NCCL's hwLat is the floor of a step (its kernels' own pipeline); on PCIe the transport's
- * latency is the step (NCCL's PCI hwLat is an estimate for P2P over a switch). */
-static double link_step_us(const cfg_system *s, int a, int b, int p, int n, model_nccl_transport *tr,
-                           const char **src)
-{
-    *tr = model_nccl_link(s, a, b, n);
-    double t;
-    switch (*tr) {
-    case MODEL_NCCL_P2P:
-        t = model_link_visible_us(s, a, b, src) + (p == MODEL_NCCL_SIMPLE ? s->links.fence_us : 0.0);
-        break;
-    case MODEL_NCCL_SHM:
-        t = model_link_host_visible_us(s, a, b, src);
-        if (p == MODEL_NCCL_SIMPLE)
-            t += s->links.fence_us + model_link_host_load_rtt_us(s, b, NULL);
-        break;
-    default:
-        t = 2.0 * s->host.memcpy_lat_us + s->host.mpi_lat_us;
-        if (src)
-            *src = "2 x host.memcpy_lat_us + host.mpi_lat_us (sockets through NCCL's proxy)";
-        break;
-    }
-    if (s->topology.interconnect == CFG_IC_NVLINK)
-        t = fmax(t, model_nccl_hw_lat(s, MODEL_NCCL_RING, p));
-    return t;
-}
-
-/* The ring's links for one protocol: the mean step (a small message visits every link in turn), the
- * transports in use, and where the latencies came from (for --explain). */
-typedef struct ring_links {
-    int n, counts[3];
-    double mean, lo, hi;
-    const char *src[3];
-} ring_links;
-
-static void ring_links_read(const cfg_system *s, int n, int p, ring_links *l)
-{
-    memset(l, 0, sizeof(*l));
-    l->n = n;
-    l->lo = INFINITY;
-    for (int r = 0; r < n && n > 1; r++) {
-        model_nccl_transport tr;
-        const char *src = NULL;
-        const double t = link_step_us(s, r, (r + 1) % n, p, n, &tr, &src);
-        l->counts[tr]++;
-        l->src[tr] = src;
-        l->mean += t / n;
-        l->lo = fmin(l->lo, t);
-        l->hi = fmax(l->hi, t);
-    }
-}
-
-bool model_nccl_proto_allowed(const cfg_nccl_tuning *t, int p, bool nvlink)
-{
-    static const int as_cfg[MODEL_NCCL_PROTOS] = {CFG_NCCL_PROTO_LL, CFG_NCCL_PROTO_LL128, CFG_NCCL_PROTO_SIMPLE};
-    if (t->protocol != CFG_NCCL_PROTO_AUTO)
-        return t->protocol == as_cfg[p]; /* NCCL enables LL128 off NVLink too when NCCL_PROTO names it */
-    return p != MODEL_NCCL_LL128 || nvlink;
-}
-
-bool model_nccl_algo_allowed(const cfg_nccl_tuning *t, int a, bool allreduce)
-{
-    if (!allreduce)
-        return a == MODEL_NCCL_RING; /* NCCL runs all-gather as a ring only; nccl.algorithm applies to allreduces */
-    return t->algorithm == CFG_NCCL_ALGO_AUTO || (t->algorithm == CFG_NCCL_ALGO_RING) == (a == MODEL_NCCL_RING);
-}
 
 /* The bytes' rate: channels x the slowest link's per-channel figure, up to the GPU's link; an SHM link
  * carries what one GPU stores into host memory and the next loads back, and that rate caps the ring. On
@@ -163,7 +70,8 @@ static void tuning_term(const cfg_nccl_tuning *t, model_terms *terms)
 }
 
 /* For --explain: NCCL's rules on this box (transport, level, search). */
-static void rules_terms(const cfg_system *s, int n, const model_nccl_graph *g, const ring_links *l, model_terms *terms)
+static void rules_terms(const cfg_system *s, int n, const model_nccl_graph *g, const model_ring_links *l,
+                        model_terms *terms)
 {
     if (!terms || n < 2)
         return;
@@ -197,8 +105,8 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
     model_nccl_search(s, n, &g);
     int a, p;
     model_nccl_choose(s, &g, allreduce, nbytes, n, &a, &p, terms);
-    ring_links links;
-    ring_links_read(s, n, p, &links);
+    model_ring_links links;
+    model_ring_links_read(s, n, p, &links);
     rules_terms(s, n, &g, &links, terms);
     if (terms && cfg_nccl_tuned(tune))
         tuning_term(tune, terms);
@@ -210,12 +118,12 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
         const int nsteps = allreduce ? 2 * (n - 1) : n - 1;
         bw = p == MODEL_NCCL_LL ? fmin(s->nccl.ll_max_bw_gbs, bus_bw * 0.5) : p == MODEL_NCCL_LL128 ? bus_bw * 0.92 : bus_bw;
         bw *= (double)n / nsteps;
-        lat = nccl_base_lat[a][p] + nsteps * links.mean;
+        lat = model_nccl_base_lat(a, p) + nsteps * links.mean;
     } else {
         bw = bus_bw * 0.92;
         bw = p == MODEL_NCCL_LL ? fmin(bw / 3.8, s->nccl.ll_max_bw_gbs) : p == MODEL_NCCL_LL128 ? bw * 7.0 / 9.0 : bw;
         bw *= 0.5;
-        lat = nccl_base_lat[a][p] + 2.0 * (n - 1) * links.mean;
+        lat = model_nccl_base_lat(a, p) + 2.0 * (n - 1) * links.mean;
     }
     const double t = lat + nbytes / (1000.0 * bw);
     if (algo_proto)
@@ -225,15 +133,8 @@ double model_nccl_formula_us(const cfg_system *s, plan_op_kind kind, double byte
                    tune->protocol != CFG_NCCL_PROTO_AUTO || (allreduce && tune->algorithm != CFG_NCCL_ALGO_AUTO)
                        ? " within the scenario's nccl.protocol/nccl.algorithm"
                        : "",
-                   lat, nccl_base_lat[a][p], a == MODEL_NCCL_RING ? "nsteps" : "2 (n-1)", links.mean, nbytes, bw);
+                   lat, model_nccl_base_lat(a, p), a == MODEL_NCCL_RING ? "nsteps" : "2 (n-1)", links.mean, nbytes, bw);
     return t;
-}
-
-/* One NCCL peer step a -> b for model_alltoall.c (LL or Simple over its transport). */
-double model_nccl_p2p_step_us(const cfg_system *s, int a, int b, int n, bool ll)
-{
-    model_nccl_transport tr;
-    return link_step_us(s, a, b, ll ? MODEL_NCCL_LL : MODEL_NCCL_SIMPLE, n, &tr, NULL);
 }
 
 /* ---------------- dispatch ---------------- */

@@ -224,3 +224,40 @@ void model_nccl_choose(const cfg_system *s, const model_nccl_graph *g, bool allr
         }
     }
 }
+
+/* ---------------- NCCL's latency tables ----------------
+ * NCCL src/graph/tuning.cc (v2.2x-2.30): baseLat[algo][proto] and hwLat[hw][algo][proto] in us, protocols
+ * LL, LL128, Simple. On PCIe NCCL never picks LL128 (only when the path is NVLink, <= PATH_NVB). */
+
+static const double nccl_base_lat[MODEL_NCCL_ALGOS][MODEL_NCCL_PROTOS] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
+static const double nccl_hw_lat_nvlink[MODEL_NCCL_ALGOS][MODEL_NCCL_PROTOS] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
+static const double nccl_hw_lat_pci[MODEL_NCCL_ALGOS][MODEL_NCCL_PROTOS] = {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}};
+
+double model_nccl_base_lat(int algo, int proto) { return nccl_base_lat[algo][proto]; }
+
+/* tuning.cc: intraHw is NVLINK only when the graph's typeIntra is NVL; PHB, SYS and SHM use the PCI row. */
+double model_nccl_hw_lat(const cfg_system *s, int algo, int proto)
+{
+    return (s->topology.interconnect == CFG_IC_NVLINK ? nccl_hw_lat_nvlink : nccl_hw_lat_pci)[algo][proto];
+}
+
+bool model_nccl_pair_shm(const cfg_system *s, int a, int b, int n)
+{
+    return model_nccl_link(s, a, b, n) != MODEL_NCCL_P2P;
+}
+
+/* Which protocols and algorithms NCCL may choose under the scenario's nccl: tuning. */
+bool model_nccl_proto_allowed(const cfg_nccl_tuning *t, int p, bool nvlink)
+{
+    static const int as_cfg[MODEL_NCCL_PROTOS] = {CFG_NCCL_PROTO_LL, CFG_NCCL_PROTO_LL128, CFG_NCCL_PROTO_SIMPLE};
+    if (t->protocol != CFG_NCCL_PROTO_AUTO)
+        return t->protocol == as_cfg[p]; /* NCCL enables LL128 off NVLink too when NCCL_PROTO names it */
+    return p != MODEL_NCCL_LL128 || nvlink;
+}
+
+bool model_nccl_algo_allowed(const cfg_nccl_tuning *t, int a, bool allreduce)
+{
+    if (!allreduce)
+        return a == MODEL_NCCL_RING; /* NCCL runs all-gather as a ring only; nccl.algorithm applies to allreduces */
+    return t->algorithm == CFG_NCCL_ALGO_AUTO || (t->algorithm == CFG_NCCL_ALGO_RING) == (a == MODEL_NCCL_RING);
+}

@@ -86,6 +86,14 @@ void model_nccl_choose(const cfg_system *s, const model_nccl_graph *g, bool allr
 /* NCCL's tuning constants and the scenario's NCCL_ALGO / NCCL_PROTO (model_comm.c). */
 double model_nccl_base_lat(int algo, int proto);
 double model_nccl_hw_lat(const cfg_system *s, int algo, int proto);
+/* The ring's links for one protocol (model_nccl_steps.c): the mean step (a small message visits every link
+ * in turn), the transports in use, and where the latencies came from (for --explain). */
+typedef struct model_ring_links {
+    int n, counts[3];
+    double mean, lo, hi;
+    const char *src[3];
+} model_ring_links;
+void model_ring_links_read(const cfg_system *s, int n, int p, model_ring_links *l);
 bool model_nccl_proto_allowed(const cfg_nccl_tuning *t, int p, bool nvlink);
 bool model_nccl_algo_allowed(const cfg_nccl_tuning *t, int a, bool allreduce);
 /* Whether NCCL connects a -> b (of an n-rank communicator) through host memory or the network. */

@@ -154,6 +154,8 @@ bool plan_phase_is_tbo(const plan_phase *ph);
 /* Expected distinct experts touched when `selections` tokens each pick `top_k` distinct experts of
  * `experts` uniformly: E * (1 - (1 - k/E)^selections). */
 double plan_expected_active_experts(int experts, int top_k, long long tokens);
+/* Op `op` of phase `phase` in plan order over all phases (the index of per-op arrays: times, traces). */
+int plan_op_flat_index(const plan *p, int phase, int op);
 
 /* Totals over phases. */
 const plan_phase *plan_find_phase(const plan *p, const char *name);

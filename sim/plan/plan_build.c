@@ -204,14 +204,6 @@ static plan_phase *new_phase(plan *p, const char *name, plan_phase_kind kind, co
     return ph;
 }
 
-double plan_expected_active_experts(int experts, int top_k, long long tokens)
-{
-    if (experts <= 0 || top_k <= 0)
-        return 0.0;
-    double miss = 1.0 - (double)top_k / experts;
-    return experts * (1.0 - pow(miss, (double)tokens));
-}
-
 static int resolve_active_experts(const cfg_scenario *sc, long long tokens)
 {
     const cfg_model *m = &sc->target;

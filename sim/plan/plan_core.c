@@ -2,6 +2,7 @@
 
 #include "../util/util.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -227,4 +228,21 @@ int plan_op_law_class(const plan_op *op, double *rows)
     if (rows)
         *rows = r < 1.0 ? 1.0 : r;
     return c;
+}
+
+/* The distinct experts `tokens` routed tokens touch under uniform routing: E (1 - (1 - k/E)^tokens). */
+double plan_expected_active_experts(int experts, int top_k, long long tokens)
+{
+    if (experts <= 0 || top_k <= 0)
+        return 0.0;
+    double miss = 1.0 - (double)top_k / experts;
+    return experts * (1.0 - pow(miss, (double)tokens));
+}
+
+int plan_op_flat_index(const plan *p, int phase, int op)
+{
+    int idx = 0;
+    for (int i = 0; i < phase; i++)
+        idx += p->phases[i].n_ops;
+    return idx + op;
 }

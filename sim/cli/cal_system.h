@@ -1,6 +1,7 @@
-/* cal_points: the merging and checking of `vpsim calibrate` (its own header so the tests reach it). */
-#ifndef VPSIM_CAL_POINTS_H
-#define VPSIM_CAL_POINTS_H
+/* cal_system: the services calibrate and probe share (cal_system.c): merging and checking points, the
+ * option tail, the system-file writer. */
+#ifndef VPSIM_CAL_SYSTEM_H
+#define VPSIM_CAL_SYSTEM_H
 
 #include "cli.h"
 #include "../util/util.h"

@@ -53,6 +53,8 @@ struct comm_ctx {
     int *n_env;
     const cfg_nccl_tuning *nccl_tuning; /* the scenario's `nccl:` section; NULL = NCCL decides */
     int p2p;                            /* comm_p2p (--p2p); read by the custom backends only */
+    const void *opts; /* the backend's own options block (a policy's comm_select_opts), NULL: none; owned
+                         by the caller, alive as long as the backend is: no per-run state in file globals */
 };
 
 /* A comm backend. Every collective moves elements of dev->elem_bytes from send to recv; `count` is what

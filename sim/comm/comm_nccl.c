@@ -16,11 +16,10 @@
 
 extern char **environ;
 
-/* What comm_nccl_tuning_apply set: process-wide, like the environment it describes. */
-static char tuning_note[512];
 
 typedef struct nccl_state {
     ncclComm_t comm;
+    char tuning_note[512]; /* what comm_nccl_tuning_apply set, for the results */
 } nccl_state;
 
 static int nccl_supported(comm_ctx *x, char *why, size_t len)
@@ -46,8 +45,9 @@ int comm_nccl_tuning_check(comm_ctx *x, char *why, size_t len)
     return cfg_nccl_env(x->nccl_tuning, v, env, why, len) < 0 ? -1 : 0;
 }
 
-void comm_nccl_tuning_apply(comm_ctx *x)
+void comm_nccl_tuning_apply(comm_ctx *x, char *note, size_t note_len)
 {
+    note[0] = '\0';
     cfg_nccl_env_pair env[CFG_NCCL_ENV_MAX];
     char why[256], desc[128];
     int v = 0;
@@ -63,7 +63,7 @@ void comm_nccl_tuning_apply(comm_ctx *x)
         setenv(env[i].name, env[i].value, 1);
         util_buf_printf(&set, "%s%s=%s", set.len ? " " : "", env[i].name, env[i].value);
     }
-    snprintf(tuning_note, sizeof(tuning_note), "scenario nccl: %s; set %s%s%s%s",
+    snprintf(note, note_len, "scenario nccl: %s; set %s%s%s%s",
              cfg_nccl_describe(x->nccl_tuning, desc, sizeof(desc)), set.s, over.len ? " (overriding the environment's " : "",
              over.len ? over.s : "", over.len ? ")" : "");
     if (over.len && x->dist.rank == 0)
@@ -76,7 +76,7 @@ static void nccl_init(comm_ctx *x)
 {
     nccl_state *s = util_xcalloc(1, sizeof(*s));
     x->state = s;
-    comm_nccl_tuning_apply(x);
+    comm_nccl_tuning_apply(x, s->tuning_note, sizeof(s->tuning_note));
     ncclUniqueId id;
     if (x->dist.rank == 0)
         VP_NCCL(ncclGetUniqueId(&id));
@@ -146,7 +146,7 @@ static void nccl_allreduce_norm(comm_ctx *x, const plan_op *op, int flat, const 
     x->dev->residual_norm(x, recv, residual, weight, op->m, op->n);
 }
 
-void comm_nccl_describe_env(comm_ctx *x)
+void comm_nccl_describe_env(comm_ctx *x, const char *tuning_note)
 {
     int v = 0;
     ncclGetVersion(&v);
@@ -157,13 +157,14 @@ void comm_nccl_describe_env(comm_ctx *x)
             util_buf_printf(&vars, "%s%s", vars.len ? " " : "", *e);
     comm_env_set(x, "nccl_env", "%s", vars.s ? vars.s : "(none set)");
     util_buf_free(&vars);
-    if (tuning_note[0])
+    if (tuning_note && tuning_note[0])
         comm_env_set(x, "nccl_tuning", "%s", tuning_note);
 }
 
 static void nccl_describe(comm_ctx *x)
 {
-    comm_nccl_describe_env(x);
+    const nccl_state *s = x->state;
+    comm_nccl_describe_env(x, s ? s->tuning_note : NULL);
     comm_env_set(x, "nccl_allreduce_norm", "NCCL has no fused kernel: the unfused sequence (ncclAllReduce, then a "
                                            "residual add + RMSNorm kernel)");
 }

@@ -50,6 +50,7 @@ typedef struct symm_state {
     ncclComm_t comm;
     void *sbuf, *rbuf, *swin, *rwin;
     size_t bytes;
+    char tuning_note[512]; /* what comm_nccl_tuning_apply set, for the results */
 } symm_state;
 
 static void *sym(const char *name) { return dlsym(RTLD_DEFAULT, name); }
@@ -94,7 +95,7 @@ static void symm_init(comm_ctx *x)
     if (x->dist.rank == 0)
         VP_NCCL(ncclGetUniqueId(&id));
     dist_bcast(&id, sizeof(id), 0);
-    comm_nccl_tuning_apply(x);
+    comm_nccl_tuning_apply(x, s->tuning_note, sizeof(s->tuning_note));
     VP_NCCL(ncclCommInitRank(&s->comm, x->dist.size, id, x->dist.rank));
     /* Same size on every rank (symmetric windows require it), a multiple of the window alignment. */
     size_t need = (size_t)(x->max_comm_elems > 0 ? x->max_comm_elems : 1) * 2;
@@ -158,7 +159,8 @@ static void symm_allgather(comm_ctx *x, const plan_op *op, int flat, const void 
 
 static void symm_describe(comm_ctx *x)
 {
-    comm_nccl_describe_env(x);
+    const symm_state *s = x->state;
+    comm_nccl_describe_env(x, s ? s->tuning_note : NULL);
     comm_env_set(x, "comm", "nccl-symm: ncclMemAlloc windows registered with NCCL_WIN_COLL_SYMMETRIC; each call "
                             "copies in and out of the windows (2 device copies, included in the times)");
     comm_env_set(x, "nccl_symm_note", "NCCL picks symmetric kernels only where it supports them; NCCL_DEBUG=INFO "

@@ -14,20 +14,18 @@ typedef struct select_member {
 } select_member;
 
 typedef struct select_state {
+    comm_select_opts o; /* a copy of the options the instance was initialised with */
     select_member m[CFG_BACKEND_COUNT];
     int n;
     long long rule_calls[CFG_POLICY_MAX_RULES]; /* allreduces each rule served: the routing, observable */
 } select_state;
 
-static cfg_policy g_policy;
-static int g_allgather = -1;
-
 /* The distinct backends the policy uses, all-gather's included, in first-use order. */
-static int members(int out[CFG_BACKEND_COUNT])
+static int members(const comm_select_opts *o, int out[CFG_BACKEND_COUNT])
 {
     int n = 0;
-    for (int i = 0; i <= g_policy.n; i++) {
-        int b = i < g_policy.n ? g_policy.rule[i].backend : g_allgather;
+    for (int i = 0; i <= o->policy.n; i++) {
+        int b = i < o->policy.n ? o->policy.rule[i].backend : o->allgather;
         bool dup = false;
         for (int j = 0; j < n; j++)
             dup = dup || out[j] == b;
@@ -37,23 +35,43 @@ static int members(int out[CFG_BACKEND_COUNT])
     return n;
 }
 
-static const char *policy_text(char *buf, size_t len)
+static const char *policy_text(const comm_select_opts *o, char *buf, size_t len)
 {
-    cfg_policy_format(&g_policy, buf, len);
+    cfg_policy_format(&o->policy, buf, len);
     return buf;
 }
+
+/* A member runs with its own state and no options of the composite's. */
+#define AS_MEMBER(x, m, call)                                                                                          \
+    do {                                                                                                               \
+        void *const saved_state_ = (x)->state;                                                                         \
+        const void *const saved_opts_ = (x)->opts;                                                                     \
+        (x)->state = (m)->state;                                                                                       \
+        (x)->opts = NULL;                                                                                              \
+        call;                                                                                                          \
+        (m)->state = (x)->state;                                                                                       \
+        (x)->state = saved_state_;                                                                                     \
+        (x)->opts = saved_opts_;                                                                                       \
+    } while (0)
 
 /* Every member's supported() is called, in the same order on every rank (some are collective),
  * before the first failure is reported. */
 static int select_supported(comm_ctx *x, char *why, size_t len)
 {
-    int list[CFG_BACKEND_COUNT], n = members(list), rc = 0;
+    const comm_select_opts *o = x->opts;
+    int list[CFG_BACKEND_COUNT], n = members(o, list), rc = 0;
     char pol[160];
-    policy_text(pol, sizeof(pol));
+    policy_text(o, pol, sizeof(pol));
     for (int i = 0; i < n; i++) {
         char w[320] = "";
         const comm_backend *c = comm_find_backend(list[i], w, sizeof(w));
-        if (c && c->supported(x, w, sizeof(w)) == 0)
+        int ok = -1;
+        if (c) {
+            x->opts = NULL;
+            ok = c->supported(x, w, sizeof(w));
+            x->opts = o;
+        }
+        if (ok == 0)
             continue;
         if (rc == 0)
             snprintf(why, len, "policy '%s': backend %s: %s", pol, cfg_backend_names[list[i]], w);
@@ -65,8 +83,10 @@ static int select_supported(comm_ctx *x, char *why, size_t len)
 static void select_init(comm_ctx *x)
 {
     select_state *s = util_xcalloc(1, sizeof(*s));
+    s->o = *(const comm_select_opts *)x->opts;
     int list[CFG_BACKEND_COUNT];
-    s->n = members(list);
+    s->n = members(&s->o, list);
+    x->state = s;
     for (int i = 0; i < s->n; i++) {
         char why[320];
         select_member *m = &s->m[i];
@@ -74,11 +94,9 @@ static void select_init(comm_ctx *x)
         m->table = comm_find_backend(list[i], why, sizeof(why));
         if (!m->table)
             dist_fail(__FILE__, __LINE__, "comm_select", why);
-        x->state = NULL;
-        m->table->init(x);
-        m->state = x->state;
+        m->state = NULL;
+        AS_MEMBER(x, m, m->table->init(x));
     }
-    x->state = s;
 }
 
 static select_member *member(select_state *s, int backend)
@@ -92,13 +110,10 @@ static select_member *member(select_state *s, int backend)
 static void select_allreduce(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
     select_state *s = x->state;
-    const int rule = cfg_policy_rule_for(&g_policy, count * (long long)x->dev->elem_bytes);
-    select_member *m = member(s, g_policy.rule[rule].backend);
+    const int rule = cfg_policy_rule_for(&s->o.policy, count * (long long)x->dev->elem_bytes);
+    select_member *m = member(s, s->o.policy.rule[rule].backend);
     s->rule_calls[rule]++;
-    x->state = m->state;
-    m->table->allreduce(x, op, flat, send, recv, count);
-    m->state = x->state;
-    x->state = s;
+    AS_MEMBER(x, m, m->table->allreduce(x, op, flat, send, recv, count));
 }
 
 /* fusion.allreduce_residual_norm: the allreduce's rule picks the member; a member without allreduce_norm
@@ -107,28 +122,22 @@ static void select_allreduce_norm(comm_ctx *x, const plan_op *op, int flat, cons
                                   void *residual, const void *weight, long long count)
 {
     select_state *s = x->state;
-    const int rule = cfg_policy_rule_for(&g_policy, count * (long long)x->dev->elem_bytes);
-    select_member *m = member(s, g_policy.rule[rule].backend);
+    const int rule = cfg_policy_rule_for(&s->o.policy, count * (long long)x->dev->elem_bytes);
+    select_member *m = member(s, s->o.policy.rule[rule].backend);
     s->rule_calls[rule]++;
-    x->state = m->state;
     if (m->table->allreduce_norm) {
-        m->table->allreduce_norm(x, op, flat, send, recv, residual, weight, count);
+        AS_MEMBER(x, m, m->table->allreduce_norm(x, op, flat, send, recv, residual, weight, count));
     } else {
-        m->table->allreduce(x, op, flat, send, recv, count);
+        AS_MEMBER(x, m, m->table->allreduce(x, op, flat, send, recv, count));
         x->dev->residual_norm(x, recv, residual, weight, op->m, op->n);
     }
-    m->state = x->state;
-    x->state = s;
 }
 
 static void select_allgather(comm_ctx *x, const plan_op *op, int flat, const void *send, void *recv, long long count)
 {
     select_state *s = x->state;
-    select_member *m = member(s, g_allgather);
-    x->state = m->state;
-    m->table->allgather(x, op, flat, send, recv, count);
-    m->state = x->state;
-    x->state = s;
+    select_member *m = member(s, s->o.allgather);
+    AS_MEMBER(x, m, m->table->allgather(x, op, flat, send, recv, count));
 }
 
 /* Reduce-scatters go by payload size like allreduces (the same rule for the same bytes); a rule whose
@@ -138,10 +147,10 @@ static void select_reduce_scatter(comm_ctx *x, const plan_op *op, int flat, cons
                                   long long count)
 {
     select_state *s = x->state;
-    const int rule = cfg_policy_rule_for(&g_policy, count * (long long)x->dev->elem_bytes);
-    select_member *m = member(s, g_policy.rule[rule].backend);
+    const int rule = cfg_policy_rule_for(&s->o.policy, count * (long long)x->dev->elem_bytes);
+    select_member *m = member(s, s->o.policy.rule[rule].backend);
     if (!m->table->reduce_scatter) {
-        select_member *ag = member(s, g_allgather);
+        select_member *ag = member(s, s->o.allgather);
         if (!ag->table->reduce_scatter) {
             char msg[160];
             snprintf(msg, sizeof(msg), "policy: neither %s (the rule for this size) nor the all-gather backend %s "
@@ -150,10 +159,7 @@ static void select_reduce_scatter(comm_ctx *x, const plan_op *op, int flat, cons
         }
         m = ag;
     }
-    x->state = m->state;
-    m->table->reduce_scatter(x, op, flat, send, recv, count);
-    m->state = x->state;
-    x->state = s;
+    AS_MEMBER(x, m, m->table->reduce_scatter(x, op, flat, send, recv, count));
 }
 
 static void select_fini(comm_ctx *x)
@@ -161,10 +167,8 @@ static void select_fini(comm_ctx *x)
     select_state *s = x->state;
     if (!s)
         return;
-    for (int i = s->n - 1; i >= 0; i--) {
-        x->state = s->m[i].state;
-        s->m[i].table->fini(x);
-    }
+    for (int i = s->n - 1; i >= 0; i--)
+        AS_MEMBER(x, &s->m[i], s->m[i].table->fini(x));
     free(s);
     x->state = NULL;
 }
@@ -181,8 +185,7 @@ static void select_describe(comm_ctx *x)
         int n_got = 0;
         x->env = got;
         x->n_env = &n_got;
-        x->state = s->m[i].state;
-        s->m[i].table->describe(x);
+        AS_MEMBER(x, &s->m[i], s->m[i].table->describe(x));
         x->env = env;
         x->n_env = n_env;
         for (int k = 0; k < n_got; k++) {
@@ -191,15 +194,14 @@ static void select_describe(comm_ctx *x)
             comm_env_set(x, key, "%s", got[k].value);
         }
     }
-    x->state = s;
     free(got);
     char pol[160], calls[160] = "";
-    comm_env_set(x, "comm", "per-size policy %s; all-gathers: %s", policy_text(pol, sizeof(pol)),
-                 cfg_backend_names[g_allgather]);
+    comm_env_set(x, "comm", "per-size policy %s; all-gathers: %s", policy_text(&s->o, pol, sizeof(pol)),
+                 cfg_backend_names[s->o.allgather]);
     size_t off = 0;
-    for (int i = 0; i < g_policy.n && off < sizeof(calls); i++) {
+    for (int i = 0; i < s->o.policy.n && off < sizeof(calls); i++) {
         char rule[48];
-        cfg_policy one = {.n = 1, .rule = {g_policy.rule[i]}};
+        cfg_policy one = {.n = 1, .rule = {s->o.policy.rule[i]}};
         off += (size_t)snprintf(calls + off, sizeof(calls) - off, "%s%s: %lld", i ? ", " : "",
                                 cfg_policy_format(&one, rule, sizeof(rule)), s->rule_calls[i]);
     }
@@ -223,11 +225,11 @@ static void select_describe(comm_ctx *x)
 SELECT_TABLE(select_graph_safe, true);
 SELECT_TABLE(select_eager, false);
 
-const comm_backend *comm_select_configure(const cfg_policy *p, int allgather_backend)
+const comm_backend *comm_select_configure(const cfg_policy *p, int allgather_backend, comm_select_opts *opts)
 {
-    g_policy = *p;
-    g_allgather = allgather_backend >= 0 ? allgather_backend : p->rule[p->n - 1].backend;
-    int list[CFG_BACKEND_COUNT], n = members(list);
+    opts->policy = *p;
+    opts->allgather = allgather_backend >= 0 ? allgather_backend : p->rule[p->n - 1].backend;
+    int list[CFG_BACKEND_COUNT], n = members(opts, list);
     bool safe = true;
     for (int i = 0; i < n; i++) {
         char why[320];

@@ -8,16 +8,24 @@
  * captured in a CUDA graph only when every backend it uses can.
  *
  * Usage (exec_run or a benchmark):
- *     const comm_backend *c = comm_select_configure(&policy, -1);   (before exec_run's supported())
- * The configuration is process-global: one policy per process at a time. */
+ *     comm_select_opts opts;                                        (the caller's, as long as the backend)
+ *     const comm_backend *c = comm_select_configure(&policy, -1, &opts);
+ *     ctx.opts = &opts;                                             (before its supported())
+ * Each instance reads its own options, so several policies may live in one process. */
 #ifndef VPSIM_COMM_SELECT_H
 #define VPSIM_COMM_SELECT_H
 
 #include "../config/cfg_policy.h"
 #include "comm.h"
 
-/* Configure the composite and return its table (graph_safe = false when a member backend is not
+/* The composite's options: the policy, and the backend all-gathers go to. */
+typedef struct comm_select_opts {
+    cfg_policy policy;
+    int allgather;
+} comm_select_opts;
+
+/* Fill `opts` and return the composite's table (graph_safe = false when a member backend is not
  * graph-safe or not in this build). allgather_backend: a cfg_backend, or -1 for the policy's last. */
-const comm_backend *comm_select_configure(const cfg_policy *p, int allgather_backend);
+const comm_backend *comm_select_configure(const cfg_policy *p, int allgather_backend, comm_select_opts *opts);
 
 #endif

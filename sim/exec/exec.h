@@ -11,6 +11,7 @@
 #include "../config/cfg.h"
 #include "../plan/plan.h"
 #include "../comm/comm.h"
+#include "../comm/comm_select.h"
 #include "../dist/dist.h"
 
 #include <stdbool.h>
@@ -120,6 +121,7 @@ struct exec_ctx {
     dist_job dist;
     const exec_device *dev;
     const comm_backend *comm;
+    comm_select_opts select_opts; /* a per-size policy's options (cc.opts points here when one runs) */
     comm_ctx cc;       /* what the backend sees: exec_comm_bind fills it; cc.max_comm_elems is the
                           largest collective (all-gather counted whole), which devices size buffers by */
     comm_device cdev;  /* this device's services to the backend (thunks in exec_comm.c) */

@@ -204,7 +204,7 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, exec_bench_ba
     } else {
         char pol[80];
         snprintf(out->name, sizeof(out->name), "policy(%s)", cfg_policy_format(&o->policy, pol, sizeof(pol)));
-        c = comm_select_configure(&o->policy, -1);
+        c = comm_select_configure(&o->policy, -1, &x->select_opts);
         for (int i = 0; i < o->policy.n; i++) {
             uses_nccl = uses_nccl || o->policy.rule[i].backend == CFG_BACKEND_NCCL;
             in_place = in_place && cfg_backend_in_place(o->policy.rule[i].backend);
@@ -221,6 +221,7 @@ static void run_backend(bench *b, int backend, bool virtual_ranks, exec_bench_ba
     if (c) {
         x->comm = c;
         exec_comm_bind(x);
+        x->cc.opts = backend < 0 ? &x->select_opts : NULL;
         rc = c->supported(&x->cc, why, sizeof(why));
         /* The plain nccl backend does not check this itself; NCCL would abort in ncclCommInitRank. */
         if (!rc && uses_nccl && virtual_ranks) {

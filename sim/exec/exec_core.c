@@ -134,8 +134,9 @@ int exec_open(exec_ctx *x)
     char why[512] = "";
     x->dev = exec_find_device(opt->device, why, sizeof(why));
     if (x->dev)
-        x->comm = opt->allreduce_policy ? comm_select_configure(opt->allreduce_policy, -1)
+        x->comm = opt->allreduce_policy ? comm_select_configure(opt->allreduce_policy, -1, &x->select_opts)
                                         : comm_find_backend(opt->backend, why, sizeof(why));
+    x->cc.opts = opt->allreduce_policy ? &x->select_opts : NULL;
     if (x->dev && x->comm)
         why_not(x, why, sizeof(why));
     if (why[0]) {

@@ -249,9 +249,10 @@ static int parse_run_args(int argc, char **argv, run_args *a)
 static void write_text(const char *path, const util_buf *b, int *rc)
 {
     char err[512];
-    if (util_write_file_atomic(path, b->s ? b->s : "", b->len, err, sizeof(err))) {
+    const int w = util_write_file_atomic(path, b->s ? b->s : "", b->len, err, sizeof(err));
+    if (w) {
         fprintf(stderr, "vpsim run: %s\n", err);
-        *rc = VP_EXIT_FAIL;
+        *rc = w == -2 ? VP_EXIT_USAGE : VP_EXIT_FAIL;
     }
 }
 

@@ -428,6 +428,7 @@ cfg_doc *cfg_doc_load_file(const char *path, cfg_error *err)
         cfg_error_plain(err, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
+    util_input_note(path);
     size_t size = (size_t)st.st_size;
     char *text = util_xmalloc(size + 1);
     size_t got = fread(text, 1, size, f);

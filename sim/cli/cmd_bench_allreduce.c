@@ -120,6 +120,8 @@ typedef struct bench_args {
     bool p2p_set; /* --p2p given */
     const char *from; /* a saved result to compare instead of measuring */
     const char *sizes;
+    const char *measure_opt; /* the first option given that shapes a measurement (none applies to --from) */
+    const char *range_opt;   /* the first of -b/-e/-f given (--sizes replaces them) */
     const char *backends; /* --backend as given (NULL: the device's default list) */
     const char *datatype; /* -d/--datatype as given */
     char skipped[160];    /* backends "all" left out on this device, for one note */
@@ -273,9 +275,39 @@ static int check_datatype(const bench_args *a)
                            a->datatype, cfg_device_names[a->o.device], ok[0], ok[0], ok[1]);
 }
 
+/* The name of an option that only shapes a measurement (NULL for the others): --from loads a saved
+ * result, so each of these would be taken and ignored there; said once, in one place. */
+static const char *measure_option_name(int opt)
+{
+    switch (opt) {
+    case OPT_BACKEND: return "--backend";
+    case 'b': return "-b/--minbytes";
+    case 'e': return "-e/--maxbytes";
+    case 'f': return "-f/--stepfactor";
+    case OPT_SIZES: return "--sizes";
+    case 'n': return "-n/--iters";
+    case 'w': return "-w/--warmup";
+    case OPT_GRAPH: return "--graph";
+    case 'G': return "-G/--cudagraph";
+    case 'c': return "--check";
+    case 'd': return "-d/--datatype";
+    case OPT_DEVICE: return "--device";
+    case OPT_FAULT: return "--inject-fault";
+    case OPT_POLICY: return "--policy";
+    case OPT_COLLECTIVE: return "--collective";
+    case OPT_TIMEOUT: return "--timeout";
+    case OPT_P2P: return "--p2p";
+    default: return NULL;
+    }
+}
+
 /* One option of the getopt loop: 0, -1 after --help, or VP_EXIT_USAGE. */
 static int take_option(int opt, int argc, char **argv, bench_args *a)
 {
+    if (!a->measure_opt)
+        a->measure_opt = measure_option_name(opt);
+    if (!a->range_opt && (opt == 'b' || opt == 'e' || opt == 'f'))
+        a->range_opt = measure_option_name(opt);
     switch (opt) {
     case 'h': bench_help(); return -1;
     case OPT_BACKEND: a->backends = optarg; return 0;
@@ -399,8 +431,15 @@ static int parse_args(int argc, char **argv, bench_args *a)
     }
     if (cli_positional(&a->c, argc, argv, optind, "bench-allreduce"))
         return VP_EXIT_USAGE;
-    if (a->from && a->p2p_set) /* the saved result says which path it measured */
-        return cli_usage_error("bench-allreduce", "--p2p applies to a measurement, not to --from");
+    /* The saved result says what it measured (backends, sizes, device, collective, path): an option that
+     * would shape a measurement has nothing to act on. */
+    if (a->from && a->measure_opt)
+        return cli_usage_error("bench-allreduce", "%s applies to a measurement, not to --from (the saved result "
+                                                  "says what it measured; --system, --set and SCENARIO steer the model)",
+                               a->measure_opt);
+    if (a->sizes && a->range_opt)
+        return cli_usage_error("bench-allreduce", "%s and --sizes both choose the sizes; give one of them",
+                               a->range_opt);
     return finish_args(a);
 }
 

@@ -160,3 +160,77 @@ Test(hostile2, out_onto_from_and_results_refused)
     unlink(res);
     free(res);
 }
+
+/* ---------------------------------------------------------------- options taken and ignored */
+
+Test(hostile2, run_format_json_writes_json_and_csv_is_refused)
+{
+    th_result r = th_run("run configs/tiny.yaml --device cpu --backend none --iters 1 --warmup 0 --instrumented 1 "
+                         "--format json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_expect(!strncmp(r.out, "{\n", 2) && strstr(r.out, "\"schema\": \"vpsim.results/1\""), "stdout is the JSON: %.200s",
+              r.out);
+    th_free(&r);
+    char *csv = th_write_temp("", 0, ".csv");
+    unlink(csv);
+    th_expect_bad(th_run("run configs/tiny.yaml --device cpu --backend none --format csv --out '%s'", csv),
+                  "--format csv", "--format json");
+    cr_expect_neq(access(csv, F_OK), 0, "nothing written to %s", csv);
+    free(csv);
+}
+
+Test(hostile2, run_model_options_need_backend_model)
+{
+    th_expect_bad(th_run("run configs/tiny.yaml --device cpu --backend none --iters 1 --warmup 0 --model-backend nccl"),
+                  "--model-backend", "--backend model only");
+    th_expect_bad(th_run("run configs/tiny.yaml --device cpu --backend mpi --iters 1 --warmup 0 --target-system "
+                         "configs/systems/rtx-pro-6000-8x-pcie.yaml"),
+                  "--target-system", "(this run's backend is mpi)");
+}
+
+Test(hostile2, model_bench_refuses_out)
+{
+    char *out = th_write_temp("", 0, ".json");
+    unlink(out);
+    th_expect_bad(th_run("model configs/tiny.yaml --bench 2 --out '%s'", out), "--out", "--bench");
+    cr_expect_neq(access(out, F_OK), 0);
+    th_expect_bad(th_run("model configs/tiny.yaml --bench 2 --format json"), "--format", "--bench");
+    free(out);
+}
+
+Test(hostile2, bench_from_refuses_measurement_options)
+{
+    char *b = th_write_temp("", 0, ".json");
+    th_result r = th_run("bench-allreduce --device cpu --backend mpi --sizes 16 -n 1 -w 0 --format json --out '%s'", b);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    th_free(&r);
+    static const char *const opts[] = {"--backend mpi", "--sizes 16", "--check 1", "--collective allgather",
+                                       "--inject-fault exit:0:1", "--device cpu", "-n 3", "-b 64"};
+    for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "%.*s", (int)strcspn(opts[i], " "), opts[i]);
+        th_expect_bad(th_run("bench-allreduce configs/tiny.yaml --from '%s' %s", b, opts[i]), name,
+                      "not to --from");
+    }
+    r = th_run("bench-allreduce configs/tiny.yaml --from '%s'", b);
+    cr_expect_eq(r.status, 0, "--from alone still works: %s", r.err);
+    th_free(&r);
+    unlink(b);
+    free(b);
+}
+
+Test(hostile2, bench_sizes_and_range_refused_together)
+{
+    th_expect_bad(th_run("bench-allreduce --device cpu --sizes 16,32 -b 64 -n 1 -w 0"), "-b/--minbytes",
+                  "--sizes both choose the sizes");
+    th_expect_bad(th_run("bench-allreduce --device cpu -e 1K --sizes 16 -n 1 -w 0"), "-e/--maxbytes", "--sizes");
+}
+
+Test(hostile2, compare_variant_with_contradictory_sets_refused)
+{
+    const char *text = "- name: a\n- name: b\n  set: [workload.batch=2, workload.batch=4]\n";
+    char *v = th_write_temp(text, strlen(text), ".yaml");
+    th_expect_bad(th_run("compare configs/tiny.yaml --variants '%s'", v), ":3:", "contradicts 'workload.batch=2'");
+    unlink(v);
+    free(v);
+}

@@ -184,6 +184,16 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
             *have_scenario = false;
             return VP_EXIT_USAGE;
         }
+        char why[320];
+        if (*have_scenario && plan_json_matches(p, sc, why, sizeof(why))) {
+            fprintf(stderr, "%s: plan %s is not this scenario's cycle: %s; rebuild the plan from the scenario "
+                            "(vpsim plan SCENARIO --format json) or give the scenario the plan's settings\n",
+                    util_prog(), c->plan_path, why);
+            plan_free(p);
+            cfg_scenario_free(sc);
+            *have_scenario = false;
+            return VP_EXIT_USAGE;
+        }
         return cli_out_not_input(c, sc, have_scenario, p, true);
     }
     char why[256];

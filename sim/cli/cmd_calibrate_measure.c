@@ -244,7 +244,7 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, cons
         .debug_corrupt_rank = -1,
         .seed = sc->run.seed,
         .progress = isatty(2),
-        .max_host_bytes = (size_t)4 << 30,
+        .max_host_bytes = (size_t)EXEC_MAX_HOST_GIB_DEFAULT << 30,
     };
     int rc = cli_device_ready("calibrate", d, opt.device);
     if (rc)

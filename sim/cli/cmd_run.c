@@ -160,7 +160,7 @@ static int parse_run_args(int argc, char **argv, run_args *a)
     a->instrumented = 3;
     a->model_backend = CFG_BACKEND_NCCL;
     a->corrupt_rank = -1;
-    a->max_host_gib = 4.0;
+    a->max_host_gib = EXEC_MAX_HOST_GIB_DEFAULT;
     optind = 1;
     opterr = 0;
     int opt, v;

@@ -1,6 +1,7 @@
 #include "dist.h"
 
 #include "../util/util.h"
+#include "dist_shm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -114,6 +115,7 @@ static const char vanished_why[] =
 static void on_terminate(int sig)
 {
     const int saved = errno;
+    dist_shm_cleanup(g_dist.size);
     char line[1024], gone[768];
     size_t n = put_str(line, 0, sizeof(line), "vpsim[rank ");
     n = put_int(line, n, sizeof(line), g_dist.rank);
@@ -201,6 +203,7 @@ void dist_finalize(dist_job *d)
 
 _Noreturn void dist_fail(const char *file, int line, const char *what, const char *detail)
 {
+    dist_shm_cleanup(g_dist.size);
     fprintf(stderr, "vpsim[rank %d@%s]: %s:%d: %s: %s\n", g_dist.rank, g_dist.host[0] ? g_dist.host : "?", file,
             line, what, detail ? detail : "");
     /* A failed MPI call is often a peer that died (a closed TCP connection): name it when it is local. */

@@ -347,6 +347,20 @@ int util_write_file_atomic(const char *path, const char *data, size_t len, char 
     return 0;
 }
 
+void util_csv_field(util_buf *out, const char *s)
+{
+    if (!s)
+        return;
+    if (!strpbrk(s, ",\"\n\r")) {
+        util_buf_printf(out, "%s", s);
+        return;
+    }
+    util_buf_printf(out, "\"");
+    for (const char *c = s; *c; c++)
+        util_buf_printf(out, *c == '"' ? "\"\"" : "%c", *c);
+    util_buf_printf(out, "\"");
+}
+
 const char *util_fmt_bytes(double bytes, char *buf, size_t len)
 {
     static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};

@@ -88,6 +88,10 @@ void util_inputs_forget(void);
  * failure. */
 int util_write_file_atomic(const char *path, const char *data, size_t len, char *errbuf, size_t errlen);
 
+/* Append `s` to `out` as one CSV field, quoted as RFC 4180 says when it holds a comma, a quote or a line
+ * break (a quote doubled). Every CSV vpsim writes goes through it, so no name can break a row. */
+void util_csv_field(util_buf *out, const char *s);
+
 /* Human formatting of byte counts ("42.0 KiB"); returns buf. */
 const char *util_fmt_bytes(double bytes, char *buf, size_t len);
 

@@ -41,7 +41,7 @@ static char *h2_copy(const char *rel, const char *suffix)
 }
 
 /* The vpsim segments in /dev/shm now (one name a line), to compare before and after a command. */
-__attribute__((unused)) static char *h2_shm(void)
+static char *h2_shm(void)
 {
     th_result r = th_sh("ls /dev/shm 2>/dev/null | grep '^vpsim' | sort");
     free(r.err);
@@ -233,4 +233,165 @@ Test(hostile2, compare_variant_with_contradictory_sets_refused)
     th_expect_bad(th_run("compare configs/tiny.yaml --variants '%s'", v), ":3:", "contradicts 'workload.batch=2'");
     unlink(v);
     free(v);
+}
+
+/* ---------------------------------------------------------------- dead ranks named by what they say */
+
+/* A 2-rank CPU run (long enough to be signalled); `sig` goes to rank 1 1.5 s in (SIGSTOP: continued
+ * `stop_s` s later). stderr of the job, and its status in *status. */
+static th_result h2_signal_rank(const char *sig, int stop_s, const char *extra)
+{
+    th_need_mpirun();
+    return th_sh("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                 "OMPI_MCA_odls_base_sigkill_timeout=10; "
+                 "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 '%s' run configs/tiny.yaml "
+                 "--device cpu --backend mpi --iters 1000000 --warmup 0 %s >/dev/null & m=$!; sleep 1.5; "
+                 "v=$(pgrep -P $m | sort -n | tail -1); kill -%s $v; "
+                 "if [ %d -gt 0 ]; then sleep %d; kill -CONT $v; fi; "
+                 "( sleep 60; kill -9 $m ) 2>/dev/null & w=$!; wait $m; s=$?; kill $w 2>/dev/null; exit $s",
+                 h2_bin(), extra, sig, stop_s, stop_s);
+}
+
+/* The survivor's line for rank 1. */
+static const char *h2_survivor_line(const th_result *r)
+{
+    const char *line = strstr(r->err, "vpsim[rank 0@");
+    for (; line; line = strstr(line + 1, "vpsim[rank 0@"))
+        if (strstr(line, "the job lost rank 1 (pid ") && strstr(line, "the job lost rank 1 (pid ") < strchr(line, '\n'))
+            return line;
+    return NULL;
+}
+
+Test(hostile2, a_rank_dead_of_sigsegv_is_named_by_its_signal, .timeout = 90)
+{
+    th_result r = h2_signal_rank("SEGV", 0, "");
+    cr_assert_neq(r.status, 0);
+    const char *line = h2_survivor_line(&r);
+    cr_assert_not_null(line, "the survivor names rank 1; stderr:\n%s", r.err);
+    cr_expect(!strncmp(strstr(line, "the job lost rank 1"), "the job lost rank 1", 19) &&
+                  strstr(line, "it died of SIGSEGV") != NULL && strstr(line, "it died of SIGSEGV") < strchr(line, '\n'),
+              "named by its signal; stderr:\n%s", r.err);
+    cr_expect_null(strstr(r.err, "SIGKILL"), "not called killed; stderr:\n%s", r.err);
+    th_free(&r);
+}
+
+Test(hostile2, a_rank_that_exits_ends_the_job_with_status_1, .timeout = 90)
+{
+    th_need_mpirun();
+    th_result r = th_mpirun(2, "run configs/tiny.yaml --device cpu --backend mpi --iters 50 --inject-fault exit:1:3");
+    cr_expect_eq(r.status, 1, "a runtime failure: 1, not 3; got %d\n%s", r.status, r.err);
+    cr_expect(strstr(r.err, "it exited with status 1") != NULL, "%s", r.err);
+    th_free(&r);
+}
+
+Test(hostile2, a_stopped_rank_is_named_by_the_survivors_watchdog, .timeout = 90)
+{
+    th_result r = h2_signal_rank("STOP", 5, "--timeout 2");
+    cr_assert_neq(r.status, 0);
+    const char *line = strstr(r.err, "vpsim[rank 0@");
+    cr_assert_not_null(line, "%s", r.err);
+    cr_expect(strstr(r.err, "the job cannot go on: rank 1 (pid ") != NULL, "the survivor names the stopped rank:\n%s",
+              r.err);
+    cr_expect(strstr(r.err, "is stopped (SIGSTOP or a debugger)") != NULL, "%s", r.err);
+    /* the stopped rank's own late line, if it got one out, says it was the one stopped */
+    const char *late = strstr(r.err, "vpsim[rank 1@");
+    if (late)
+        cr_expect(strstr(late, "this rank was stopped (SIGSTOP)") != NULL, "%s", r.err);
+    cr_expect_null(strstr(r.err, "SIGKILL"), "%s", r.err);
+    th_free(&r);
+}
+
+/* ---------------------------------------------------------------- files */
+
+Test(hostile2, a_rank_killed_during_link_setup_leaves_nothing_in_dev_shm, .timeout = 90)
+{
+    th_need_mpirun();
+    char *before = h2_shm();
+    char *out = th_write_temp("", 0, ".yaml");
+    /* rank 2 of 3 is killed (SIGKILL) as soon as a link segment exists: the set-up is under way */
+    th_result r = th_sh("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                        "OMPI_MCA_odls_base_sigkill_timeout=10; "
+                        "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 3 '%s' probe configs/tiny.yaml "
+                        "--device cpu --out '%s' >/dev/null & m=$!; "
+                        "for i in $(seq 1 20000); do ls /dev/shm 2>/dev/null | grep -q '^vpsim-links' && break; done; "
+                        "kill -9 $(pgrep -P $m | sort -n | tail -1) 2>/dev/null; "
+                        "( sleep 60; kill -9 $m ) 2>/dev/null & w=$!; wait $m; s=$?; kill $w 2>/dev/null; sleep 0.3; "
+                        "exit $s",
+                        h2_bin(), out);
+    char *after = h2_shm();
+    cr_expect_str_eq(after, before, "segments left in /dev/shm:\n%s\nstderr:\n%s", after, r.err);
+    th_free(&r);
+    free(before);
+    free(after);
+    unlink(out);
+    free(out);
+}
+
+Test(hostile2, plan_csv_quotes_names_with_commas_and_newlines)
+{
+    const char *py = "import json, sys\np = json.load(sys.stdin)\np['phases'][0]['ops'][0]['name'] = 'a,b\\n\"c'\n"
+                     "json.dump(p, sys.stdout)\n";
+    char *script = th_write_temp(py, strlen(py), ".py");
+    char *plan = th_write_temp("", 0, ".json");
+    th_result r = th_sh("%s plan configs/tiny.yaml --format json | python3 '%s' > '%s'", h2_bin(), script, plan);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    th_free(&r);
+    /* every row of the CSV has the header's column count, and the name reads back as written */
+    const char *check = "import csv, sys\nrows = list(csv.reader(sys.stdin))\n"
+                        "assert all(len(x) == len(rows[0]) for x in rows), 'ragged rows'\n"
+                        "assert rows[1][3] == 'a,b\\n\"c', rows[1][3]\nprint(len(rows))\n";
+    char *checker = th_write_temp(check, strlen(check), ".py");
+    r = th_sh("%s plan --plan '%s' --format csv | python3 '%s'", h2_bin(), plan, checker);
+    cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
+    th_free(&r);
+    unlink(script);
+    unlink(plan);
+    unlink(checker);
+    free(script);
+    free(plan);
+    free(checker);
+}
+
+Test(hostile2, sweep_never_copies_an_edited_partial_row)
+{
+    char *a = th_write_temp("", 0, ".csv"), *b = th_write_temp("", 0, ".csv");
+    th_result r = th_run("sweep configs/tiny.yaml --vary workload.batch=1..4 --backend none --out '%s'", a);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    th_free(&r);
+    r = th_run("sweep configs/tiny.yaml --vary workload.batch=1..4 --backend none --out '%s' --limit 2", b);
+    cr_assert_eq(r.status, 1, "%s", r.err);
+    th_free(&r);
+    /* a hand edit of a finished row: an extra field in the first record */
+    r = th_sh("sed -i '0,/^r 1,none,true/s//r 1,none,true,999/' '%s.partial' && grep -c ',999,' '%s.partial'", b, b);
+    cr_assert_eq(r.status, 0, "the edit took: %s", r.err);
+    th_free(&r);
+    r = th_run("sweep configs/tiny.yaml --vary workload.batch=1..4 --backend none --out '%s'", b);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "do not match their digest") != NULL, "the edit is noticed: %s", r.err);
+    th_free(&r);
+    char *ta = th_slurp(a), *tb = th_slurp(b);
+    cr_expect(ta && tb && !strcmp(ta, tb), "the resumed sweep equals a fresh one");
+    free(ta);
+    free(tb);
+    unlink(a);
+    unlink(b);
+    free(a);
+    free(b);
+}
+
+Test(hostile2, sweep_partial_with_a_truncated_header_is_not_another_sweep)
+{
+    char *out = th_write_temp("", 0, ".csv");
+    char *partial = util_xasprintf("%s.partial", out);
+    FILE *f = fopen(partial, "w");
+    fputs("# vpsim sweep partial 4\n# scen", f);
+    fclose(f);
+    th_result r = th_run("sweep configs/tiny.yaml --vary workload.batch=1,2 --backend none --out '%s'", out);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_null(strstr(r.err, "different sweep"), "%s", r.err);
+    th_free(&r);
+    unlink(partial);
+    unlink(out);
+    free(partial);
+    free(out);
 }

@@ -273,14 +273,36 @@ static int load_for_job(run_args *a, const dist_job *d, cfg_scenario *sc, bool *
             rc = VP_EXIT_USAGE;
         } else {
             static char tp_set[32];
+            const int sc_tp_before = sc->parallel.tp;
             snprintf(tp_set, sizeof(tp_set), "parallel.tp=%d", d->size);
             if (d->rank == 0)
                 fprintf(stderr, "vpsim run: note: the job has %d ranks: replaying with %s (the scenario says %d)\n",
                         d->size, tp_set, sc->parallel.tp);
             a->c.sets[a->c.n_sets++] = tp_set;
+            char *path = util_xstrdup(sc->path);
             plan_free(p);
             cfg_scenario_free(sc);
+            /* The TP comes from mpirun -np, not from the user's --set: a scenario that cannot take it is
+             * said in those words (cli_load would cite a --set nobody gave). */
+            const bool quiet = a->c.quiet;
+            a->c.quiet = true;
             rc = cli_load(&a->c, sc, have_sc, p);
+            a->c.quiet = quiet;
+            if (rc && d->rank == 0) {
+                cfg_scenario tmp;
+                cfg_error err;
+                const char *why = "the scenario does not load at that TP";
+                if (cfg_scenario_load(path, a->c.sets, a->c.n_sets, a->c.system_path, &tmp, &err) == 0)
+                    cfg_scenario_free(&tmp);
+                else
+                    why = strstr(err.msg, "': ") && !strncmp(err.msg, "--set '", 7) ? strstr(err.msg, "': ") + 3
+                                                                                    : err.msg;
+                fprintf(stderr, "vpsim run: the job has %d ranks, and a job of N > 1 ranks replays the scenario at "
+                                "TP = N (mpirun -np, not a --set), which %s cannot take: %s; run with -np %d (its "
+                                "parallel.tp) or a rank count it allows\n",
+                        d->size, path, why, sc_tp_before);
+            }
+            free(path);
         }
     }
     if (rc)

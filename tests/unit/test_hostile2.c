@@ -71,11 +71,12 @@ Test(hostile2, closed_pipe_sweep_summary_exits_1)
 {
     char *csv = th_write_temp("", 0, ".csv");
     unlink(csv);
-    /* 600 points listed one a line (--top): a summary far longer than a pipe's buffer. */
-    char *args = util_xasprintf("sweep configs/tiny.yaml --vary workload.batch=1..200 --vary workload.context=256,512,"
-                                "1024 --backend none --top 1000 --out '%s' 2>/dev/null",
+    /* 1,500 points listed one a line (--top): a summary of ~130 KB, twice a pipe's buffer, so the sweep
+     * is still writing when the reader leaves. */
+    char *args = util_xasprintf("sweep configs/tiny.yaml --vary workload.batch=1..500 --vary workload.context=256,512,"
+                                "1024 --backend none --top 2000 --out '%s' 2>/dev/null",
                                 csv);
-    th_result r = th_sh("(%s %s; echo \"status=$?\" >&2) | (sleep 0.3; head -c 10) >/dev/null", h2_bin(), args);
+    th_result r = th_sh("(%s %s; echo \"status=$?\" >&2) | head -c 10 >/dev/null", h2_bin(), args);
     cr_expect(strstr(r.err, "status=1\n") != NULL, "sweep summary: exit 1 on a closed pipe, got: %s", r.err);
     th_free(&r);
     free(args);

@@ -61,11 +61,13 @@ static void str(loader *l, const cfg_node *map, const char *key, char *dst, size
 static double bounded(loader *l, const cfg_node *map, const char *key, double lo, double hi, bool null_ok)
 {
     const double v = num(l, map, key, null_ok);
-    if (l->failed || (null_ok && isnan(v)))
-        return v;
-    if (!(v >= lo && v <= hi))
+    if (!l->failed && null_ok && isnan(v))
+        return v; /* null: the caller says what that means */
+    if (!l->failed && !(v >= lo && v <= hi))
         fail(l, cfg_map_get(map, key), "'%s' is %g; it must be in [%g, %g]", key, v, lo, hi);
-    return l->failed ? NAN : v;
+    /* After a failure the value is never used, but callers convert it to an integer type: a number
+     * they can hold, never NaN (converting NaN is undefined). */
+    return l->failed ? 0 : v;
 }
 
 /* One of `choices` (a NULL-terminated list), naming them on a mismatch. */

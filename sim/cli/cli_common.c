@@ -131,7 +131,8 @@ static int cli_out_not_input(const cli_common *c, cfg_scenario *sc, bool *have_s
         free(target);
         return VP_EXIT_OK;
     }
-    fprintf(stderr, "%s: --out '%s': %s\n", util_prog(), c->out_path, why);
+    if (!c->quiet) /* one line per job: the other ranks of an MPI job load quietly */
+        fprintf(stderr, "%s: --out '%s': %s\n", util_prog(), c->out_path, why);
     if (have_plan)
         plan_free(p);
     if (*have_scenario)
@@ -186,9 +187,10 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
         }
         char why[320];
         if (*have_scenario && plan_json_matches(p, sc, why, sizeof(why))) {
-            fprintf(stderr, "%s: plan %s is not this scenario's cycle: %s; rebuild the plan from the scenario "
-                            "(vpsim plan SCENARIO --format json) or give the scenario the plan's settings\n",
-                    util_prog(), c->plan_path, why);
+            if (!c->quiet)
+                fprintf(stderr, "%s: plan %s is not this scenario's cycle: %s; rebuild the plan from the scenario "
+                                "(vpsim plan SCENARIO --format json) or give the scenario the plan's settings\n",
+                        util_prog(), c->plan_path, why);
             plan_free(p);
             cfg_scenario_free(sc);
             *have_scenario = false;

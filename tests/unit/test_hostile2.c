@@ -238,19 +238,32 @@ Test(hostile2, compare_variant_with_contradictory_sets_refused)
 
 /* ---------------------------------------------------------------- dead ranks named by what they say */
 
-/* A 2-rank CPU run (long enough to be signalled); `sig` goes to rank 1 1.5 s in (SIGSTOP: continued
- * `stop_s` s later). stderr of the job, and its status in *status. */
+/* The launcher follows its SIGTERM with SIGKILL after odls_base_sigkill_timeout (1 s by default, which a
+ * loaded sanitizer build can miss; test_dead_rank.c gives 10 s): 3 s here, since a job's end takes twice
+ * that and make check must stay short. */
+
+/* A 2-rank CPU run in which rank 1 pauses (--inject-fault stall) before collective call 50, when start-up
+ * is long over; once it says so, `sig` goes to it (SIGSTOP: continued `stop_s` s later). Waiting for
+ * its line rather than for a fixed time keeps a slow (sanitizer) build from being signalled while MPI
+ * is still starting. stderr of the job, and its status. */
 static th_result h2_signal_rank(const char *sig, int stop_s, const char *extra)
 {
     th_need_mpirun();
-    return th_sh("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                 "OMPI_MCA_odls_base_sigkill_timeout=10; "
-                 "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 '%s' run configs/tiny.yaml "
-                 "--device cpu --backend mpi --iters 1000000 --warmup 0 %s >/dev/null & m=$!; sleep 1.5; "
-                 "v=$(pgrep -P $m | sort -n | tail -1); kill -%s $v; "
-                 "if [ %d -gt 0 ]; then sleep %d; kill -CONT $v; fi; "
-                 "( sleep 60; kill -9 $m ) 2>/dev/null & w=$!; wait $m; s=$?; kill $w 2>/dev/null; exit $s",
-                 h2_bin(), extra, sig, stop_s, stop_s);
+    char *log = th_write_temp("", 0, ".log");
+    th_result r = th_sh("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                        "OMPI_MCA_odls_base_sigkill_timeout=3; "
+                        "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 '%s' run configs/tiny.yaml "
+                        "--device cpu --backend mpi --iters 1000000 --warmup 0 --inject-fault stall:1:50:%d %s "
+                        ">/dev/null 2>'%s' & m=$!; "
+                        "for i in $(seq 1 600); do grep -q 'inject-fault stall' '%s' && break; sleep 0.1; done; "
+                        "v=$(pgrep -P $m | sort -n | tail -1); kill -%s $v; "
+                        "if [ %d -gt 0 ]; then sleep %d; kill -CONT $v; fi; "
+                        "( sleep 60; kill -9 $m ) 2>/dev/null & w=$!; wait $m; s=$?; kill $w 2>/dev/null; "
+                        "cat '%s' >&2; exit $s",
+                        h2_bin(), stop_s > 0 ? 1 : 20, extra, log, log, sig, stop_s, stop_s, log);
+    unlink(log);
+    free(log);
+    return r;
 }
 
 /* The survivor's line for rank 1. */
@@ -287,7 +300,7 @@ Test(hostile2, a_rank_that_exits_ends_the_job_with_status_1, .timeout = 90)
 
 Test(hostile2, a_stopped_rank_is_named_by_the_survivors_watchdog, .timeout = 90)
 {
-    th_result r = h2_signal_rank("STOP", 5, "--timeout 2");
+    th_result r = h2_signal_rank("STOP", 3, "--timeout 1");
     cr_assert_neq(r.status, 0);
     const char *line = strstr(r.err, "vpsim[rank 0@");
     cr_assert_not_null(line, "%s", r.err);
@@ -311,7 +324,7 @@ Test(hostile2, a_rank_killed_during_link_setup_leaves_nothing_in_dev_shm, .timeo
     char *out = th_write_temp("", 0, ".yaml");
     /* rank 2 of 3 is killed (SIGKILL) as soon as a link segment exists: the set-up is under way */
     th_result r = th_sh("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                        "OMPI_MCA_odls_base_sigkill_timeout=10; "
+                        "OMPI_MCA_odls_base_sigkill_timeout=3; "
                         "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 3 '%s' probe configs/tiny.yaml "
                         "--device cpu --out '%s' >/dev/null & m=$!; "
                         "for i in $(seq 1 20000); do ls /dev/shm 2>/dev/null | grep -q '^vpsim-links' && break; done; "

@@ -173,6 +173,7 @@ Test(hostile2, run_format_json_writes_json_and_csv_is_refused)
               r.out);
     th_free(&r);
     char *csv = th_write_temp("", 0, ".csv");
+    cr_assert_not_null(csv);
     unlink(csv);
     th_expect_bad(th_run("run configs/tiny.yaml --device cpu --backend none --format csv --out '%s'", csv),
                   "--format csv", "--format json");
@@ -192,6 +193,7 @@ Test(hostile2, run_model_options_need_backend_model)
 Test(hostile2, model_bench_refuses_out)
 {
     char *out = th_write_temp("", 0, ".json");
+    cr_assert_not_null(out);
     unlink(out);
     th_expect_bad(th_run("model configs/tiny.yaml --bench 2 --out '%s'", out), "--out", "--bench");
     cr_expect_neq(access(out, F_OK), 0);

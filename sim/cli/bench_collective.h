@@ -16,4 +16,15 @@ int bench_collective_parse(const char *arg, exec_bench_opts *o);
  * (for a note). */
 int bench_collective_backends(exec_bench_opts *o, bool named, char *lacking, size_t len);
 
+/* The sizes a user lists (--sizes), each rounded down to whole `elem`-byte elements: every one kept
+ * (16 slots stay free for the scenario's verify payloads), or the whole list refused naming the item and
+ * the limit. 0, or VP_EXIT_USAGE. */
+#define BENCH_MAX_USER_SIZES (EXEC_BENCH_MAX_SIZES - 16)
+int bench_parse_sizes(const char *arg, size_t elem, exec_bench_opts *o);
+/* reduce_scatter and alltoall round a size down to a multiple of the ranks: a size under one element per
+ * rank is refused when `listed` (--sizes), else left out with a note. 0, or VP_EXIT_USAGE (said by rank
+ * 0). */
+struct dist_job;
+int bench_fit_split_sizes(exec_bench_opts *o, bool listed, const struct dist_job *d);
+
 #endif

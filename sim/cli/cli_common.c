@@ -121,6 +121,26 @@ char *cli_install_dir(void)
     return util_xstrdup(".");
 }
 
+/* --out was checked while the options were parsed, before any input was read; once they are read it
+ * must not be one of them (util_input_of), and saying so now is still before any work. */
+static int cli_out_not_input(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p, bool have_plan)
+{
+    char why[512];
+    char *target = c->out_path ? util_out_target(c->out_path, why, sizeof(why)) : NULL;
+    if (!c->out_path || target) {
+        free(target);
+        return VP_EXIT_OK;
+    }
+    if (!c->quiet) /* one line per job: the other ranks of an MPI job load quietly */
+        fprintf(stderr, "%s: --out '%s': %s\n", util_prog(), c->out_path, why);
+    if (have_plan)
+        plan_free(p);
+    if (*have_scenario)
+        cfg_scenario_free(sc);
+    *have_scenario = false;
+    return VP_EXIT_USAGE;
+}
+
 int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p)
 {
     cfg_error err;
@@ -165,7 +185,18 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
             *have_scenario = false;
             return VP_EXIT_USAGE;
         }
-        return VP_EXIT_OK;
+        char why[320];
+        if (*have_scenario && plan_json_matches(p, sc, why, sizeof(why))) {
+            if (!c->quiet)
+                fprintf(stderr, "%s: plan %s is not this scenario's cycle: %s; rebuild the plan from the scenario "
+                                "(vpsim plan SCENARIO --format json) or give the scenario the plan's settings\n",
+                        util_prog(), c->plan_path, why);
+            plan_free(p);
+            cfg_scenario_free(sc);
+            *have_scenario = false;
+            return VP_EXIT_USAGE;
+        }
+        return cli_out_not_input(c, sc, have_scenario, p, true);
     }
     char why[256];
     if (plan_build(sc, p, why, sizeof(why))) {
@@ -174,7 +205,7 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
         *have_scenario = false;
         return VP_EXIT_USAGE;
     }
-    return VP_EXIT_OK;
+    return cli_out_not_input(c, sc, have_scenario, p, true);
 }
 
 int cli_check_out(const char *cmd, const char *opt, const char *path)
@@ -202,9 +233,10 @@ int cli_emit(const cli_common *c, const char *text, size_t len)
     if (!c->out_path)
         return cli_write_stdout(text, len);
     char err[1024];
-    if (util_write_file_atomic(c->out_path, text, len, err, sizeof(err))) {
-        fprintf(stderr, "%s: %s\n", util_prog(), err);
-        return VP_EXIT_FAIL;
+    const int w = util_write_file_atomic(c->out_path, text, len, err, sizeof(err));
+    if (w) {
+        fprintf(stderr, "%s: --out: %s\n", util_prog(), err);
+        return w == -2 ? VP_EXIT_USAGE : VP_EXIT_FAIL;
     }
     return VP_EXIT_OK;
 }

@@ -104,6 +104,8 @@ static void bench_help(void)
            "                    columns; use --set system.measured.use=false for the formulas alone\n"
            "  --from FILE       no measurement: load a saved --format json result and compare it with the\n"
            "                    model (implies --model), e.g. after editing the system file\n"
+           "  --max-host-memory GIB  cpu device: refuse sizes whose buffers need more host memory per\n"
+           "                    rank (default 4, as `vpsim run`); exit 2 before anything is allocated\n"
            "  --timeout S       watchdog: when a rank makes no progress for S seconds, every rank exits 1\n"
            "                    naming its backend, size and last completed step (default: the\n"
            "                    scenario's run.timeout, else 60; 0 = none)\n"
@@ -135,6 +137,7 @@ enum {
     OPT_FROM,
     OPT_COLLECTIVE,
     OPT_P2P,
+    OPT_MAX_HOST,
 };
 
 typedef struct bench_args {
@@ -147,6 +150,8 @@ typedef struct bench_args {
     bool p2p_set; /* --p2p given */
     const char *from; /* a saved result to compare instead of measuring */
     const char *sizes;
+    const char *measure_opt; /* the first option given that shapes a measurement (none applies to --from) */
+    const char *range_opt;   /* the first of -b/-e/-f given (--sizes replaces them) */
     const char *backends; /* --backend as given (NULL: the device's default list) */
     const char *datatype; /* -d/--datatype as given */
     char skipped[160];    /* backends "all" left out on this device, for one note */
@@ -218,46 +223,6 @@ static int parse_backends(const char *arg, exec_bench_opts *o, bool *named, char
     return rc;
 }
 
-/* The sizes a user lists: every one kept (16 slots stay free for the scenario's verify payloads), or
- * the whole list refused naming the item and the limit. */
-#define BENCH_MAX_USER_SIZES (EXEC_BENCH_MAX_SIZES - 16)
-
-static int parse_sizes(const char *arg, size_t elem, exec_bench_opts *o)
-{
-    char **items;
-    const int n_items = cli_split_list("bench-allreduce", "--sizes", arg, &items);
-    if (n_items < 0)
-        return VP_EXIT_USAGE;
-    int rc = 0;
-    o->n_sizes = 0;
-    for (int i = 0; i < n_items && !rc; i++) {
-        long long v;
-        if (cfg_parse_bytes(items[i], &v) || v < 1) {
-            rc = cli_usage_error("bench-allreduce", "--sizes item %d '%s': expected a size in bytes, optionally with K, "
-                                                    "M or G",
-                                 i + 1, items[i]);
-            break;
-        }
-        v = v / (long long)elem * (long long)elem;
-        if (v < 1) {
-            rc = cli_usage_error("bench-allreduce", "--sizes item %d '%s' is smaller than one %zu-byte element", i + 1,
-                                 items[i], elem);
-            break;
-        }
-        bool seen = false;
-        for (int k = 0; k < o->n_sizes; k++)
-            seen = seen || o->sizes[k] == v;
-        if (!seen && o->n_sizes == BENCH_MAX_USER_SIZES) {
-            rc = cli_usage_error("bench-allreduce", "--sizes: item %d '%s' is distinct size number %d; at most %d "
-                                                    "distinct sizes per run",
-                                 i + 1, items[i], BENCH_MAX_USER_SIZES + 1, BENCH_MAX_USER_SIZES);
-            break;
-        }
-        o->n_sizes = exec_bench_add_size(o->sizes, o->n_sizes, BENCH_MAX_USER_SIZES, v);
-    }
-    cli_list_free(items, n_items);
-    return rc;
-}
 
 /* --check [0|1], -c 0|1 (nccl-tests spells it `-c 1`): `--check` alone is 1; a following "0" or "1" is
  * its value (getopt gives an optional argument only as --check=1). */
@@ -294,9 +259,40 @@ static int check_datatype(const bench_args *a)
                            a->datatype, cfg_device_names[a->o.device], ok[0], ok[0], ok[1]);
 }
 
+/* The name of an option that only shapes a measurement (NULL for the others): --from loads a saved
+ * result, so each of these would be taken and ignored there; said once, in one place. */
+static const char *measure_option_name(int opt)
+{
+    switch (opt) {
+    case OPT_BACKEND: return "--backend";
+    case 'b': return "-b/--minbytes";
+    case 'e': return "-e/--maxbytes";
+    case 'f': return "-f/--stepfactor";
+    case OPT_SIZES: return "--sizes";
+    case 'n': return "-n/--iters";
+    case 'w': return "-w/--warmup";
+    case OPT_GRAPH: return "--graph";
+    case 'G': return "-G/--cudagraph";
+    case 'c': return "--check";
+    case 'd': return "-d/--datatype";
+    case OPT_DEVICE: return "--device";
+    case OPT_FAULT: return "--inject-fault";
+    case OPT_POLICY: return "--policy";
+    case OPT_COLLECTIVE: return "--collective";
+    case OPT_TIMEOUT: return "--timeout";
+    case OPT_P2P: return "--p2p";
+    case OPT_MAX_HOST: return "--max-host-memory";
+    default: return NULL;
+    }
+}
+
 /* One option of the getopt loop: 0, -1 after --help, or VP_EXIT_USAGE. */
 static int take_option(int opt, int argc, char **argv, bench_args *a)
 {
+    if (!a->measure_opt)
+        a->measure_opt = measure_option_name(opt);
+    if (!a->range_opt && (opt == 'b' || opt == 'e' || opt == 'f'))
+        a->range_opt = measure_option_name(opt);
     switch (opt) {
     case 'h': bench_help(); return -1;
     case OPT_BACKEND: a->backends = optarg; return 0;
@@ -339,6 +335,13 @@ static int take_option(int opt, int argc, char **argv, bench_args *a)
         a->model = true;
         return 0;
     case OPT_TIMEOUT: return cli_parse_int("bench-allreduce", "--timeout", optarg, 0, 86400, &a->timeout);
+    case OPT_MAX_HOST: {
+        int gib;
+        if (cli_parse_int("bench-allreduce", "--max-host-memory", optarg, 1, 1 << 20, &gib))
+            return VP_EXIT_USAGE;
+        a->o.max_host_bytes = (size_t)gib << 30;
+        return 0;
+    }
     default: return cli_take_common("bench-allreduce", &a->c, opt, optarg, argv);
     }
 }
@@ -365,7 +368,7 @@ static int finish_args(bench_args *a)
     if (bench_collective_backends(&a->o, a->backends && named, a->lacking, sizeof(a->lacking)))
         return VP_EXIT_USAGE;
     if (a->sizes)
-        return parse_sizes(a->sizes, dev->elem_bytes, &a->o);
+        return bench_parse_sizes(a->sizes, dev->elem_bytes, &a->o);
     int n = exec_bench_sizes(a->min, a->max, a->factor, dev->elem_bytes, a->o.sizes, BENCH_MAX_USER_SIZES, why,
                              sizeof(why));
     if (n < 0)
@@ -399,6 +402,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
         {"from", required_argument, NULL, OPT_FROM},
         {"collective", required_argument, NULL, OPT_COLLECTIVE},
         {"p2p", required_argument, NULL, OPT_P2P},
+        {"max-host-memory", required_argument, NULL, OPT_MAX_HOST},
         {0, 0, 0, 0},
     };
     memset(a, 0, sizeof(*a));
@@ -407,6 +411,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
     a->o.warmup = 5;
     a->o.seed = 1234;
     a->o.collective = PLAN_OP_ALLREDUCE;
+    a->o.max_host_bytes = (size_t)EXEC_MAX_HOST_GIB_DEFAULT << 30;
     a->timeout = -1;
     a->min = 16;
     a->max = 8LL << 20;
@@ -421,8 +426,15 @@ static int parse_args(int argc, char **argv, bench_args *a)
     }
     if (cli_positional(&a->c, argc, argv, optind, "bench-allreduce"))
         return VP_EXIT_USAGE;
-    if (a->from && a->p2p_set) /* the saved result says which path it measured */
-        return cli_usage_error("bench-allreduce", "--p2p applies to a measurement, not to --from");
+    /* The saved result says what it measured (backends, sizes, device, collective, path): an option that
+     * would shape a measurement has nothing to act on. */
+    if (a->from && a->measure_opt)
+        return cli_usage_error("bench-allreduce", "%s applies to a measurement, not to --from (the saved result "
+                                                  "says what it measured; --system, --set and SCENARIO steer the model)",
+                               a->measure_opt);
+    if (a->sizes && a->range_opt)
+        return cli_usage_error("bench-allreduce", "%s and --sizes both choose the sizes; give one of them",
+                               a->range_opt);
     return finish_args(a);
 }
 
@@ -527,7 +539,8 @@ int cmd_bench_allreduce(int argc, char **argv)
     if ((rc = cli_p2p_check("bench-allreduce", a.o.p2p, a.o.device, a.o.backends, a.o.n_backends,
                              a.o.with_policy ? &a.o.policy : NULL, d.rank == 0)) != 0 ||
         (rc = cli_device_ready("bench-allreduce", &d, a.o.device)) != 0 ||
-        (rc = cli_check_fault_rank("bench-allreduce", &a.o.fault, &d)) != 0) {
+        (rc = cli_check_fault_rank("bench-allreduce", &a.o.fault, &d)) != 0 ||
+        (rc = bench_fit_split_sizes(&a.o, a.sizes != NULL, &d)) != 0) {
         dist_finalize(&d);
         return rc;
     }

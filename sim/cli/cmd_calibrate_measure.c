@@ -47,6 +47,8 @@ static void measure_help(void)
            "                  the CPU device\n"
            "  --passes N      timed pairs of launches per point (default 20; CUDA graphs where the device has\n"
            "                  them, else eager launches)\n"
+           "  --max-host-memory GIB  cpu device: refuse a probe needing more host memory per rank\n"
+           "                  (default 4, as `vpsim run`)\n"
            "  --out FILE      write the system file there (atomically); default: standard output\n"
            "A summary (class, points, rows, us range) goes to standard error.\n"
            "\n"
@@ -61,12 +63,14 @@ typedef struct meas_args {
     int device; /* cfg_device, -1: the scenario's */
     bool quick;
     int passes;
+    int max_host_gib; /* CPU device: the host-memory budget per rank (--max-host-memory) */
 } meas_args;
 
 /* 0, -1 after --help, or VP_EXIT_USAGE. */
 static int parse_args(int argc, char **argv, meas_args *a)
 {
-    enum { OPT_MEASURE = CLI_OPT_FIRST_PRIVATE, OPT_BASE, OPT_DEVICE, OPT_QUICK, OPT_PASSES, OPT_RESULTS, OPT_OPS };
+    enum { OPT_MEASURE = CLI_OPT_FIRST_PRIVATE, OPT_BASE, OPT_DEVICE, OPT_QUICK, OPT_PASSES, OPT_RESULTS, OPT_OPS,
+           OPT_MAX_HOST };
     static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
                                              {"measure", no_argument, NULL, OPT_MEASURE},
                                              {"base", required_argument, NULL, OPT_BASE},
@@ -75,10 +79,12 @@ static int parse_args(int argc, char **argv, meas_args *a)
                                              {"passes", required_argument, NULL, OPT_PASSES},
                                              {"results", required_argument, NULL, OPT_RESULTS},
                                              {"ops", required_argument, NULL, OPT_OPS},
+                                             {"max-host-memory", required_argument, NULL, OPT_MAX_HOST},
                                              {0, 0, 0, 0}};
     memset(a, 0, sizeof(*a));
     a->device = -1;
     a->passes = 20;
+    a->max_host_gib = EXEC_MAX_HOST_GIB_DEFAULT;
     optind = 1;
     opterr = 0;
     int opt, rc = 0;
@@ -90,6 +96,9 @@ static int parse_args(int argc, char **argv, meas_args *a)
         case OPT_DEVICE: rc = cli_parse_enum("calibrate", "--device", optarg, cfg_device_names, &a->device); break;
         case OPT_QUICK: a->quick = true; break;
         case OPT_PASSES: rc = cli_parse_int("calibrate", "--passes", optarg, 1, 10000, &a->passes); break;
+        case OPT_MAX_HOST:
+            rc = cli_parse_int("calibrate", "--max-host-memory", optarg, 1, 1 << 20, &a->max_host_gib);
+            break;
         case OPT_RESULTS:
         case OPT_OPS:
             rc = cli_usage_error("calibrate", "--measure measures this GPU itself; %s belongs to calibrating from a "
@@ -244,7 +253,7 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, cons
         .debug_corrupt_rank = -1,
         .seed = sc->run.seed,
         .progress = isatty(2),
-        .max_host_bytes = (size_t)4 << 30,
+        .max_host_bytes = (size_t)a->max_host_gib << 30,
     };
     int rc = cli_device_ready("calibrate", d, opt.device);
     if (rc)

@@ -416,6 +416,13 @@ int cmd_compare(int argc, char **argv)
         free(dflt);
         return VP_EXIT_USAGE;
     }
+    /* The scenario and the variants are read now: --out must be neither (util_input_of). */
+    if (c.out_path && cli_check_out("compare", "--out", c.out_path)) {
+        compare_file_free(&f);
+        cfg_scenario_free(&base);
+        free(dflt);
+        return VP_EXIT_USAGE;
+    }
     const int per_variant = n_bes ? n_bes : 1;
     cmp_state st = {.c = &c, .bes = bes, .n_bes = n_bes};
     st.plans = util_xcalloc((size_t)f.n + 1, sizeof(plan_slot));

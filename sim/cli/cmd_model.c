@@ -245,6 +245,12 @@ int cmd_model(int argc, char **argv)
     }
     if (cli_positional(&c, argc, argv, optind, "model"))
         return VP_EXIT_USAGE;
+    /* --bench times the model and prints its timing line; it writes no results, so an option that shapes
+     * the results would be taken and ignored. */
+    if (bench > 0 && (c.out_path || c.format != CLI_FMT_TABLE || explain || ops))
+        return cli_usage_error("model", "%s does not apply with --bench (it prints one timing line on stdout)",
+                               c.out_path ? "--out" : c.format != CLI_FMT_TABLE ? "--format" : explain ? "--explain"
+                                                                                                     : "--ops");
     if (c.plan_path && !c.scenario_path)
         return cli_usage_error("model", "--plan needs a SCENARIO too (it supplies the system and the acceptance rates)");
     cfg_backend bes[CFG_BACKEND_COUNT];

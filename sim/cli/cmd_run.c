@@ -104,6 +104,7 @@ typedef struct run_args {
     int timeout; /* -1: scenario default */
     exec_fault fault;
     bool check, class_cost;
+    bool model_backend_given; /* --model-backend was on the command line */
     double max_host_gib;
     const char *target_system;
     const char *trace;
@@ -159,7 +160,7 @@ static int parse_run_args(int argc, char **argv, run_args *a)
     a->instrumented = 3;
     a->model_backend = CFG_BACKEND_NCCL;
     a->corrupt_rank = -1;
-    a->max_host_gib = 4.0;
+    a->max_host_gib = EXEC_MAX_HOST_GIB_DEFAULT;
     optind = 1;
     opterr = 0;
     int opt, v;
@@ -202,6 +203,7 @@ static int parse_run_args(int argc, char **argv, run_args *a)
         case OPT_MODEL_BACKEND:
             if (cli_parse_enum("run", "--model-backend", optarg, cfg_backend_names, &a->model_backend))
                 return VP_EXIT_USAGE;
+            a->model_backend_given = true;
             break;
         case OPT_TRACE:
             if (cli_check_out("run", "--trace", optarg))
@@ -239,6 +241,11 @@ static int parse_run_args(int argc, char **argv, run_args *a)
     }
     if (cli_positional(&a->c, argc, argv, optind, "run"))
         return VP_EXIT_USAGE;
+    /* A run writes its table, or with --format json the results JSON that --out holds; it has no CSV
+     * form, and taking --format csv while writing something else would pass one format for another. */
+    if (a->c.format == CLI_FMT_CSV)
+        return cli_usage_error("run", "--format csv: a run writes a table or, with --format json, the results "
+                                      "JSON (also what --out holds); for a CSV use `vpsim model --format csv`");
     if (a->trace && a->c.out_path && run_same_target(a->trace, a->c.out_path))
         return cli_usage_error("run", "--trace '%s' and --out '%s' are the same file; the trace would replace the "
                                       "results",
@@ -249,9 +256,10 @@ static int parse_run_args(int argc, char **argv, run_args *a)
 static void write_text(const char *path, const util_buf *b, int *rc)
 {
     char err[512];
-    if (util_write_file_atomic(path, b->s ? b->s : "", b->len, err, sizeof(err))) {
+    const int w = util_write_file_atomic(path, b->s ? b->s : "", b->len, err, sizeof(err));
+    if (w) {
         fprintf(stderr, "vpsim run: %s\n", err);
-        *rc = VP_EXIT_FAIL;
+        *rc = w == -2 ? VP_EXIT_USAGE : VP_EXIT_FAIL;
     }
 }
 
@@ -265,14 +273,36 @@ static int load_for_job(run_args *a, const dist_job *d, cfg_scenario *sc, bool *
             rc = VP_EXIT_USAGE;
         } else {
             static char tp_set[32];
+            const int sc_tp_before = sc->parallel.tp;
             snprintf(tp_set, sizeof(tp_set), "parallel.tp=%d", d->size);
             if (d->rank == 0)
                 fprintf(stderr, "vpsim run: note: the job has %d ranks: replaying with %s (the scenario says %d)\n",
                         d->size, tp_set, sc->parallel.tp);
             a->c.sets[a->c.n_sets++] = tp_set;
+            char *path = util_xstrdup(sc->path);
             plan_free(p);
             cfg_scenario_free(sc);
+            /* The TP comes from mpirun -np, not from the user's --set: a scenario that cannot take it is
+             * said in those words (cli_load would cite a --set nobody gave). */
+            const bool quiet = a->c.quiet;
+            a->c.quiet = true;
             rc = cli_load(&a->c, sc, have_sc, p);
+            a->c.quiet = quiet;
+            if (rc && d->rank == 0) {
+                cfg_scenario tmp;
+                cfg_error err;
+                const char *why = "the scenario does not load at that TP";
+                if (cfg_scenario_load(path, a->c.sets, a->c.n_sets, a->c.system_path, &tmp, &err) == 0)
+                    cfg_scenario_free(&tmp);
+                else
+                    why = strstr(err.msg, "': ") && !strncmp(err.msg, "--set '", 7) ? strstr(err.msg, "': ") + 3
+                                                                                    : err.msg;
+                fprintf(stderr, "vpsim run: the job has %d ranks, and a job of N > 1 ranks replays the scenario at "
+                                "TP = N (mpirun -np, not a --set), which %s cannot take: %s; run with -np %d (its "
+                                "parallel.tp) or a rank count it allows\n",
+                        d->size, path, why, sc_tp_before);
+            }
+            free(path);
         }
     }
     if (rc)
@@ -338,16 +368,18 @@ static int report_run(const run_args *a, const cfg_scenario *sc, const plan *p, 
     if (sc && opt->device == CFG_DEVICE_CUDA)
         cli_run_compare(&cmp, sc, p, res, opt->allreduce_policy ? -1 : opt->backend, &rr);
     cli_run_compare_table(&out, &cmp);
-    if (cli_write_stdout(out.s ? out.s : "", out.len))
+    util_json j;
+    util_json_init(&j, true);
+    if (a->c.out_path || a->c.format == CLI_FMT_JSON)
+        cli_run_json(&j, &meta, &rr, p, res, &cmp, argc, argv);
+    /* --format json: stdout carries the results JSON that --out would hold, instead of the table. */
+    const util_buf *shown = a->c.format == CLI_FMT_JSON ? &j.out : &out;
+    if (cli_write_stdout(shown->s ? shown->s : "", shown->len))
         rc = VP_EXIT_FAIL;
     util_buf_free(&out);
-    if (a->c.out_path) {
-        util_json j;
-        util_json_init(&j, true);
-        cli_run_json(&j, &meta, &rr, p, res, &cmp, argc, argv);
+    if (a->c.out_path)
         write_text(a->c.out_path, &j.out, &rc);
-        util_buf_free(&j.out);
-    }
+    util_buf_free(&j.out);
     if (a->trace) {
         util_buf t = {0};
         report_trace_json(&t, p, res->ranks, res->op_start_us, res->op_dur_us);
@@ -403,7 +435,16 @@ int cmd_run(int argc, char **argv)
     }
     exec_watch_start(&d, "run", a.timeout >= 0 ? a.timeout : (scp ? sc.run.timeout : EXEC_WATCH_DEFAULT_S));
     double *modelled = NULL;
-    if (opt.backend == CFG_BACKEND_MODEL) {
+    /* --target-system and --model-backend only steer the `model` backend: given to any other they would
+     * be ignored, and the run taken for one on the target box. */
+    if (rc == 0 && opt.backend != CFG_BACKEND_MODEL && (a.target_system || a.model_backend_given)) {
+        if (d.rank == 0)
+            cli_usage_error("run", "%s applies to --backend model only (this run's backend is %s)",
+                            a.target_system ? "--target-system" : "--model-backend",
+                            opt.allreduce_policy ? "a per-size policy" : cfg_backend_names[opt.backend]);
+        rc = VP_EXIT_USAGE;
+    }
+    if (rc == 0 && opt.backend == CFG_BACKEND_MODEL) {
         rc = cli_model_collective_us(&a.c, scp, &p, a.target_system, a.model_backend, &modelled);
         opt.collective_us = modelled;
     }

@@ -430,6 +430,9 @@ int cmd_sweep(int argc, char **argv)
     }
     if (sweep_check_values(&sw))
         goto out;
+    /* The scenario and the files it names are read now: --out must be none of them (util_input_of). */
+    if (cli_check_out("sweep", "--out", sw.c.out_path))
+        goto out;
     sw.rows = util_xcalloc((size_t)sw.total, sizeof(char *));
     sw.partial_path = util_xasprintf("%s.partial", sw.c.out_path);
     sweep_make_header(&sw);

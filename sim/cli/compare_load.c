@@ -36,6 +36,15 @@ static int bind_sets(const cfg_field *f, const cfg_node *n, void *slot, const ch
             cfg_errorf(err, it, "%s[%zu]: %s", path, i, msg ? msg + 3 : why.msg);
             return -1;
         }
+        /* Two values for one key in one variant: the last would win silently, so the variant would not
+         * be what either line says. */
+        const size_t key_len = strcspn(it->scalar, "=");
+        for (int k = 0; k < s->n; k++)
+            if (!strncmp(s->v[k], it->scalar, key_len) && s->v[k][key_len] == '=' && strcmp(s->v[k], it->scalar)) {
+                cfg_errorf(err, it, "%s[%zu]: '%s' contradicts '%s' earlier in the same variant; give the key once",
+                           path, i, it->scalar, s->v[k]);
+                return -1;
+            }
         s->v[s->n++] = util_xstrdup(it->scalar);
     }
     return 0;

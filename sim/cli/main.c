@@ -4,6 +4,7 @@
 #include "../util/util.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -92,5 +93,10 @@ static int main_dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    /* A reader that goes away (`| head`) must end a command with exit 1 and a message, not with a
+     * silent SIGPIPE (status 141): ignored once here, every write to a closed pipe fails with EPIPE,
+     * which cli_write_stdout and main_close_stdout already turn into that message. Set before any
+     * command runs (and before MPI_Init), so every command and every rank inherits it. */
+    signal(SIGPIPE, SIG_IGN);
     return main_close_stdout(main_dispatch(argc, argv));
 }

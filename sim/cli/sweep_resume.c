@@ -5,10 +5,12 @@
  *   # file DIGEST PATH            (the model, draft and system files the scenarios read)
  *   # set DIGEST                  the --set list; then "# vary DIGEST", "# backend DIGEST"
  *   r CSV ROW                     every physical row line, prefixed
- *   =INDEX                        commit: the rows since the last commit belong to scenario INDEX
+ *   =INDEX DIGEST                 commit: the rows since the last commit belong to scenario INDEX;
+ *                                 DIGEST = FNV-1a 64 of the index and those rows
  *
- * The prefix is what keeps a value such as "=1" (a varied name) from being read as a commit line, and
- * the digests are what keep a resume from mixing rows of an edited scenario with new ones. */
+ * The prefix is what keeps a value such as "=1" (a varied name) from being read as a commit line, the
+ * header's digests what keep a resume from mixing rows of an edited scenario with new ones, and each
+ * record's digest what keeps a hand-edited row out of the result (it is modelled again). */
 #include "sweep.h"
 
 #include "../util/util.h"
@@ -18,7 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define SWEEP_FORMAT_LINE "# vpsim sweep partial 3\n"
+#define SWEEP_FORMAT_LINE "# vpsim sweep partial 4\n"
 
 static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
 {
@@ -189,6 +191,11 @@ static void explain_mismatch(const char *want, const char *got, char *why, size_
     snprintf(why, len, "it reads files this sweep does not");
 }
 
+static uint64_t record_digest(const char *rows, long long idx)
+{
+    return fnv1a(fnv1a(FNV_START, &idx, sizeof(idx)), rows, strlen(rows));
+}
+
 static void encode_record(util_buf *out, const char *rows, long long idx)
 {
     for (const char *p = rows; *p;) {
@@ -197,7 +204,7 @@ static void encode_record(util_buf *out, const char *rows, long long idx)
         util_buf_printf(out, "r %.*s\n", (int)n, p);
         p += n + (nl ? 1 : 0);
     }
-    util_buf_printf(out, "=%lld\n", idx);
+    util_buf_printf(out, "=%lld %016llx\n", idx, (unsigned long long)record_digest(rows, idx));
 }
 
 void sweep_append_record(FILE *part, const char *rows, long long idx)
@@ -216,7 +223,7 @@ long long sweep_load_partial(sweep *sw, util_buf *valid, char *why, size_t len)
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    long long done = 0;
+    long long done = 0, edited = 0;
     util_buf pending = {0}, header = {0};
     bool in_header = true, mismatch = false;
     while ((n = getline(&line, &cap, f)) > 0) {
@@ -238,10 +245,16 @@ long long sweep_load_partial(sweep *sw, util_buf *valid, char *why, size_t len)
         char *end = NULL;
         errno = 0;
         long long idx = line[0] == '=' ? strtoll(line + 1, &end, 10) : -1;
-        if (!end || end == line + 1 || *end != '\n' || errno || idx < 0 || idx >= sw->total)
+        char *dend = NULL;
+        const unsigned long long digest = end && *end == ' ' ? strtoull(end + 1, &dend, 16) : 0;
+        if (!end || end == line + 1 || !dend || dend == end + 1 || *dend != '\n' || errno || idx < 0 ||
+            idx >= sw->total)
             break; /* not a record this format writes: keep what came before it */
-        if (!sw->rows[idx]) {
-            sw->rows[idx] = util_xstrdup(pending.s ? pending.s : "");
+        const char *rows = pending.s ? pending.s : "";
+        if (digest != record_digest(rows, idx))
+            edited++; /* not what the sweep wrote: modelled again, never copied into the result */
+        else if (!sw->rows[idx]) {
+            sw->rows[idx] = util_xstrdup(rows);
             done++;
         }
         pending.len = 0;
@@ -251,8 +264,14 @@ long long sweep_load_partial(sweep *sw, util_buf *valid, char *why, size_t len)
     free(line);
     fclose(f);
     util_buf_free(&pending);
+    /* A header cut short (the sweep died while writing it) is this sweep's when what is there is the
+     * start of this sweep's header: nothing was done yet, so there is nothing to resume. */
     if (in_header && header.s)
-        mismatch = strcmp(header.s, sw->header) != 0;
+        mismatch = strncmp(header.s, sw->header, strlen(header.s)) != 0;
+    if (edited)
+        fprintf(stderr, "vpsim sweep: note: %lld record(s) of %s do not match their digest (edited by hand?): "
+                        "those scenarios are modelled again\n",
+                edited, sw->partial_path);
     if (mismatch) {
         explain_mismatch(sw->header, header.s ? header.s : "", why, len);
         util_buf_free(&header);

@@ -65,7 +65,7 @@ int comm_shm_attach(comm_shm *m, const char *name, size_t bytes, char *why, size
 void comm_shm_unlink(comm_shm *m)
 {
     if (m->linked)
-        shm_unlink(m->name);
+        dist_shm_release(m->name);
     m->linked = false;
 }
 

@@ -113,8 +113,11 @@ int cfg_policy_parse(const char *spec, cfg_policy *p, char *why, size_t why_len)
             return -1;
         }
         if (p->n > 0 && r->max_bytes >= 0 && r->max_bytes <= p->rule[p->n - 1].max_bytes) {
-            snprintf(why, why_len, "allreduce policy \"%s\": bounds must increase ('%s' after a larger bound)", spec,
-                     s);
+            /* An equal bound is not a larger one: the second rule could never match. */
+            const bool same = r->max_bytes == p->rule[p->n - 1].max_bytes;
+            snprintf(why, why_len, "allreduce policy \"%s\": bounds must increase ('%.*s' %s, so it could never "
+                                   "match)",
+                     spec, (int)n, s, same ? "repeats the bound of the rule before it" : "comes after a larger bound");
             return -1;
         }
         p->n++;

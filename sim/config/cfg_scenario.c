@@ -459,6 +459,16 @@ int cfg_scenario_load(const char *path, const char *const *sets_text, int n_sets
                    "and its norm: set at most one of them to true");
         goto done;
     }
+    /* More distinct experts than the model has cannot be touched; clamping it would model another input
+     * than the one given. */
+    if (out->workload.active_experts > 0 && out->target.first_k_dense < out->target.layers &&
+        out->workload.active_experts > out->target.moe.experts) {
+        cfg_errorf(err, node_or(root, "workload.active_experts"),
+                   "workload.active_experts=%d is more than the %d routed experts of the model (%s)",
+                   out->workload.active_experts, out->target.moe.experts,
+                   out->target.name ? out->target.name : "model");
+        goto done;
+    }
     /* The models of a collective take only the system: the scenario's NCCL tuning travels with it. */
     out->system.nccl_tuning = out->nccl;
     if (out->target.arch != CFG_ARCH_DEEPSEEK_V3) {

@@ -35,7 +35,15 @@ static int nccl_version_check(const char *value, char *why, size_t why_len)
 const char *const cfg_law_names[] = {CFG_LAW_LIST(LAW_NAME) NULL};
 #undef LAW_NAME
 
-#define BIG 1e308
+/* Measured values are read from files that are edited by hand: each is bounded here, where it is read,
+ * so that no table can carry a figure that prints as -nan, inf or 300 digits (issue 27: us = 1e300 gave
+ * `cycle_ms: null` with `available: true`). The bounds are far past any real measurement: a collective or
+ * op of 1e9 us is 17 minutes per call, 1 PiB the plan's own bound on an op's bytes, and 1e9 us or GB/s
+ * for a link path. */
+#define MEASURED_MAX_US 1e9
+#define MEASURED_MAX_BYTES 1125899906842624.0 /* 2^50, as plan_json.c's PLAN_MAX_OP_BYTES */
+#define MEASURED_MAX_ROWS 1e12
+#define PATHS_MAX 1e9
 #define IN(member, field) (offsetof(cfg_system, member.field) - offsetof(cfg_system, member))
 #define NUM(k, member, field, dflt, lo, hi, u, text)                                                               \
     {.key = k, .type = CFG_T_DOUBLE, .offset = IN(member, field), .def = dflt, CFG_RANGE(lo, hi), .unit = u,       \
@@ -206,10 +214,10 @@ static const cfg_field table_fields[] = {
      .doc = "how the measured calls were launched: eager, graph (CUDA graph) or any (not recorded); collectives: "
             "a scenario in the other mode (run.graph) still uses the table, and its results carry a warning"},
     {.key = "bytes", .type = CFG_T_DOUBLE_LIST, .offset = TB(bytes), .count_offset = TB(n_bytes),
-     .max_items = CFG_SYS_TABLE_MAX, .def = "[]", CFG_RANGE(1, BIG), .unit = "bytes",
+     .max_items = CFG_SYS_TABLE_MAX, .def = "[]", CFG_RANGE(1, MEASURED_MAX_BYTES), .unit = "bytes",
      .doc = "sizes, strictly increasing (collectives: payload per rank; ops: bytes read + written)"},
     {.key = "us", .type = CFG_T_DOUBLE_LIST, .offset = TB(us), .count_offset = TB(n_us), .max_items = CFG_SYS_TABLE_MAX,
-     .def = "[]", CFG_RANGE(0, BIG), .unit = "us", .doc = "duration at each size"},
+     .def = "[]", CFG_RANGE(0, MEASURED_MAX_US), .unit = "us", .doc = "duration at each size"},
     {.key = "source", .type = CFG_T_STRING, .offset = TB(source), .def = "''",
      .doc = "provenance: where, when, how it was measured"},
     {0},
@@ -234,13 +242,13 @@ static const cfg_field measured_ops_fields[] = {CFG_OP_LIST(OP_TAB){0}};
 #define LB(f) offsetof(cfg_law_table, f)
 static const cfg_field law_fields[] = {
     {.key = "rows", .type = CFG_T_DOUBLE_LIST, .offset = LB(rows), .count_offset = LB(n_rows), .max_items = CFG_LAW_MAX,
-     .def = "[]", CFG_RANGE(1, BIG), .doc = "rows of each point (GEMM m, rows per expert, query rows per KV head, norm m), "
+     .def = "[]", CFG_RANGE(1, MEASURED_MAX_ROWS), .doc = "rows of each point (GEMM m, rows per expert, query rows per KV head, norm m), "
                                             "ascending"},
     {.key = "bytes", .type = CFG_T_DOUBLE_LIST, .offset = LB(bytes), .count_offset = LB(n_bytes),
-     .max_items = CFG_LAW_MAX, .def = "[]", CFG_RANGE(1, BIG), .unit = "bytes",
+     .max_items = CFG_LAW_MAX, .def = "[]", CFG_RANGE(1, MEASURED_MAX_BYTES), .unit = "bytes",
      .doc = "bytes read + written of each point, strictly increasing within one rows value"},
     {.key = "us", .type = CFG_T_DOUBLE_LIST, .offset = LB(us), .count_offset = LB(n_us), .max_items = CFG_LAW_MAX,
-     .def = "[]", CFG_RANGE(0, BIG), .unit = "us", .doc = "per-op time of each point, launch.graph_node_us taken out"},
+     .def = "[]", CFG_RANGE(0, MEASURED_MAX_US), .unit = "us", .doc = "per-op time of each point, launch.graph_node_us taken out"},
     {.key = "source", .type = CFG_T_STRING, .offset = LB(source), .def = "''",
      .doc = "provenance: command, date, host, GPU, how many passes"},
     {0},
@@ -269,7 +277,7 @@ static const cfg_field measured_fields[] = {
 #define PB(f) offsetof(cfg_paths, f)
 #define PATHS_FIELD(name, dims, u, help)                                                                           \
     {.key = #name, .type = CFG_T_DOUBLE_LIST, .offset = PB(name.v), .count_offset = PB(name.n),                     \
-     .max_items = CFG_PATHS_CELLS, .def = "[]", CFG_RANGE(0, BIG), .unit = u,                                      \
+     .max_items = CFG_PATHS_CELLS, .def = "[]", CFG_RANGE(0, PATHS_MAX), .unit = u,                                      \
      .doc = dims == 2 ? help " (gpus x gpus, row-major; [] = derived from links)" : help " (one per GPU; [] = derived from links)"},
 static const cfg_field paths_fields[] = {
     INT("gpus", paths, gpus, "0", 0, CFG_PATHS_MAX, "GPUs", "GPUs the lists below cover (0 = nothing measured)"),

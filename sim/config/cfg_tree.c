@@ -407,6 +407,58 @@ cfg_doc *cfg_doc_load_text(const char *text, size_t len, const char *src, bool f
     return doc_parse(doc, (const unsigned char *)text, len, name, from_set, err);
 }
 
+static int hex4(const char *s)
+{
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        const char c = s[i];
+        const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* JSON spells a character beyond the BMP as a UTF-16 surrogate pair ("\uD83D\uDE00"); YAML, which reads
+ * our JSON files, takes "\U0001F600" and refuses lone surrogates. In a JSON document (its first character
+ * '{' or '[') each pair inside a string is rewritten in place to the YAML form (10 characters for 12);
+ * anything else is left for the parser to judge. Returns the new length. */
+static size_t json_surrogates(char *t, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+        i++;
+    if (i == len || (t[i] != '{' && t[i] != '['))
+        return len;
+    size_t o = 0;
+    bool in_str = false;
+    while (i < len) {
+        const char c = t[i];
+        if (in_str && c == '\\' && i + 1 < len) {
+            const int hi = t[i + 1] == 'u' && i + 12 <= len ? hex4(t + i + 2) : -1;
+            const int lo = hi >= 0xD800 && hi <= 0xDBFF && t[i + 6] == '\\' && t[i + 7] == 'u' ? hex4(t + i + 8) : -1;
+            if (lo >= 0xDC00 && lo <= 0xDFFF) {
+                const unsigned cp = 0x10000u + (((unsigned)hi - 0xD800u) << 10) + ((unsigned)lo - 0xDC00u);
+                char u[11];
+                snprintf(u, sizeof(u), "\\U%08X", cp);
+                memcpy(t + o, u, 10);
+                o += 10;
+                i += 12;
+                continue;
+            }
+            t[o++] = t[i++];
+            t[o++] = t[i++];
+            continue;
+        }
+        if (c == '"')
+            in_str = !in_str;
+        t[o++] = t[i++];
+    }
+    t[o] = '\0';
+    return o;
+}
+
 cfg_doc *cfg_doc_load_file(const char *path, cfg_error *err)
 {
     struct stat st;
@@ -428,16 +480,33 @@ cfg_doc *cfg_doc_load_file(const char *path, cfg_error *err)
         cfg_error_plain(err, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    size_t size = (size_t)st.st_size;
-    char *text = util_xmalloc(size + 1);
-    size_t got = fread(text, 1, size, f);
+    util_input_note(path);
+    /* Read to the end rather than st_size bytes: a kernel file (/proc, /sys) says 0 and still has
+     * contents, which must be judged as they are, not called empty. */
+    size_t cap = (size_t)st.st_size + 1, size = 0;
+    char *text = util_xmalloc(cap + 1);
+    for (;;) {
+        if (size == cap) {
+            cap *= 2;
+            text = util_xrealloc(text, cap + 1);
+        }
+        const size_t got = fread(text + size, 1, cap - size, f);
+        size += got;
+        if (got == 0 || size > CFG_MAX_FILE_BYTES)
+            break;
+    }
+    const bool bad = ferror(f) != 0;
     fclose(f);
-    if (got != size) {
-        cfg_error_plain(err, "%s: short read", path);
+    if (bad || size > CFG_MAX_FILE_BYTES) {
+        if (bad)
+            cfg_error_plain(err, "%s: read error", path);
+        else
+            cfg_error_plain(err, "%s: file holds more than %u bytes, the limit", path, CFG_MAX_FILE_BYTES);
         free(text);
         return NULL;
     }
     text[size] = '\0';
+    size = json_surrogates(text, size);
     cfg_doc *doc = cfg_doc_load_text(text, size, path, false, err);
     free(text);
     if (doc)

@@ -1,6 +1,8 @@
 #include "dist.h"
 
 #include "../util/util.h"
+#include "dist_board.h"
+#include "dist_shm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +30,7 @@ typedef struct dist_peer {
 static dist_peer *g_peers; /* g_dist.size entries; NULL at one rank */
 
 /* Async-signal-safe: the handler below formats with these, not stdio. */
-static size_t put_str(char *buf, size_t n, size_t cap, const char *s)
+size_t dist_put_str(char *buf, size_t n, size_t cap, const char *s)
 {
     while (*s && n + 1 < cap)
         buf[n++] = *s++;
@@ -36,7 +38,7 @@ static size_t put_str(char *buf, size_t n, size_t cap, const char *s)
     return n;
 }
 
-static size_t put_int(char *buf, size_t n, size_t cap, long v)
+size_t dist_put_int(char *buf, size_t n, size_t cap, long v)
 {
     char digits[24];
     int k = 0;
@@ -52,30 +54,49 @@ static size_t put_int(char *buf, size_t n, size_t cap, long v)
     return n;
 }
 
-/* Gone: no such process, or a zombie its parent has not reaped yet. Async-signal-safe. */
-static bool pid_gone(int pid)
+/* The state letter of /proc/PID/stat ("pid (comm) S ..."), '?' when it cannot be read, '\0' when the
+ * process does not exist. Async-signal-safe. */
+static char pid_state(int pid)
 {
     if (kill(pid, 0) != 0)
-        return errno == ESRCH;
+        return errno == ESRCH ? '\0' : '?';
     char path[40];
-    size_t n = put_str(path, 0, sizeof(path), "/proc/");
-    n = put_int(path, n, sizeof(path), pid);
-    put_str(path, n, sizeof(path), "/stat");
+    size_t n = dist_put_str(path, 0, sizeof(path), "/proc/");
+    n = dist_put_int(path, n, sizeof(path), pid);
+    dist_put_str(path, n, sizeof(path), "/stat");
     int fd = open(path, O_RDONLY);
     if (fd < 0)
-        return true;
+        return '\0';
     char stat[256];
     ssize_t got = read(fd, stat, sizeof(stat) - 1);
     close(fd);
     if (got <= 0)
-        return true;
+        return '\0';
     stat[got] = '\0';
-    /* "pid (comm) S ...": the state follows the last ')'. */
+    /* The state follows the last ')'. */
     const char *rp = NULL;
     for (const char *p = stat; *p; p++)
         if (*p == ')')
             rp = p;
-    return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+    return rp && rp[1] == ' ' ? rp[2] : '?';
+}
+
+/* Gone: no such process, or a zombie its parent has not reaped yet. Async-signal-safe. */
+static bool pid_gone(int pid)
+{
+    const char st = pid_state(pid);
+    return st == '\0' || st == 'Z' || st == 'X';
+}
+
+static size_t put_peer(char *buf, size_t n, size_t cap, int r, int found)
+{
+    n = dist_put_str(buf, n, cap, found ? "; rank " : "rank ");
+    n = dist_put_int(buf, n, cap, r);
+    n = dist_put_str(buf, n, cap, " (pid ");
+    n = dist_put_int(buf, n, cap, g_peers[r].pid);
+    n = dist_put_str(buf, n, cap, " on ");
+    n = dist_put_str(buf, n, cap, g_peers[r].host);
+    return dist_put_str(buf, n, cap, ")");
 }
 
 size_t dist_vanished(char *buf, size_t cap)
@@ -88,13 +109,26 @@ size_t dist_vanished(char *buf, size_t cap)
     for (int r = 0; r < g_dist.size; r++) {
         if (r == g_dist.rank || strcmp(g_peers[r].host, g_dist.host) != 0 || !pid_gone(g_peers[r].pid))
             continue;
-        n = put_str(buf, n, cap, found++ ? ", rank " : "rank ");
-        n = put_int(buf, n, cap, r);
-        n = put_str(buf, n, cap, " (pid ");
-        n = put_int(buf, n, cap, g_peers[r].pid);
-        n = put_str(buf, n, cap, " on ");
-        n = put_str(buf, n, cap, g_peers[r].host);
-        n = put_str(buf, n, cap, ")");
+        n = put_peer(buf, n, cap, r, found++);
+        /* What the rank itself wrote of its end, not a guess (dist_board.c). */
+        n = dist_board_describe(r, buf, n, cap);
+    }
+    return n;
+}
+
+size_t dist_stopped(char *buf, size_t cap)
+{
+    size_t n = 0;
+    int found = 0;
+    buf[0] = '\0';
+    for (int r = 0; g_peers && r < g_dist.size; r++) {
+        if (r == g_dist.rank || strcmp(g_peers[r].host, g_dist.host) != 0)
+            continue;
+        const char st = pid_state(g_peers[r].pid);
+        if (st != 'T' && st != 't')
+            continue;
+        n = put_peer(buf, n, cap, r, found++);
+        dist_board_mark_stopped(r);
     }
     return n;
 }
@@ -107,30 +141,35 @@ static bool other_hosts(void)
     return false;
 }
 
-/* What a vanished rank most likely met; said by the SIGTERM handler and by dist_fail. */
-static const char vanished_why[] =
-    ": its process is gone (without a vpsim line of its own, it was killed: SIGKILL, the OOM killer)";
+/* Said first in a rank's own line when the survivors found it stopped and gave up on it. */
+static const char stopped_self[] = "this rank was stopped (SIGSTOP) and the others' watchdog gave up on it; ";
 
 static void on_terminate(int sig)
 {
     const int saved = errno;
-    char line[1024], gone[768];
-    size_t n = put_str(line, 0, sizeof(line), "vpsim[rank ");
-    n = put_int(line, n, sizeof(line), g_dist.rank);
-    n = put_str(line, n, sizeof(line), "@");
-    n = put_str(line, n, sizeof(line), g_dist.host);
-    n = put_str(line, n, sizeof(line), "]: terminated by the MPI launcher (SIGTERM); ");
+    dist_shm_cleanup(g_dist.size);
+    char line[1536], gone[1024];
+    size_t n = dist_put_str(line, 0, sizeof(line), "vpsim[rank ");
+    n = dist_put_int(line, n, sizeof(line), g_dist.rank);
+    n = dist_put_str(line, n, sizeof(line), "@");
+    n = dist_put_str(line, n, sizeof(line), g_dist.host);
+    n = dist_put_str(line, n, sizeof(line), "]: terminated by the MPI launcher (SIGTERM); ");
+    if (dist_board_was_stopped())
+        n = dist_put_str(line, n, sizeof(line), stopped_self);
     if (dist_vanished(gone, sizeof(gone))) {
-        n = put_str(line, n, sizeof(line), "the job lost ");
-        n = put_str(line, n, sizeof(line), gone);
-        n = put_str(line, n, sizeof(line), vanished_why);
+        n = dist_put_str(line, n, sizeof(line), "the job lost ");
+        n = dist_put_str(line, n, sizeof(line), gone);
+    } else if (dist_stopped(gone, sizeof(gone))) {
+        n = dist_put_str(line, n, sizeof(line), "the job cannot go on without ");
+        n = dist_put_str(line, n, sizeof(line), gone);
+        n = dist_put_str(line, n, sizeof(line), ", which is stopped (SIGSTOP or a debugger)");
     } else {
-        n = put_str(line, n, sizeof(line), other_hosts() ? "no rank on this host has vanished; one on another host may "
+        n = dist_put_str(line, n, sizeof(line), other_hosts() ? "no rank on this host has vanished; one on another host may "
                                                            "have failed (the launcher's message names it)"
                                                          : "no rank has vanished; another rank failed or exited (its "
                                                            "own vpsim line says why)");
     }
-    n = put_str(line, n, sizeof(line), "\n");
+    n = dist_put_str(line, n, sizeof(line), "\n");
     ssize_t w = write(STDERR_FILENO, line, n);
     (void)w;
     errno = saved;
@@ -151,6 +190,11 @@ static void peers_init(const dist_job *d)
     if (!g_peers)
         return;
     VP_MPI(MPI_Allgather(&me, (int)sizeof(me), MPI_BYTE, g_peers, (int)sizeof(me), MPI_BYTE, MPI_COMM_WORLD));
+    int creator = d->rank;
+    for (int r = d->size - 1; r >= 0; r--)
+        if (!strcmp(g_peers[r].host, d->host))
+            creator = r;
+    dist_board_init(d, creator);
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_terminate;
@@ -195,18 +239,22 @@ void dist_finalize(dist_job *d)
     if (d->mpi_initialised_here && !fin)
         MPI_Finalize();
     signal(SIGTERM, SIG_DFL);
+    dist_board_fini();
     free(g_peers);
     g_peers = NULL;
 }
 
 _Noreturn void dist_fail(const char *file, int line, const char *what, const char *detail)
 {
+    dist_shm_cleanup(g_dist.size);
     fprintf(stderr, "vpsim[rank %d@%s]: %s:%d: %s: %s\n", g_dist.rank, g_dist.host[0] ? g_dist.host : "?", file,
             line, what, detail ? detail : "");
     /* A failed MPI call is often a peer that died (a closed TCP connection): name it when it is local. */
-    char gone[768];
+    char gone[1024];
     if (dist_vanished(gone, sizeof(gone)))
-        fprintf(stderr, "vpsim[rank %d@%s]: the job lost %s%s\n", g_dist.rank, g_dist.host, gone, vanished_why);
+        fprintf(stderr, "vpsim[rank %d@%s]: %sthe job lost %s\n", g_dist.rank, g_dist.host,
+                dist_board_was_stopped() ? stopped_self : "", gone);
+    dist_note_exit(1, true);
     fflush(stderr);
     int inited = 0, fin = 0;
     MPI_Initialized(&inited);

@@ -51,5 +51,13 @@ int dist_agree(const dist_job *d, int rc, char *why, size_t len);
  * safe, for the watchdog and abort paths. When the launcher ends a multi-rank job with SIGTERM, every
  * survivor prints one line naming these ranks (installed by dist_init). */
 size_t dist_vanished(char *buf, size_t cap);
+/* The same list for ranks on this host that are stopped (SIGSTOP, a debugger: /proc state T), each marked
+ * on the ranks' board so that its own late line says it was the one stopped. Async-signal-safe. */
+size_t dist_stopped(char *buf, size_t cap);
+/* This rank is about to end with status `code` (`said`: after its own vpsim line), for the survivors'
+ * account of it (dist_board.c). Async-signal-safe. */
+void dist_note_exit(int code, bool said);
+/* The survivors found this rank stopped and gave up on it. */
+bool dist_board_was_stopped(void);
 
 #endif

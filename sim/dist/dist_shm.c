@@ -50,6 +50,64 @@ static void *map_fd(int fd, const char *name, size_t size, char *why, size_t len
     return p;
 }
 
+/* The names this rank created and has not unlinked yet, without their "-r<rank>" tail: a job's ranks
+ * name their segments alike, so a rank being ended can unlink every rank's segment of that kind,
+ * including those of a peer that was killed (SIGKILL) while the segments were being set up. */
+#define DIST_SHM_PENDING 8
+static char pending[DIST_SHM_PENDING][64];
+
+static void pending_set(const char *name, bool on)
+{
+    const char *tail = strrchr(name, '-');
+    const size_t n = tail ? (size_t)(tail - name) : strlen(name);
+    for (int i = 0; i < DIST_SHM_PENDING; i++) {
+        const bool same = pending[i][0] && strlen(pending[i]) == n && !strncmp(pending[i], name, n);
+        if (!on && same)
+            pending[i][0] = '\0';
+        if (on && same)
+            return;
+    }
+    for (int i = 0; on && i < DIST_SHM_PENDING; i++)
+        if (!pending[i][0] && n < sizeof(pending[i])) {
+            memcpy(pending[i], name, n);
+            pending[i][n] = '\0';
+            return;
+        }
+}
+
+void dist_shm_release(const char *name)
+{
+    shm_unlink(name);
+    pending_set(name, false);
+}
+
+void dist_shm_cleanup(int world)
+{
+    /* Async-signal-safe: unlink(2) of the /dev/shm path shm_unlink would take, no stdio, no malloc. */
+    for (int i = 0; i < DIST_SHM_PENDING; i++) {
+        if (!pending[i][0])
+            continue;
+        for (int r = 0; r < world; r++) {
+            char path[128] = "/dev/shm";
+            size_t n = strlen(path);
+            for (const char *s = pending[i]; *s && n + 16 < sizeof(path); s++)
+                path[n++] = *s;
+            path[n++] = '-';
+            path[n++] = 'r';
+            char digits[12];
+            int k = 0, v = r;
+            do
+                digits[k++] = (char)('0' + v % 10);
+            while ((v /= 10) && k < (int)sizeof(digits));
+            while (k > 0)
+                path[n++] = digits[--k];
+            path[n] = '\0';
+            (void)unlink(path);
+        }
+        pending[i][0] = '\0';
+    }
+}
+
 void *dist_shm_create(const char *name, size_t bytes, bool reserve, char *why, size_t len)
 {
     const size_t size = dist_shm_round(bytes);
@@ -72,6 +130,8 @@ void *dist_shm_create(const char *name, size_t bytes, bool reserve, char *why, s
     close(fd);
     if (!p)
         shm_unlink(name);
+    else
+        pending_set(name, true);
     return p;
 }
 

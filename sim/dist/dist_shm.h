@@ -25,6 +25,12 @@ void *dist_shm_create(const char *name, size_t bytes, bool reserve, char *why, s
 /* Map another rank's segment, which must hold at least `bytes` (checked): dist_shm_round(bytes) mapped.
  * NULL with a reason. */
 void *dist_shm_attach(const char *name, size_t bytes, char *why, size_t len);
+/* Unlink the name of a segment this rank created, once every rank has mapped it. */
+void dist_shm_release(const char *name);
+/* Unlink the names of every rank's segments of each kind this rank created and has not released
+ * (ranks 0..world-1): called when the rank is being ended (the launcher's SIGTERM, dist_fail), so that a
+ * job that dies while its segments are set up leaves nothing in /dev/shm. Async-signal-safe. */
+void dist_shm_cleanup(int world);
 /* Unmap what create or attach mapped for `bytes` (NULL: nothing). */
 void dist_shm_unmap(void *p, size_t bytes);
 

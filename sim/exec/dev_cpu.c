@@ -180,10 +180,16 @@ static int cpu_prepare(exec_ctx *x)
         return -1;
     if (x->opt->max_host_bytes && total > x->opt->max_host_bytes) {
         char a[32], b[32];
+        /* Every CPU-device command takes --max-host-memory; the smaller scenario is offered only to a run
+         * that does not use it already. */
+        const char *name = !strncmp(p->scenario, "probe of ", 9) ? p->scenario + 9 : p->scenario; /* plan_probe.c */
+        const bool tiny = !strcmp(name, "tiny");
         snprintf(x->why, sizeof(x->why),
-                 "the CPU device would need %s per rank, over the %s limit (--max-host-memory); use "
-                 "configs/tiny.yaml or a scaled scenario (e.g. --set model.layers=4)",
-                 util_fmt_bytes((double)total, a, sizeof(a)), util_fmt_bytes((double)x->opt->max_host_bytes, b, sizeof(b)));
+                 "the CPU device would need %s per rank, over the %s limit (--max-host-memory GIB); raise it, or "
+                 "%s",
+                 util_fmt_bytes((double)total, a, sizeof(a)), util_fmt_bytes((double)x->opt->max_host_bytes, b, sizeof(b)),
+                 tiny ? "scale the scenario down (e.g. --set model.layers=4)"
+                      : "use configs/tiny.yaml or a scaled scenario (e.g. --set model.layers=4)");
         return -1;
     }
     s->bytes = total;

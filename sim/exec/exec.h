@@ -31,6 +31,10 @@ typedef struct exec_fault {
 /* Parse MODE:RANK:CALL[:SECONDS] (SECONDS default 10); 0, or -1 with a reason. */
 int exec_fault_parse(const char *arg, exec_fault *f, char *why, size_t len);
 
+/* The host-memory budget per rank of every command that runs on the CPU device (run, bench-allreduce,
+ * calibrate --measure): one default, one option name (--max-host-memory GIB), so that no command can
+ * take a box's memory by a size alone (issue 27: bench-allreduce -e 8G ran a 24 GiB box out of memory). */
+#define EXEC_MAX_HOST_GIB_DEFAULT 4
 typedef struct exec_options {
     int device;  /* cfg_device */
     int backend; /* cfg_backend */

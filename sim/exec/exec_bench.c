@@ -262,7 +262,8 @@ int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out
     memset(out, 0, sizeof(*out));
     exec_options eo = {.device = o->device, .backend = CFG_BACKEND_NONE, .graph = o->graph, .iters = o->iters,
                        .warmup = o->warmup, .check = o->check, .seed = o->seed, .debug_corrupt_rank = -1,
-                       .fault = o->fault, .nccl_tuning = &o->nccl_tuning, .p2p = o->p2p};
+                       .fault = o->fault, .nccl_tuning = &o->nccl_tuning, .p2p = o->p2p,
+                       .max_host_bytes = o->max_host_bytes};
     plan p;
     memset(&p, 0, sizeof(p));
     p.ranks = d->size;
@@ -291,6 +292,23 @@ int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out
         max_count = got > max_count ? got : max_count;
     }
     x->cc.max_comm_elems = max_count;
+    /* On the CPU device every buffer is host memory: the device's send and receive buffers, MPI's own
+     * staging of a call (about one more), and with --check the input, output and reference copies. Said
+     * before anything is allocated, the same on every rank (the sizes are the same everywhere). */
+    if (o->device == CFG_DEVICE_CPU && o->max_host_bytes) {
+        const double need = (double)max_count * (double)sizeof(float) * (3.0 + (o->check ? 3.0 : 0.0));
+        if (need > (double)o->max_host_bytes) {
+            if (d->rank == 0) {
+                char a[32], lim[32];
+                fprintf(stderr, "vpsim bench-allreduce: the largest size needs about %s of host memory per rank%s, "
+                                "over the %s budget (--max-host-memory GIB, default %d): lower -e/--sizes or raise "
+                                "the budget\n",
+                        util_fmt_bytes(need, a, sizeof(a)), o->check ? " with --check" : "",
+                        util_fmt_bytes((double)o->max_host_bytes, lim, sizeof(lim)), EXEC_MAX_HOST_GIB_DEFAULT);
+            }
+            return 2;
+        }
+    }
     exec_watch_step("initialising the %s device", x->dev->name);
     x->dev->init(x);
     int rc = x->dev->prepare(x);

@@ -33,6 +33,7 @@ typedef struct exec_bench_opts {
     exec_fault fault; /* testing hook (--inject-fault), see exec.h */
     cfg_nccl_tuning nccl_tuning; /* the scenario's nccl: section (all zero = NCCL decides) */
     int p2p;                     /* --p2p: comm_p2p of the custom backends (0 = direct) */
+    size_t max_host_bytes;       /* CPU device: the host-memory budget per rank (0: none) */
 } exec_bench_opts;
 
 /* A row's bytes and count are what each rank sends (plan_op.count's convention): for reduce_scatter and

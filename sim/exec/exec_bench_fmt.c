@@ -186,10 +186,13 @@ void exec_bench_csv(util_buf *o, const exec_bench_result *r)
                 snprintf(m, sizeof(m), ",%.6g,%.4g", w->model_us, 100.0 * (w->model_us - w->time_us) / w->time_us);
             else if (model)
                 snprintf(m, sizeof(m), ",,");
-            /* A backend name may hold commas (a policy's rules): quoted as RFC 4180 says. */
-            util_buf_printf(o, "%s%s%s,%d,%s,%s,%s,%lld,%lld,%.6g,%.6g,%.6g,%s,%s,%s,%s%s\n",
-                            strchr(b->name, ',') ? "\"" : "", b->name, strchr(b->name, ',') ? "\"" : "", r->ranks,
-                            r->device, r->type, redop(kind), w->bytes, w->count, w->time_us, w->algbw, w->busbw, wrong,
+            /* A backend name may hold commas (a policy's rules), a loaded one anything. */
+            util_csv_field(o, b->name);
+            util_buf_printf(o, ",%d,", r->ranks);
+            util_csv_field(o, r->device);
+            util_buf_printf(o, ",");
+            util_csv_field(o, r->type);
+            util_buf_printf(o, ",%s,%lld,%lld,%.6g,%.6g,%.6g,%s,%s,%s,%s%s\n", redop(kind), w->bytes, w->count, w->time_us, w->algbw, w->busbw, wrong,
                             w->verify_size ? "true" : "false", b->graph ? "true" : "false", plan_op_kind_names[kind], m);
         }
     }

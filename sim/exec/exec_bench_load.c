@@ -54,6 +54,44 @@ static double num(loader *l, const cfg_node *map, const char *key, bool null_ok)
     return v;
 }
 
+static void str(loader *l, const cfg_node *map, const char *key, char *dst, size_t len);
+
+/* A number read from the file and bounded where it is read: a hand-edited result must not carry a
+ * figure that prints as -inf%, nan or 300 digits, nor a count no run could have. */
+static double bounded(loader *l, const cfg_node *map, const char *key, double lo, double hi, bool null_ok)
+{
+    const double v = num(l, map, key, null_ok);
+    if (!l->failed && null_ok && isnan(v))
+        return v; /* null: the caller says what that means */
+    if (!l->failed && !(v >= lo && v <= hi))
+        fail(l, cfg_map_get(map, key), "'%s' is %g; it must be in [%g, %g]", key, v, lo, hi);
+    /* After a failure the value is never used, but callers convert it to an integer type: a number
+     * they can hold, never NaN (converting NaN is undefined). */
+    return l->failed ? 0 : v;
+}
+
+/* One of `choices` (a NULL-terminated list), naming them on a mismatch. */
+static int choice(loader *l, const cfg_node *map, const char *key, const char *const *choices, char *dst, size_t len)
+{
+    str(l, map, key, dst, len);
+    if (l->failed)
+        return -1;
+    const int k = cfg_enum_index(choices, dst);
+    if (k < 0) {
+        char list[256];
+        fail(l, cfg_map_get(map, key), "'%s' is '%s'; valid choices: %s", key, dst,
+             cfg_enum_list(choices, list, sizeof(list)));
+    }
+    return k;
+}
+
+/* The bounds of what a run can have written (exec_bench.c): 1 PiB per call at most, a time of up to
+ * 1e9 us (17 minutes) per call, and the job sizes and counts the options allow. */
+#define LOAD_MAX_BYTES 1125899906842624.0
+#define LOAD_MAX_US 1e9
+#define LOAD_MAX_GBPS 1e9
+#define LOAD_MAX_RANKS 4096
+
 static bool boolean(loader *l, const cfg_node *map, const char *key)
 {
     const cfg_node *n = need(l, map, key, CFG_NODE_SCALAR);
@@ -113,6 +151,11 @@ static void backend(loader *l, const cfg_node *bn, exec_bench_backend *b)
 {
     str(l, bn, "name", b->name, sizeof(b->name));
     b->backend = cfg_enum_index(cfg_backend_names, b->name); /* -1: a per-size policy */
+    if (!l->failed && b->backend < 0 && strncmp(b->name, "policy(", 7) != 0) {
+        char list[256];
+        fail(l, cfg_map_get(bn, "name"), "backend '%s' is none vpsim has; valid: %s, or policy(RULES)", b->name,
+             cfg_enum_list(cfg_backend_names, list, sizeof(list)));
+    }
     b->ran = boolean(l, bn, "supported");
     if (!b->ran)
         str(l, bn, "reason", b->why, sizeof(b->why));
@@ -128,17 +171,15 @@ static void backend(loader *l, const cfg_node *bn, exec_bench_backend *b)
             break;
         }
         exec_bench_row *w = &b->rows[b->n_rows++];
-        w->bytes = (long long)num(l, rn, "bytes", false);
-        w->count = (long long)num(l, rn, "count", false);
-        w->time_us = num(l, rn, "time_us", false);
-        w->algbw = num(l, rn, "algbw_gbps", false);
-        w->busbw = num(l, rn, "busbw_gbps", false);
-        double wrong = num(l, rn, "wrong", true);
+        w->bytes = (long long)bounded(l, rn, "bytes", 1, LOAD_MAX_BYTES, false);
+        w->count = (long long)bounded(l, rn, "count", 1, LOAD_MAX_BYTES, false);
+        w->time_us = bounded(l, rn, "time_us", 0, LOAD_MAX_US, false);
+        w->algbw = bounded(l, rn, "algbw_gbps", 0, LOAD_MAX_GBPS, false);
+        w->busbw = bounded(l, rn, "busbw_gbps", 0, LOAD_MAX_GBPS, false);
+        double wrong = bounded(l, rn, "wrong", 0, LOAD_MAX_BYTES, true);
         w->wrong = isnan(wrong) ? -1 : (long long)wrong;
         w->verify_size = boolean(l, rn, "verify_pass");
         w->model_us = NAN;
-        if (!l->failed && (w->bytes < 1 || w->time_us < 0))
-            fail(l, rn, "bytes must be >= 1 and time_us >= 0");
     }
 }
 
@@ -157,21 +198,20 @@ int exec_bench_load(const char *path, exec_bench_result *r, char *err, size_t le
         fail(&l, schema ? schema : root, "not a vpsim bench-allreduce result (schema vpsim.bench_allreduce/1)");
     } else {
         str(&l, root, "command", r->command, sizeof(r->command));
-        r->ranks = (int)num(&l, root, "ranks", false);
-        str(&l, root, "device", r->device, sizeof(r->device));
+        r->ranks = (int)bounded(&l, root, "ranks", 1, LOAD_MAX_RANKS, false);
+        choice(&l, root, "device", cfg_device_names, r->device, sizeof(r->device));
         str(&l, root, "type", r->type, sizeof(r->type));
         r->collective = load_collective(&l, root);
-        r->elem_bytes = (size_t)num(&l, root, "elem_bytes", false);
-        r->iters = (int)num(&l, root, "iters", false);
-        r->warmup = (int)num(&l, root, "warmup", false);
+        /* bf16 on cuda, float on cpu today; 1 to 16 bytes covers every type a device could reduce. */
+        r->elem_bytes = (size_t)bounded(&l, root, "elem_bytes", 1, 16, false);
+        r->iters = (int)bounded(&l, root, "iters", 1, 1000000, false);
+        r->warmup = (int)bounded(&l, root, "warmup", 0, 1000000, false);
         r->graph_requested = boolean(&l, root, "graph_requested");
         r->check = boolean(&l, root, "check");
         r->virtual_ranks = boolean(&l, root, "virtual_ranks");
         r->p2p = load_p2p(&l, root);
         r->n_env = env(&l, root, r->env);
-        r->wrong_total = (long long)num(&l, root, "wrong_total", false);
-        if (!l.failed && r->ranks < 1)
-            fail(&l, cfg_map_get(root, "ranks"), "ranks must be >= 1");
+        r->wrong_total = (long long)bounded(&l, root, "wrong_total", 0, 1e18, false);
         const cfg_node *bes = need(&l, root, "backends", CFG_NODE_SEQ);
         if (bes && bes->n > CFG_BACKEND_COUNT + 1)
             fail(&l, bes, "%zu backends (at most %d)", bes->n, CFG_BACKEND_COUNT + 1);

@@ -50,7 +50,9 @@ static void inject(const exec_ctx *x, const exec_fault *f)
     fflush(stderr);
     switch (f->mode) {
     case EXEC_FAULT_KILL: raise(SIGKILL); break;
-    case EXEC_FAULT_EXIT: _exit(3);
+    case EXEC_FAULT_EXIT: /* a runtime failure, as the exit codes say: 1, never a status outside 0/1/2 */
+        dist_note_exit(1, true);
+        _exit(1);
     case EXEC_FAULT_STALL: sleep((unsigned)f->stall_s); break;
     default: break;
     }

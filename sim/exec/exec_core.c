@@ -80,7 +80,7 @@ static void progress(const exec_ctx *x, const char *what, int i, int n)
 {
     if (!x->opt->progress || x->dist.rank != 0)
         return;
-    fprintf(stderr, "\rvpsim run: %s %d/%d   ", what, i, n);
+    fprintf(stderr, "\r%s: %s %d/%d   ", util_prog(), what, i, n);
     if (i == n)
         fprintf(stderr, "\n");
     fflush(stderr);
@@ -141,7 +141,7 @@ int exec_open(exec_ctx *x)
         why_not(x, why, sizeof(why));
     if (why[0]) {
         if (d->rank == 0)
-            fprintf(stderr, "vpsim run: %s\n", why);
+            fprintf(stderr, "%s: %s\n", util_prog(), why);
         return 2;
     }
     for (int ph = 0; ph < p->n_phases; ph++)
@@ -161,7 +161,7 @@ int exec_open(exec_ctx *x)
     x->dev->init(x);
     if (dist_agree(d, x->dev->prepare(x), x->why, sizeof(x->why))) {
         if (d->rank == 0)
-            fprintf(stderr, "vpsim run: %s\n", x->why);
+            fprintf(stderr, "%s: %s\n", util_prog(), x->why);
         x->dev->fini(x);
         exec_watch_plan(NULL);
         return 2;
@@ -330,7 +330,7 @@ int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *o
         return rc;
     const bool graph = opt->graph && x.dev->has_graphs && x.comm->graph_safe;
     if (opt->graph && !graph && d->rank == 0)
-        fprintf(stderr, "vpsim run: note: %s; timing eager launches instead of a CUDA graph\n",
+        fprintf(stderr, "%s: note: %s; timing eager launches instead of a CUDA graph\n", util_prog(),
                 !x.dev->has_graphs ? "this device has no graphs" : "this backend cannot be captured in a CUDA graph");
     int n_ops = 0;
     for (int ph = 0; ph < p->n_phases; ph++)

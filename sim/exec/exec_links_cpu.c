@@ -56,13 +56,10 @@ static int cpu_open(links_ctx *c, exec_links_result *out, char *why, size_t len)
         snprintf(mine, sizeof(mine), "cannot allocate %lld bytes", c->bw_bytes);
     else {
         memset(s->local, 0x5a, (size_t)c->bw_bytes);
-        s->seg[d->rank] = exec_links_shm(exec_links_seg_name(s->token, d->rank).s, s->seg_bytes, true, -1, mine, sizeof(mine));
-    }
-    if (s->seg[d->rank]) {
-        unsigned *next = util_xmalloc((size_t)c->hops * sizeof(*next));
-        exec_links_chain(next, c->hops, 0x11ull + (unsigned long long)d->rank);
-        exec_links_chain_fill(s->seg[d->rank] + CHAIN_OFF, next, c->hops);
-        free(next);
+        /* Created untouched: the names live only while every rank maps every segment (no work in that
+         * window, as comm_sysmem's segments), and the pages are filled once the names are gone. */
+        s->seg[d->rank] = dist_shm_create(exec_links_seg_name(s->token, d->rank).s, s->seg_bytes, false, mine,
+                                          sizeof(mine));
     }
     int rc = dist_agree(d, mine[0] != 0, mine, sizeof(mine));
     for (int p = 0; p < d->size && rc == 0; p++)
@@ -72,11 +69,17 @@ static int cpu_open(links_ctx *c, exec_links_result *out, char *why, size_t len)
         rc = dist_agree(d, mine[0] != 0, mine, sizeof(mine));
     dist_barrier(); /* every rank has opened every segment (or given up): the names can go */
     if (s->seg[d->rank])
-        shm_unlink(exec_links_seg_name(s->token, d->rank).s);
+        dist_shm_release(exec_links_seg_name(s->token, d->rank).s);
     if (rc) {
         snprintf(why, len, "shared memory between the ranks: %s", mine);
         return -1;
     }
+    memset(s->seg[d->rank], 0, s->seg_bytes);
+    unsigned *next = util_xmalloc((size_t)c->hops * sizeof(*next));
+    exec_links_chain(next, c->hops, 0x11ull + (unsigned long long)d->rank);
+    exec_links_chain_fill(s->seg[d->rank] + CHAIN_OFF, next, c->hops);
+    free(next);
+    dist_barrier(); /* every rank's chain is in place before anyone follows a peer's */
     cpu_model(out->device_name, sizeof(out->device_name));
     for (int p = 0; p < d->size; p++) {
         out->bus_id[p][0] = '\0';

@@ -170,7 +170,7 @@ static void host_flags(links_ctx *c, cuda_state *s, int numa)
     s->hflags_ok = dist_all(created && !mine[0]);
     dist_barrier(); /* every rank has opened every page (or given up): the names can go */
     if (s->hseg[me])
-        shm_unlink(exec_links_seg_name(s->token, me).s);
+        dist_shm_release(exec_links_seg_name(s->token, me).s);
     if (mine[0]) {
         fprintf(stderr, "vpsim[rank %d@%s]: probe: host flags in shared memory: %s (host_visible_us stays unmeasured)\n",
                 me, c->d->host, mine);

@@ -158,9 +158,25 @@ static void *watch_main(void *arg)
             pthread_mutex_unlock(&g_watch.mu);
             continue;
         }
-        char line[1024];
+        char line[2048];
         describe_locked(line, sizeof(line), idle);
         pthread_mutex_unlock(&g_watch.mu);
+        /* A peer that is stopped (SIGSTOP) is not gone: it is named here, and marked so that its own line,
+         * should it be continued, says it was the one stopped rather than blaming the ranks that left. */
+        char who[1024];
+        size_t n = strlen(line);
+        if (n && line[n - 1] == '\n')
+            line[--n] = '\0';
+        if (dist_board_was_stopped())
+            n += (size_t)snprintf(line + n, sizeof(line) - n, "; this rank was stopped (SIGSTOP) meanwhile, and the "
+                                                              "others' watchdog gave up on it");
+        if (dist_stopped(who, sizeof(who)) && n < sizeof(line))
+            n += (size_t)snprintf(line + n, sizeof(line) - n, "; the job cannot go on: %s %s stopped (SIGSTOP or a "
+                                                              "debugger)",
+                                  who, strchr(who, ';') ? "are" : "is");
+        if (n < sizeof(line) - 1)
+            snprintf(line + n, sizeof(line) - n, "\n");
+        dist_note_exit(1, true);
         /* One write, so that lines of different ranks do not interleave. */
         ssize_t w = write(2, line, strlen(line));
         (void)w;

@@ -158,9 +158,63 @@ static int bind_ranks(const cfg_field *f, const cfg_node *n, void *slot, const c
     return 0;
 }
 
+/* The shape fields an op kind computes with: each must be at least 1. A field left out reads as its
+ * default 0, and a gemm of n = 0 or an attention of 0 heads would load, run and cost nothing. */
+static int check_shape(const plan_op *op, const cfg_node *node, const char *path, cfg_error *err)
+{
+    struct need {
+        const char *key;
+        long long v;
+    } need[8];
+    int n = 0;
+    switch (op->kind) {
+    case PLAN_OP_GEMM:
+    case PLAN_OP_GROUPED_GEMM:
+    case PLAN_OP_EMBEDDING:
+        need[n++] = (struct need){"m", op->m};
+        need[n++] = (struct need){"n", op->n};
+        need[n++] = (struct need){"k", op->k};
+        break;
+    case PLAN_OP_NORM:
+    case PLAN_OP_ELEMENTWISE:
+        need[n++] = (struct need){"m", op->m};
+        need[n++] = (struct need){"n", op->n};
+        break;
+    case PLAN_OP_ATTENTION:
+        need[n++] = (struct need){"q_len", op->q_len};
+        need[n++] = (struct need){"kv_len", op->kv_len};
+        need[n++] = (struct need){"heads", op->heads};
+        need[n++] = (struct need){"kv_heads", op->kv_heads};
+        need[n++] = (struct need){"qk_dim", op->qk_dim};
+        need[n++] = (struct need){"v_dim", op->v_dim};
+        break;
+    case PLAN_OP_ALLREDUCE_NORM:
+        need[n++] = (struct need){"m", op->m};
+        need[n++] = (struct need){"n", op->n};
+        need[n++] = (struct need){"count", op->count};
+        break;
+    case PLAN_OP_ALLREDUCE:
+    case PLAN_OP_ALLGATHER:
+    case PLAN_OP_REDUCE_SCATTER:
+    case PLAN_OP_ALLTOALL: need[n++] = (struct need){"count", op->count}; break;
+    default: break;
+    }
+    for (int i = 0; i < n; i++)
+        if (need[i].v < 1) {
+            const cfg_node *at = cfg_map_get(node, need[i].key);
+            cfg_errorf(err, at ? at : node, "%s (%s %s): \"%s\" %s; %s ops need it at least 1", path,
+                       plan_op_kind_names[op->kind], op->name, need[i].key, at ? "is 0" : "is missing",
+                       plan_op_kind_names[op->kind]);
+            return -1;
+        }
+    return 0;
+}
+
 static int check_op(void *obj, const cfg_node *node, const char *path, cfg_error *err)
 {
     const plan_op *op = obj;
+    if (check_shape(op, node, path, err))
+        return -1;
     if (plan_op_is_collective(op->kind) && op->ranks < 2) {
         const cfg_node *ranks = cfg_map_get(node, "ranks");
         cfg_errorf(err, ranks ? ranks : node, "%s (%s): a collective needs \"ranks\": [0, 1, ...] with 2 or more ranks", path,
@@ -242,9 +296,86 @@ static const cfg_field plan_fields[] = {
     {0},
 };
 
+/* The phases of a cycle, as plan_build makes them and as the model and the replay read them: one
+ * `decode` phase alone (no speculation), or draft_1 .. draft_D, then one `verify`, then one
+ * `draft_extend` over D + 2 tokens (steps + 1). A plan of another shape would be modelled as something
+ * it is not: a verify pass without drafting is "free" speculation, twenty verify phases twenty passes
+ * per cycle. The tokens a cycle yields cannot exceed the tokens its target phase processes. */
+static int check_phases(const plan *p, const cfg_node *root, cfg_error *err)
+{
+    const cfg_node *phases = cfg_map_get(root, "phases");
+    if (p->n_phases == 0) {
+        cfg_errorf(err, phases ? phases : root, "a plan needs its phases: one \"decode\", or draft_1 .. draft_D, "
+                                                "\"verify\", \"draft_extend\"");
+        return -1;
+    }
+    const plan_phase *target = NULL;
+    int want = 0; /* 0: draft or verify next, 1: draft_extend next, 2: nothing more */
+    int n_draft = 0;
+    for (int i = 0; i < p->n_phases; i++) {
+        const plan_phase *ph = &p->phases[i];
+        const cfg_node *at = phases->items[i];
+        char expect[PLAN_NAME_MAX] = "";
+        const char *what = NULL;
+        if (ph->kind == PLAN_PHASE_DECODE) {
+            if (p->n_phases != 1)
+                what = "a \"decode\" phase is a whole cycle without speculation: it must be the plan's only phase";
+            snprintf(expect, sizeof(expect), "decode");
+            target = ph;
+        } else if (want == 2) {
+            what = "nothing follows draft_extend: a plan holds one cycle";
+        } else if (ph->kind == PLAN_PHASE_DRAFT) {
+            if (want != 0)
+                what = "draft phases come before verify";
+            snprintf(expect, sizeof(expect), "draft_%d", ++n_draft);
+            if (!what && n_draft > 1 && ph->tokens != p->phases[0].tokens)
+                what = "every draft step processes the same tokens per request (speculative.topk)";
+        } else if (ph->kind == PLAN_PHASE_VERIFY) {
+            if (want != 0)
+                what = "a cycle has one verify phase";
+            snprintf(expect, sizeof(expect), "verify");
+            target = ph;
+            want = 1;
+        } else { /* draft_extend */
+            if (want != 1)
+                what = "draft_extend follows the verify phase";
+            else if (ph->tokens != n_draft + 2)
+                what = "draft_extend processes steps + 1 tokens per request: the number of draft phases + 2";
+            snprintf(expect, sizeof(expect), "draft_extend");
+            want = 2;
+        }
+        if (!what && strcmp(ph->name, expect))
+            what = "phases are named by their place in the cycle";
+        if (!what && ph->batch != p->batch)
+            what = "every phase runs the plan's batch";
+        if (what) {
+            cfg_errorf(err, at, "phase %d ('%s', kind %s, %d tokens): %s (expected '%s' here)", i + 1, ph->name,
+                       plan_phase_kind_names[ph->kind], ph->tokens, what, expect[0] ? expect : "the end");
+            return -1;
+        }
+    }
+    if (!target || (target->kind == PLAN_PHASE_VERIFY && want != 2)) {
+        cfg_errorf(err, phases, "a speculative cycle needs draft_1 .. draft_D, \"verify\" and \"draft_extend\" "
+                                "(this plan has %s): a verify pass without its draft phases would model free "
+                                "speculation",
+                   target ? "no draft_extend" : "no verify phase");
+        return -1;
+    }
+    if (p->expected_tokens > target->tokens) {
+        const cfg_node *at = cfg_map_get(root, "expected_tokens");
+        cfg_errorf(err, at ? at : root, "expected_tokens %g is more than the %d tokens per request the %s phase "
+                                        "processes",
+                   p->expected_tokens, target->tokens, target->name);
+        return -1;
+    }
+    return 0;
+}
+
 /* Across the whole plan: every collective spans the plan's ranks; compute ops run on all of them. */
 static int check_plan(plan *p, const cfg_node *root, cfg_error *err)
 {
+    if (check_phases(p, root, err))
+        return -1;
     for (int i = 0; i < p->n_phases; i++) {
         plan_phase *ph = &p->phases[i];
         ph->cap_ops = ph->n_ops;
@@ -266,6 +397,51 @@ static int check_plan(plan *p, const cfg_node *root, cfg_error *err)
         }
     }
     return 0;
+}
+
+int plan_json_matches(const plan *p, const cfg_scenario *sc, char *why, size_t len)
+{
+    int n_draft = 0, max_layer = -1;
+    const plan_phase *verify = NULL, *draft = NULL;
+    bool decode = false;
+    for (int i = 0; i < p->n_phases; i++) {
+        const plan_phase *ph = &p->phases[i];
+        n_draft += ph->kind == PLAN_PHASE_DRAFT;
+        if (ph->kind == PLAN_PHASE_DRAFT && !draft)
+            draft = ph;
+        if (ph->kind == PLAN_PHASE_VERIFY)
+            verify = ph;
+        decode = decode || ph->kind == PLAN_PHASE_DECODE;
+        if (ph->kind == PLAN_PHASE_VERIFY || ph->kind == PLAN_PHASE_DECODE)
+            for (int k = 0; k < ph->n_ops; k++)
+                if (ph->ops[k].layer > max_layer)
+                    max_layer = ph->ops[k].layer;
+    }
+    const bool spec = sc->speculative.algorithm != CFG_SPEC_NONE;
+    if (spec == decode)
+        snprintf(why, len, "the plan is a cycle %s speculation but the scenario sets speculative.algorithm=%s",
+                 decode ? "without" : "with", spec ? "eagle3" : "none");
+    else if (spec && n_draft + 1 != sc->speculative.steps)
+        snprintf(why, len, "the plan has %d draft phase(s) (speculative.steps=%d) but the scenario sets "
+                           "speculative.steps=%d",
+                 n_draft, n_draft + 1, sc->speculative.steps);
+    else if (spec && draft && draft->tokens != sc->speculative.topk)
+        snprintf(why, len, "the plan's draft steps process %d token(s) per request (speculative.topk=%d) but the "
+                           "scenario sets speculative.topk=%d",
+                 draft->tokens, draft->tokens, sc->speculative.topk);
+    else if (spec && verify && verify->tokens != sc->speculative.num_draft_tokens)
+        snprintf(why, len, "the plan verifies %d token(s) per request but the scenario sets "
+                           "speculative.num_draft_tokens=%d",
+                 verify->tokens, sc->speculative.num_draft_tokens);
+    else if (p->batch != sc->workload.batch)
+        snprintf(why, len, "the plan has batch %d but the scenario sets workload.batch=%d", p->batch,
+                 sc->workload.batch);
+    else if (max_layer >= 0 && max_layer + 1 != sc->target.layers)
+        snprintf(why, len, "the plan's target model has %d layers but the scenario's model (%s) has %d", max_layer + 1,
+                 sc->target.name ? sc->target.name : "model", sc->target.layers);
+    else
+        return 0;
+    return -1;
 }
 
 int plan_json_load(const char *path, plan *out, cfg_error *err)

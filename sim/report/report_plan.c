@@ -141,9 +141,13 @@ void report_plan_csv(util_buf *out, const plan *p)
         const plan_phase *ph = &p->phases[i];
         for (int k = 0; k < ph->n_ops; k++) {
             const plan_op *o = &ph->ops[k];
-            util_buf_printf(out, "%s,%d,%s,%s,%d,%s,%lld,%lld,%lld,%d,%s,%d,%s,%lld,%lld,%d,%d,%d,%d,%lld,%lld,%d,"
+            /* Names come from a plan file and may hold anything: written through the one quoting writer. */
+            util_csv_field(out, ph->name);
+            util_buf_printf(out, ",%d,%s,", k, plan_op_kind_names[o->kind]);
+            util_csv_field(out, o->name);
+            util_buf_printf(out, ",%d,%s,%lld,%lld,%lld,%d,%s,%d,%s,%lld,%lld,%d,%d,%d,%d,%lld,%lld,%d,"
                                  "%.0f,%.0f,%.0f,%.0f\n",
-                            ph->name, k, plan_op_kind_names[o->kind], o->name, o->layer, plan_stream_names[o->stream],
+                            o->layer, plan_stream_names[o->stream],
                             o->m, o->n, o->k, o->batch, cfg_dtype_names[o->wdtype], o->wgroup,
                             cfg_dtype_names[o->adtype], o->q_len, o->kv_len, o->heads, o->kv_heads, o->qk_dim, o->v_dim,
                             o->count, o->payload_bytes, o->ranks, o->flops, o->weight_bytes, o->bytes_read,

@@ -281,20 +281,6 @@ void report_results_table(util_buf *out, const report_results_meta *m, const res
     table_warnings(out, rs, n);
 }
 
-void report_csv_field(util_buf *out, const char *s)
-{
-    if (!s)
-        return;
-    if (!strpbrk(s, ",\"\n\r")) {
-        util_buf_printf(out, "%s", s);
-        return;
-    }
-    util_buf_printf(out, "\"");
-    for (const char *c = s; *c; c++)
-        util_buf_printf(out, *c == '"' ? "\"\"" : "%c", *c);
-    util_buf_printf(out, "\"");
-}
-
 static const char *const csv_cols[] = {"backend",         "available",      "reason",        "allreduce_us",
                                        "allreduce_method", "verify_ms",     "verify_comm_ms", "verify_gemm_ms",
                                        "verify_attention_ms", "verify_other_ms", "draft_ms",   "draft_extend_ms",
@@ -314,7 +300,7 @@ int report_results_csv_column(const char *name)
 void report_results_csv_header(util_buf *out, const char *const *extra_keys, int n_extra)
 {
     for (int i = 0; i < n_extra; i++) {
-        report_csv_field(out, extra_keys[i]);
+        util_csv_field(out, extra_keys[i]);
         util_buf_printf(out, ",");
     }
     for (size_t i = 0; i < sizeof(csv_cols) / sizeof(csv_cols[0]); i++)
@@ -330,9 +316,9 @@ static void csv_tail(util_buf *out, const results_cycle *r)
     else
         util_buf_printf(out, ",");
     util_buf_printf(out, ",%.6g,", r->accepted_per_cycle);
-    report_csv_field(out, r->engine_vllm);
+    util_csv_field(out, r->engine_vllm);
     util_buf_printf(out, ",");
-    report_csv_field(out, r->engine_sglang);
+    util_csv_field(out, r->engine_sglang);
     util_buf_printf(out, ",");
     if (r->available && r->nospec_tok_per_s > 0)
         util_buf_printf(out, "%.6g", r->nospec_tok_per_s);
@@ -340,7 +326,7 @@ static void csv_tail(util_buf *out, const results_cycle *r)
     util_buf w = {0};
     for (int i = 0; i < r->n_warnings; i++)
         util_buf_printf(&w, "%s%s: %s", i ? " | " : "", r->warnings[i].code, r->warnings[i].text);
-    report_csv_field(out, w.s ? w.s : "");
+    util_csv_field(out, w.s ? w.s : "");
     util_buf_free(&w);
     if (r->mem_known)
         util_buf_printf(out, ",%.6g,%.6g,%s\n", r->mem_gib, r->mem_capacity_gib, r->fits ? "true" : "false");
@@ -351,19 +337,19 @@ static void csv_tail(util_buf *out, const results_cycle *r)
 void report_results_csv_row(util_buf *out, const char *const *extra_vals, int n_extra, const results_cycle *r)
 {
     for (int i = 0; i < n_extra; i++) {
-        report_csv_field(out, extra_vals[i]);
+        util_csv_field(out, extra_vals[i]);
         util_buf_printf(out, ",");
     }
-    report_csv_field(out, r->backend);
+    util_csv_field(out, r->backend);
     util_buf_printf(out, ",%s,", r->available ? "true" : "false");
-    report_csv_field(out, r->available ? "" : r->reason);
+    util_csv_field(out, r->available ? "" : r->reason);
     if (!r->available) {
         util_buf_printf(out, ",,,,,,,,,,,,%.6g,", r->tokens_per_cycle);
         csv_tail(out, r);
         return;
     }
     util_buf_printf(out, ",%.6g,", r->allreduce_us);
-    report_csv_field(out, r->allreduce_method);
+    util_csv_field(out, r->allreduce_method);
     util_buf_printf(out, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g", r->verify_ms,
                     r->verify_class_ms[PLAN_CLASS_COMM], r->verify_class_ms[PLAN_CLASS_GEMM],
                     r->verify_class_ms[PLAN_CLASS_ATTENTION], r->verify_class_ms[PLAN_CLASS_OTHER], r->draft_ms,

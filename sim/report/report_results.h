@@ -41,7 +41,5 @@ void report_results_csv_header(util_buf *out, const char *const *extra_keys, int
 void report_results_csv_row(util_buf *out, const char *const *extra_vals, int n_extra, const results_cycle *r);
 /* Index of column `name` among the results columns (after any extra keys), -1 when there is none. */
 int report_results_csv_column(const char *name);
-/* Append `s` to out as one CSV field (quoted when needed). */
-void report_csv_field(util_buf *out, const char *s);
 
 #endif

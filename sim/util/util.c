@@ -221,6 +221,16 @@ char *util_out_target(const char *path, char *errbuf, size_t errlen)
     } else {
         target = util_xstrdup(path);
     }
+    const char *input = util_input_of(target);
+    if (input) {
+        if (strcmp(input, path))
+            snprintf(errbuf, errlen, "is the same file as '%s', an input of this command; write the output to "
+                     "another file", input);
+        else
+            snprintf(errbuf, errlen, "is an input of this command; write the output to another file");
+        free(target);
+        return NULL;
+    }
     if (stat(target, &st) == 0) {
         if (!S_ISREG(st.st_mode)) {
             if (via[0])
@@ -265,7 +275,7 @@ int util_write_file_atomic(const char *path, const char *data, size_t len, char 
     char *target = util_out_target(path, why, sizeof(why));
     if (!target) {
         snprintf(errbuf, errlen, "cannot %s '%s': %s", access(path, F_OK) == 0 ? "replace" : "create", path, why);
-        return -1;
+        return -2;
     }
     /* mkstemp: O_EXCL, so a file or link already at the temp name is never written through. */
     char *tmp = util_xasprintf("%s.tmp.XXXXXX", target);
@@ -335,6 +345,20 @@ int util_write_file_atomic(const char *path, const char *data, size_t len, char 
     free(tmp);
     free(target);
     return 0;
+}
+
+void util_csv_field(util_buf *out, const char *s)
+{
+    if (!s)
+        return;
+    if (!strpbrk(s, ",\"\n\r")) {
+        util_buf_printf(out, "%s", s);
+        return;
+    }
+    util_buf_printf(out, "\"");
+    for (const char *c = s; *c; c++)
+        util_buf_printf(out, *c == '"' ? "\"\"" : "%c", *c);
+    util_buf_printf(out, "\"");
 }
 
 const char *util_fmt_bytes(double bytes, char *buf, size_t len)
@@ -532,6 +556,7 @@ char *util_read_file(const char *path)
     FILE *f = fopen(path, "rb");
     if (!f)
         return NULL;
+    util_input_note(path);
     util_buf b = {0};
     char chunk[4096];
     size_t n;

@@ -73,11 +73,24 @@ char *util_path_join(const char *base_dir, const char *rel);
  * through a link), a dangling link, a missing or unwritable directory, or a directory on a kernel
  * pseudo file system (/proc, /sys, ...). Caller frees. */
 char *util_out_target(const char *path, char *errbuf, size_t errlen);
+/* util_out_target refuses also a file this command has read (util_inputs.c): every input is noted where
+ * it is read (cfg_doc_load_file, util_read_file, util_input_note), and an output onto any of them (same
+ * device and inode, whatever the name) is refused, so no command can replace what it was given. */
+void util_input_note(const char *path);
+/* The name the input `path` was read under, or NULL when `path` is not one of this command's inputs. */
+const char *util_input_of(const char *path);
+/* Forget the noted inputs (tests that run several commands in one process). */
+void util_inputs_forget(void);
 
 /* Write `len` bytes to util_out_target(path) atomically: temp file in the same directory, fsync, rename
- * (the replaced file's mode kept). Returns 0, or -1 with a message in errbuf; the temp file never
- * outlives a failure. */
+ * (the replaced file's mode kept). Returns 0, -1 with a message in errbuf when the write failed, or -2
+ * when util_out_target refused the path (bad input: nothing was touched); the temp file never outlives a
+ * failure. */
 int util_write_file_atomic(const char *path, const char *data, size_t len, char *errbuf, size_t errlen);
+
+/* Append `s` to `out` as one CSV field, quoted as RFC 4180 says when it holds a comma, a quote or a line
+ * break (a quote doubled). Every CSV vpsim writes goes through it, so no name can break a row. */
+void util_csv_field(util_buf *out, const char *s);
 
 /* Human formatting of byte counts ("42.0 KiB"); returns buf. */
 const char *util_fmt_bytes(double bytes, char *buf, size_t len);

@@ -312,10 +312,12 @@ Test(plan_ep_run, corrupted_alltoall_fails_the_check, .timeout = 120)
 {
     static const char json[] =
         "{\"schema\": \"vpsim.plan/1\", \"scenario\": \"a2a\", \"ranks\": 2, \"batch\": 1, \"context\": 256,"
-        " \"active_experts\": 5, \"expected_tokens\": 2, \"phases\": [{\"name\": \"verify\", \"kind\": \"verify\","
+        " \"active_experts\": 5, \"expected_tokens\": 2, \"phases\": [{\"name\": \"draft_1\", \"kind\": \"draft\","
+        " \"model\": \"draft\", \"tokens\": 1, \"batch\": 1, \"ops\": [{\"kind\": \"norm\", \"name\": \"norm\", \"m\": 1, \"n\": 256}]}, {\"name\": \"verify\", \"kind\": \"verify\","
         " \"model\": \"target\", \"tokens\": 3, \"batch\": 1, \"ops\": [{\"kind\": \"alltoall\", \"name\":"
-        " \"alltoall.dispatch\", \"layer\": 1, \"stream\": \"main\", \"adtype\": \"bf16\", \"count\": 1024,"
-        " \"ranks\": [0, 1]}]}]}\n";
+        " \"alltoall.dispatch\", \"layer\": 3, \"stream\": \"main\", \"adtype\": \"bf16\", \"count\": 1024,"
+        " \"ranks\": [0, 1]}]}, {\"name\": \"draft_extend\", \"kind\": \"draft_extend\", \"model\": \"draft\","
+        " \"tokens\": 3, \"batch\": 1, \"ops\": [{\"kind\": \"norm\", \"name\": \"norm\", \"m\": 1, \"n\": 256}]}]}\n";
     char *path = th_write_temp(json, sizeof(json) - 1, ".json");
     char args[512];
     snprintf(args, sizeof(args), "configs/tiny.yaml --plan %s --device cpu --backend mpi --check --iters 1 --warmup 0",

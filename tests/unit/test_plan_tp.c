@@ -55,10 +55,13 @@ Test(plan_experts, plan_uses_the_estimate_or_the_configured_count)
     cr_assert_eq(th_find_op(th_phase(&p, "verify"), "moe.w2", 7)->batch, 100);
     th_plan_done(&sc, &p);
 
+    /* More experts than the model has is refused, not clamped (issue 27: clamping modelled another
+     * input than the one given). */
     const char *too_many[] = {"workload.active_experts=1000"};
-    th_plan_build("configs/default.yaml", too_many, 1, &sc, &p);
-    cr_assert_eq(p.active_experts, 384, "clamped to the expert count");
-    th_plan_done(&sc, &p);
+    cfg_error err;
+    cr_assert_neq(cfg_scenario_load(th_path("configs/default.yaml"), too_many, 1, NULL, &sc, &err), 0);
+    cr_assert_not_null(strstr(err.msg, "workload.active_experts=1000 is more than the 384 routed experts"), "%s",
+                       err.msg);
 }
 
 /* ---------------- tensor-parallel degrees ---------------- */

@@ -64,6 +64,7 @@ cfg_doc *cfg_doc_load_file_cached(const char *path, cfg_error *err)
         if (cache[i].path && strcmp(cache[i].path, path) == 0) {
             if (cache[i].len == len && memcmp(cache[i].text, text, len) == 0) {
                 free(text);
+                util_input_note(path); /* read as an input all the same: no output may replace it */
                 return cfg_doc_clone(cache[i].doc);
             }
             drop(&cache[i]);

@@ -37,7 +37,7 @@ static void compare_help(void)
            "options:\n"
            "  --variants FILE   the variants (required)\n"
            "  --backend LIST    model every variant with each of these backends (default: each variant's\n"
-           "                    run.backend): nccl, nccl-symm, oneshot, twoshot, push, mpi, none\n"
+           "                    run.backend): %s\n"
            "  --set KEY=VALUE   override a field for every variant (repeatable)\n"
            "  --system FILE     use this system file instead of the scenario's\n"
            "  --format FMT      table (default), json (schema " COMPARE_SCHEMA ") or md (Markdown)\n"
@@ -46,7 +46,8 @@ static void compare_help(void)
            "\n"
            "examples:\n"
            "  vpsim compare configs/default.yaml --variants configs/plans/verify-faster.yaml\n"
-           "  vpsim compare configs/default.yaml --variants configs/plans/verify-faster.yaml --format md\n");
+           "  vpsim compare configs/default.yaml --variants configs/plans/verify-faster.yaml --format md\n",
+           cli_model_backend_names());
 }
 
 typedef enum { CMP_FMT_TABLE, CMP_FMT_JSON, CMP_FMT_MD } cmp_format;

@@ -26,8 +26,8 @@ static void model_help(void)
            "cycle and tok/s. Formulas: docs/model.md.\n"
            "\n"
            "options:\n"
-           "  --backend LIST    comma-separated backends (default: all but 'model'): nccl, nccl-symm, oneshot,\n"
-           "                    twoshot, push, mpi, none\n"
+           "  --backend LIST    comma-separated backends (default: all but 'model'):\n"
+           "                    %s\n"
            "  --explain         print every term of the formulas for one allreduce and one layer\n"
            "  --ops             JSON: add each op's modelled duration (plan order), to compare with `vpsim run`\n"
            "  --bench N         time N evaluations of the cycle and print microseconds per cycle (make bench);\n"
@@ -46,68 +46,8 @@ static void model_help(void)
            "  vpsim model configs/default.yaml --set system.measured.use=false\n"
            "  vpsim model configs/default.yaml --backend nccl --set nccl.channels=1 --set nccl.protocol=LL\n"
            "  vpsim model configs/default.yaml --system configs/systems/rtx-pro-6000-8x-pcie-switch.yaml\n"
-           "  vpsim model configs/default.yaml --set system.topology.p2p=sysmem --format json --out model.json\n");
-}
-
-int cli_parse_backends(const char *list, cfg_backend *out, int max, const char *cmd)
-{
-    if (!list) {
-        int n = 0;
-        for (int b = 0; b < CFG_BACKEND_COUNT && n < max; b++)
-            if (b != CFG_BACKEND_MODEL)
-                out[n++] = (cfg_backend)b;
-        return n;
-    }
-    char **items;
-    const int n_items = cli_split_list(cmd, "--backend", list, &items);
-    if (n_items < 0)
-        return -1;
-    int n = 0;
-    for (int i = 0; i < n_items; i++) {
-        int b = cfg_enum_index(cfg_backend_names, items[i]);
-        if (b < 0) {
-            char names[256];
-            cli_usage_error(cmd, "--backend: unknown backend '%s'; valid: %s", items[i],
-                            cfg_enum_list(cfg_backend_names, names, sizeof(names)));
-            n = -1;
-            break;
-        }
-        if (n == max) {
-            cli_usage_error(cmd, "--backend: too many backends (at most %d)", max);
-            n = -1;
-            break;
-        }
-        out[n++] = (cfg_backend)b;
-    }
-    cli_list_free(items, n_items);
-    return n;
-}
-
-void cli_model_meta(const cfg_scenario *sc, const plan *p, const char *path, char *tok_buf, size_t tok_len,
-                      report_results_meta *m)
-{
-    memset(m, 0, sizeof(*m));
-    m->mode = "model";
-    m->scenario = sc->name;
-    m->scenario_path = path;
-    m->system = sc->system.name;
-    m->model = sc->target.name;
-    m->tp = p->ranks;
-    m->batch = p->batch;
-    m->context = p->context;
-    m->graph = sc->run.graph;
-    cfg_accept a;
-    cfg_accept_eval(sc, &a);
-    m->expected_tokens = a.tokens;
-    /* The rates' provenance only when the rates decide (a measured accept length names itself); an
-     * extrapolation is a warning of its own under the table (acceptance-extrapolated). */
-    if (a.source == CFG_ACCEPT_CHAIN || a.source == CFG_ACCEPT_TREE)
-        snprintf(tok_buf, tok_len, "%s (speculative.acceptance: %s)", a.explain,
-                 sc->speculative.acceptance_source ? sc->speculative.acceptance_source : "?");
-    else
-        snprintf(tok_buf, tok_len, "%s", a.explain);
-    m->tokens_formula = tok_buf;
-    m->provenance = "modelled: analytic model (docs/model.md) on the system file's figures";
+           "  vpsim model configs/default.yaml --set system.topology.p2p=sysmem --format json --out model.json\n",
+           cli_model_backend_names());
 }
 
 enum { OPT_BACKEND = CLI_OPT_FIRST_PRIVATE, OPT_EXPLAIN, OPT_OPS, OPT_BENCH };

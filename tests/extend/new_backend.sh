@@ -35,6 +35,7 @@ grep -q '^# backend dummy (timed eager)' bench.txt || { cat bench.txt >&2; fail 
 "${MPIRUN[@]}" -np 2 "$V" run configs/tiny.yaml --device cpu --backend dummy --check --iters 2 > run.txt 2>&1 \
     || { cat run.txt >&2; fail "run --backend dummy --check failed"; }
 grep -q 'check                    passed' run.txt || { cat run.txt >&2; fail "run --check gave no verdict"; }
+"$V" model --help | grep -q 'dummy' || fail 'model --help does not list it'
 "$V" model configs/default.yaml --backend dummy,mpi > model.txt 2>&1 || { cat model.txt >&2; fail "model --backend dummy"; }
 grep -q '^dummy ' model.txt || { cat model.txt >&2; fail "model mode has no dummy row"; }
 grep -q 'dummy .*formula: host-staged MPI' model.txt || { cat model.txt >&2; fail "model mode did not price it with its family"; }

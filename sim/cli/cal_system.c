@@ -202,6 +202,7 @@ int cal_system_write(const cal_system_spec *s, util_buf *out)
     memset(&sys, 0, sizeof(sys));
     if (!check || cfg_schema_bind(cfg_system_fields, cfg_doc_root(check), &sys, "", &err)) {
         fprintf(stderr, "vpsim %s: %s %s: the result would not load: %s\n", s->cmd, s->base_opt, s->base, err.msg);
+        cfg_schema_free(cfg_system_fields, &sys); /* what the failed bind took before it stopped */
         goto done;
     }
     cfg_schema_free(cfg_system_fields, &sys);

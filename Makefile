@@ -180,8 +180,10 @@ endif
 test: test-unit $(if $(filter asan,$(VARIANT)),,test-py test-docs)
 
 build-tests: all $(TEST_BIN)
+# Tests run in parallel; many wait on processes (mpirun, watchdogs), so the sanitizer pass takes one more.
+TEST_JOBS ?= 2
 test-unit: all $(TEST_BIN)
-	$(TEST_ENV) $(TEST_BIN) --jobs 2 $(TEST_ARGS)
+	$(TEST_ENV) $(TEST_BIN) --jobs $(TEST_JOBS) $(TEST_ARGS)
 
 PY_TESTS := analysis/tests scripts/tests
 test-py:

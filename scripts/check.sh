@@ -35,7 +35,9 @@ unit_tests() {
     local total
     total=$("$bin" --list 2>/dev/null | grep -c '^[├└]') || total=0
     local t=$(date +%s)
-    make --no-print-directory test-unit VARIANT="$variant" TEST_ARGS=--verbose 2>&1 | {
+    local jobs=2
+    [ "$variant" = asan ] && jobs=3 # its tests wait on sanitized processes more than they compute
+    make --no-print-directory test-unit VARIANT="$variant" TEST_JOBS="$jobs" TEST_ARGS=--verbose 2>&1 | {
         local n=0 every=$(( total / 10 + 1 )) line
         while IFS= read -r line; do
             case "$line" in

@@ -23,6 +23,15 @@
 static const bool backend_needs_cuda[CFG_BACKEND_COUNT] = {CFG_BACKEND_LIST(NEEDS_CUDA)};
 #undef NEEDS_CUDA
 
+/* Every real allreduce of the list, comma-separated: what --backend takes besides "all". */
+static void reducing_backends(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int b = 0; b < CFG_BACKEND_COUNT; b++)
+        if (cfg_backend_reduces(b))
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "", cfg_backend_names[b]);
+}
+
 /* --backend's default: the real allreduces that run where the device is (the GPU backends on cuda, the
  * host ones on cpu), comma-separated into buf. */
 static void default_backends(int device, char *buf, size_t len)
@@ -49,10 +58,8 @@ static void bench_help(void)
            "\n"
            "options:\n");
     /* The backends as the list has them (cfg_lists.h), so a new list line shows here by itself. */
-    char all[256] = "", gpu[160], host[160];
-    for (int b = 0; b < CFG_BACKEND_COUNT; b++)
-        if (cfg_backend_reduces(b))
-            snprintf(all + strlen(all), sizeof(all) - strlen(all), "%s%s", all[0] ? ", " : "", cfg_backend_names[b]);
+    char all[256], gpu[160], host[160];
+    reducing_backends(all, sizeof(all));
     default_backends(CFG_DEVICE_CUDA, gpu, sizeof(gpu));
     default_backends(CFG_DEVICE_CPU, host, sizeof(host));
     printf("  --backend LIST    comma-separated, of: %s, or all\n"
@@ -195,10 +202,8 @@ static void add_all_backends(exec_bench_opts *o, char *skipped, size_t len)
  * error. */
 static int parse_backends(const char *arg, exec_bench_opts *o, bool *named, char *skipped, size_t len)
 {
-    char list[160] = "";
-    for (int b = 0; b < CFG_BACKEND_COUNT; b++)
-        if (cfg_backend_reduces(b))
-            snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s, ", cfg_backend_names[b]);
+    char list[256];
+    reducing_backends(list, sizeof(list));
     char **items;
     const int n_items = cli_split_list("bench-allreduce", "--backend", arg, &items);
     if (n_items < 0)
@@ -213,7 +218,7 @@ static int parse_backends(const char *arg, exec_bench_opts *o, bool *named, char
         }
         int b = cfg_enum_index(cfg_backend_names, items[i]);
         if (!cfg_backend_reduces(b)) {
-            rc = cli_usage_error("bench-allreduce", "--backend '%s': valid choices: %sall", items[i], list);
+            rc = cli_usage_error("bench-allreduce", "--backend '%s': valid choices: %s, all", items[i], list);
             break;
         }
         *named = true;

@@ -126,3 +126,85 @@ int bench_fit_split_sizes(exec_bench_opts *o, bool listed, const dist_job *d)
                 plan_op_kind_names[o->collective], d->size, dropped, least);
     return 0;
 }
+
+/* ---------------- --backend ---------------- */
+
+/* Backends each device can run: the CUDA-only ones (CFG_BACKEND_LIST's `where`) need the cuda device. */
+#define NEEDS_CUDA_HOST false
+#define NEEDS_CUDA_CUDA true
+#define NEEDS_CUDA(ID, name, key, where, ...) [CFG_BACKEND_##ID] = NEEDS_CUDA_##where,
+static const bool backend_needs_cuda[CFG_BACKEND_COUNT] = {CFG_BACKEND_LIST(NEEDS_CUDA)};
+#undef NEEDS_CUDA
+
+/* Every real allreduce of the list, comma-separated: what --backend takes besides "all". */
+void bench_reducing_backends(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int b = 0; b < CFG_BACKEND_COUNT; b++)
+        if (cfg_backend_reduces(b))
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "", cfg_backend_names[b]);
+}
+
+/* --backend's default: the real allreduces that run where the device is (the GPU backends on cuda, the
+ * host ones on cpu), comma-separated into buf. */
+void bench_default_backends(int device, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int b = 0; b < CFG_BACKEND_COUNT; b++)
+        if (cfg_backend_reduces(b) && backend_needs_cuda[b] == (device == CFG_DEVICE_CUDA))
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "", cfg_backend_names[b]);
+}
+
+static void add_backend(exec_bench_opts *o, int b)
+{
+    for (int k = 0; k < o->n_backends; k++)
+        if (o->backends[k] == b)
+            return;
+    if (o->n_backends < CFG_BACKEND_COUNT)
+        o->backends[o->n_backends++] = b;
+}
+
+/* "all": every reducing backend the device can run; the others are listed in `skipped` (for one note
+ * from rank 0 once MPI runs). */
+static void add_all_backends(exec_bench_opts *o, char *skipped, size_t len)
+{
+    for (int b = 0; b < CFG_BACKEND_COUNT; b++) {
+        if (!cfg_backend_reduces(b))
+            continue;
+        if (backend_needs_cuda[b] && o->device != CFG_DEVICE_CUDA)
+            snprintf(skipped + strlen(skipped), len - strlen(skipped), "%s%s", skipped[0] ? ", " : "",
+                     cfg_backend_names[b]);
+        else
+            add_backend(o, b);
+    }
+}
+
+/* Sets *named when an item other than "all" names a backend: only those make an 'unsupported' row an
+ * error. */
+int bench_parse_backends(const char *arg, exec_bench_opts *o, bool *named, char *skipped, size_t len)
+{
+    char list[256];
+    bench_reducing_backends(list, sizeof(list));
+    char **items;
+    const int n_items = cli_split_list("bench-allreduce", "--backend", arg, &items);
+    if (n_items < 0)
+        return VP_EXIT_USAGE;
+    int rc = 0;
+    o->n_backends = 0;
+    *named = false;
+    for (int i = 0; i < n_items && !rc; i++) {
+        if (!strcmp(items[i], "all")) {
+            add_all_backends(o, skipped, len);
+            continue;
+        }
+        int b = cfg_enum_index(cfg_backend_names, items[i]);
+        if (!cfg_backend_reduces(b)) {
+            rc = cli_usage_error("bench-allreduce", "--backend '%s': valid choices: %s, all", items[i], list);
+            break;
+        }
+        *named = true;
+        add_backend(o, b);
+    }
+    cli_list_free(items, n_items);
+    return rc;
+}

@@ -1,5 +1,5 @@
-/* bench_collective: `vpsim bench-allreduce --collective KIND` — the kinds it times and the backends
- * that have them (bench_collective.c). */
+/* bench_collective: what `vpsim bench-allreduce` times (bench_collective.c) — the backends (--backend,
+ * from the list), the collective kind (--collective) and the backends that have it, the sizes. */
 #ifndef VPSIM_BENCH_COLLECTIVE_H
 #define VPSIM_BENCH_COLLECTIVE_H
 
@@ -11,6 +11,13 @@
 /* --collective ARG: allreduce, allgather, reduce_scatter or alltoall into o->collective (a
  * plan_op_kind). 0, or VP_EXIT_USAGE after an error naming the valid choices. */
 int bench_collective_parse(const char *arg, exec_bench_opts *o);
+/* Every real allreduce of the list, ", "-separated: what --backend takes besides "all". */
+void bench_reducing_backends(char *buf, size_t len);
+/* --backend's default on `device` (a cfg_device): the real allreduces that run there, ","-separated. */
+void bench_default_backends(int device, char *buf, size_t len);
+/* --backend LIST into o->backends ("all": every one the device can run; the others' names go to
+ * `skipped`, for one note). *named: an item other than "all" named a backend. 0, or VP_EXIT_USAGE. */
+int bench_parse_backends(const char *arg, exec_bench_opts *o, bool *named, char *skipped, size_t len);
 /* Leave out of o->backends those without o->collective: an error (VP_EXIT_USAGE) when the user named
  * the backend (`named`), or when none is left and no policy runs; else their names go to `lacking`
  * (for a note). */

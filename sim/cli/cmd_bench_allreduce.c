@@ -16,32 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Backends each device can run: the CUDA-only ones (CFG_BACKEND_LIST's `where`) need the cuda device. */
-#define NEEDS_CUDA_HOST false
-#define NEEDS_CUDA_CUDA true
-#define NEEDS_CUDA(ID, name, key, where, ...) [CFG_BACKEND_##ID] = NEEDS_CUDA_##where,
-static const bool backend_needs_cuda[CFG_BACKEND_COUNT] = {CFG_BACKEND_LIST(NEEDS_CUDA)};
-#undef NEEDS_CUDA
-
-/* Every real allreduce of the list, comma-separated: what --backend takes besides "all". */
-static void reducing_backends(char *buf, size_t len)
-{
-    buf[0] = '\0';
-    for (int b = 0; b < CFG_BACKEND_COUNT; b++)
-        if (cfg_backend_reduces(b))
-            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "", cfg_backend_names[b]);
-}
-
-/* --backend's default: the real allreduces that run where the device is (the GPU backends on cuda, the
- * host ones on cpu), comma-separated into buf. */
-static void default_backends(int device, char *buf, size_t len)
-{
-    buf[0] = '\0';
-    for (int b = 0; b < CFG_BACKEND_COUNT; b++)
-        if (cfg_backend_reduces(b) && backend_needs_cuda[b] == (device == CFG_DEVICE_CUDA))
-            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "," : "", cfg_backend_names[b]);
-}
-
 static void bench_help(void)
 {
     printf("usage: mpirun -np N vpsim bench-allreduce [SCENARIO] [--backend LIST] [-b MIN] [-e MAX] [-f FACTOR]\n"
@@ -59,9 +33,9 @@ static void bench_help(void)
            "options:\n");
     /* The backends as the list has them (cfg_lists.h), so a new list line shows here by itself. */
     char all[256], gpu[160], host[160];
-    reducing_backends(all, sizeof(all));
-    default_backends(CFG_DEVICE_CUDA, gpu, sizeof(gpu));
-    default_backends(CFG_DEVICE_CPU, host, sizeof(host));
+    bench_reducing_backends(all, sizeof(all));
+    bench_default_backends(CFG_DEVICE_CUDA, gpu, sizeof(gpu));
+    bench_default_backends(CFG_DEVICE_CPU, host, sizeof(host));
     printf("  --backend LIST    comma-separated, of: %s, or all\n"
            "                    default on cuda: %s\n"
            "                    default on cpu: %s\n"
@@ -171,61 +145,6 @@ static int parse_size_arg(const char *opt, const char *arg, long long *out)
         return cli_usage_error("bench-allreduce", "%s '%s': expected a size in bytes, optionally with K, M or G", opt,
                                arg);
     return 0;
-}
-
-
-static void add_backend(exec_bench_opts *o, int b)
-{
-    for (int k = 0; k < o->n_backends; k++)
-        if (o->backends[k] == b)
-            return;
-    if (o->n_backends < CFG_BACKEND_COUNT)
-        o->backends[o->n_backends++] = b;
-}
-
-/* "all": every reducing backend the device can run; the others are listed in `skipped` (for one note
- * from rank 0 once MPI runs). */
-static void add_all_backends(exec_bench_opts *o, char *skipped, size_t len)
-{
-    for (int b = 0; b < CFG_BACKEND_COUNT; b++) {
-        if (!cfg_backend_reduces(b))
-            continue;
-        if (backend_needs_cuda[b] && o->device != CFG_DEVICE_CUDA)
-            snprintf(skipped + strlen(skipped), len - strlen(skipped), "%s%s", skipped[0] ? ", " : "",
-                     cfg_backend_names[b]);
-        else
-            add_backend(o, b);
-    }
-}
-
-/* Sets *named when an item other than "all" names a backend: only those make an 'unsupported' row an
- * error. */
-static int parse_backends(const char *arg, exec_bench_opts *o, bool *named, char *skipped, size_t len)
-{
-    char list[256];
-    reducing_backends(list, sizeof(list));
-    char **items;
-    const int n_items = cli_split_list("bench-allreduce", "--backend", arg, &items);
-    if (n_items < 0)
-        return VP_EXIT_USAGE;
-    int rc = 0;
-    o->n_backends = 0;
-    *named = false;
-    for (int i = 0; i < n_items && !rc; i++) {
-        if (!strcmp(items[i], "all")) {
-            add_all_backends(o, skipped, len);
-            continue;
-        }
-        int b = cfg_enum_index(cfg_backend_names, items[i]);
-        if (!cfg_backend_reduces(b)) {
-            rc = cli_usage_error("bench-allreduce", "--backend '%s': valid choices: %s, all", items[i], list);
-            break;
-        }
-        *named = true;
-        add_backend(o, b);
-    }
-    cli_list_free(items, n_items);
-    return rc;
 }
 
 
@@ -364,8 +283,8 @@ static int finish_args(bench_args *a)
     bool named = false;
     if (a->backends || !a->o.with_policy) {
         char dflt[160];
-        default_backends(a->o.device, dflt, sizeof(dflt));
-        if (parse_backends(a->backends ? a->backends : dflt,
+        bench_default_backends(a->o.device, dflt, sizeof(dflt));
+        if (bench_parse_backends(a->backends ? a->backends : dflt,
                            &a->o, &named, a->skipped, sizeof(a->skipped)))
             return VP_EXIT_USAGE;
     }

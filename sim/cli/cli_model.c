@@ -9,13 +9,16 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Model mode takes every backend of the list but 'model', which stands for the model itself (run only). */
+static bool model_takes(int b) { return b != CFG_BACKEND_MODEL; }
+
 const char *cli_model_backend_names(void)
 {
     /* The list's names but the replay-only 'model', as --help prints them: built once from cfg_lists.h. */
     static char names[256];
     if (!names[0])
         for (int b = 0; b < CFG_BACKEND_COUNT; b++)
-            if (b != CFG_BACKEND_MODEL)
+            if (model_takes(b))
                 snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? ", " : "",
                          cfg_backend_names[b]);
     return names;
@@ -26,7 +29,7 @@ int cli_parse_backends(const char *list, cfg_backend *out, int max, const char *
     if (!list) {
         int n = 0;
         for (int b = 0; b < CFG_BACKEND_COUNT && n < max; b++)
-            if (b != CFG_BACKEND_MODEL)
+            if (model_takes(b))
                 out[n++] = (cfg_backend)b;
         return n;
     }

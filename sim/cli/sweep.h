@@ -102,8 +102,7 @@ typedef struct sweep_runner {
 
 typedef struct sweep_tally {
     long long done;   /* points with rows (the partial file's included) */
-    long long ran;    /* points modelled by this run */
-    long long failed; /* of those, combinations that could not be modelled */
+    long long failed; /* of the points this run modelled, combinations that could not be */
     int jobs;         /* processes that modelled them */
     double t0;        /* when the run started (progress) */
 } sweep_tally;

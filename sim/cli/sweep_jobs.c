@@ -75,7 +75,6 @@ static void commit_point(sweep *sw, FILE *part, const sweep_runner *run, sweep_t
     fflush(part);
     sw->rows[idx] = util_xstrdup(rows);
     t->done++;
-    t->ran++;
     t->failed += !ok;
     if (run->progress)
         run->progress(t->done, sw->total, now_s() - t->t0);

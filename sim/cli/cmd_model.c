@@ -63,7 +63,8 @@ static double now_us(void)
     return (double)ts.tv_sec * 1e6 + ts.tv_nsec * 1e-3;
 }
 
-/* The speed goal: one full cycle (prepare every op's cost, walk the plan for one backend) in <= 50 us. */
+/* The speed goal: one full cycle (prepare every op's cost, walk the plan for one backend) in <= 25 us on a
+ * 2-core VM (issue #28; bench/NOTES.md has the A/B). */
 static void model_bench(const cfg_scenario *sc, const plan *p, const cfg_backend *bes, int n_bes, long long iters)
 {
     char why[256];

@@ -7,7 +7,9 @@
 #include "../config/cfg_accept.h"
 #include "../plan/plan_memory.h"
 
+#include <limits.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +78,10 @@ static int coll_slot(model_ctx *ctx, const plan_op *op)
 /* A region starts at a side-stream op and runs to the op before the next collective (or the phase end). */
 static void build_region(model_ctx *ctx, int first, int end, double gap)
 {
+    if (ctx->n_regions == ctx->cap_regions) {
+        ctx->cap_regions = ctx->cap_regions ? 2 * ctx->cap_regions : 16;
+        ctx->regions = util_xrealloc(ctx->regions, (size_t)ctx->cap_regions * sizeof(model_region));
+    }
     model_region *r = &ctx->regions[ctx->n_regions];
     memset(r, 0, sizeof(*r));
     r->first = first;
@@ -105,62 +111,29 @@ static void build_region(model_ctx *ctx, int first, int end, double gap)
     ctx->ops[first].region = ctx->n_regions++;
 }
 
-/* Ops of one shape cost the same, and a plan repeats a few dozen shapes over its layers (the default
- * cycle: 1,379 ops, 40-odd shapes), so model_prepare prices each shape once. Two ops have one shape when
- * every field model_op_us and model_op_mem_us read agrees (kind, shapes, dtypes, the derived bytes and
- * flops, and for element-wise ops the name, which the silu_mul law class reads); never the layer,
- * stream or micro-batch.
- * Fields are compared in place, most telling first: a key struct built per op cost more than it saved
- * (store-forwarding stalls on its copy, a memcmp per probe). */
-static bool same_shape(const plan_op *a, const plan_op *b)
+/* What one shape of the plan costs (plan.shapes: ops of one shape cost the same), priced at its first op. */
+typedef struct shape_cost {
+    bool priced;
+    int coll;
+    double us, mem_us, norm_us[2];
+} shape_cost;
+
+/* Price one op into `o` (its kind, class and stream already there). 0, or -1 past MODEL_MAX_COLLS. */
+static int price_op(model_ctx *ctx, const plan_op *op, model_op *o)
 {
-    return a->kind == b->kind && a->m == b->m && a->n == b->n && a->k == b->k && a->kv_len == b->kv_len &&
-           a->batch == b->batch && a->q_len == b->q_len && a->heads == b->heads && a->kv_heads == b->kv_heads &&
-           a->qk_dim == b->qk_dim && a->v_dim == b->v_dim && a->kv_shared == b->kv_shared && a->wdtype == b->wdtype &&
-           a->adtype == b->adtype && a->wgroup == b->wgroup && a->flops == b->flops &&
-           a->weight_bytes == b->weight_bytes && a->bytes_read == b->bytes_read &&
-           a->bytes_written == b->bytes_written &&
-           (a->kind != PLAN_OP_ELEMENTWISE || strcmp(a->name, b->name) == 0); /* the silu_mul rule is by name */
-}
-
-enum { OP_MEMO_SLOTS = 256 }; /* a power of two above any plan's distinct shapes; past half full, price directly */
-
-typedef struct op_memo {
-    const plan_op *rep[OP_MEMO_SLOTS]; /* the first op of each shape (NULL: free slot) */
-    double us[OP_MEMO_SLOTS], mem_us[OP_MEMO_SLOTS];
-    int n;
-} op_memo;
-
-static unsigned shape_slot(const plan_op *op)
-{
-    /* Shapes are multiples of large powers of two, so their low bits say little: mix and take high bits. */
-    unsigned long long h = (unsigned long long)op->kind;
-    h = (h ^ (unsigned long long)op->m) * 0x9E3779B97F4A7C15ull;
-    h = (h ^ (unsigned long long)op->n) * 0xBF58476D1CE4E5B9ull;
-    h = (h ^ (unsigned long long)op->k) * 0x94D049BB133111EBull;
-    h = (h ^ (unsigned long long)op->kv_len ^ ((unsigned long long)op->batch << 40)) * 0x9E3779B97F4A7C15ull;
-    h = (h ^ (unsigned long long)op->bytes_read) * 0xBF58476D1CE4E5B9ull;
-    return (unsigned)(h >> 56) & (OP_MEMO_SLOTS - 1);
-}
-
-static void op_costs(op_memo *memo, const cfg_system *s, const plan_op *op, bool in_l2, double *us, double *mem_us)
-{
-    unsigned i = shape_slot(op);
-    while (memo->rep[i] && !same_shape(memo->rep[i], op))
-        i = (i + 1) & (OP_MEMO_SLOTS - 1);
-    if (memo->rep[i]) {
-        *us = memo->us[i];
-        *mem_us = memo->mem_us[i];
-        return;
+    const cfg_system *s = &ctx->sc->system;
+    if (plan_op_is_collective(op->kind)) {
+        o->coll = coll_slot(ctx, op);
+        if (o->coll < 0)
+            return -1;
+        if (op->kind == PLAN_OP_ALLREDUCE_NORM)
+            for (int fused = 0; fused < 2; fused++)
+                o->norm_us[fused] = model_norm_part_us(s, fused, op, ctx->in_l2, NULL);
+    } else {
+        o->us = model_op_us(s, op, ctx->in_l2, NULL, NULL);
+        o->mem_us = model_op_mem_us(s, op, ctx->in_l2);
     }
-    *us = model_op_us(s, op, in_l2, NULL, NULL);
-    *mem_us = model_op_mem_us(s, op, in_l2);
-    if (memo->n < OP_MEMO_SLOTS / 2) { /* a free slot always remains, so the probe above ends */
-        memo->rep[i] = op;
-        memo->us[i] = *us;
-        memo->mem_us[i] = *mem_us;
-        memo->n++;
-    }
+    return 0;
 }
 
 model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_t why_len)
@@ -175,32 +148,25 @@ model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_
     cfg_accept_eval(sc, &ctx->accept);
     ctx->tokens_per_cycle = ctx->accept.tokens;
     plan_memory_sums(sc, p, -1, &ctx->memory);
-    /* One pass for what the pricing below needs first (the plan's ops are ~250 KB: each pass streams them). */
-    int n = 0, max_regions = 0;
+    /* The weights and the KV cache are what a replayed cycle re-reads; activations are small. */
+    int n = 0;
     for (int ph = 0; ph < p->n_phases; ph++) {
         n += p->phases[ph].n_ops;
-        for (int i = 0; i < p->phases[ph].n_ops; i++) {
-            const plan_op *op = &p->phases[ph].ops[i];
-            /* Weights and KV cache are what a replayed cycle re-reads; activations are small. */
-            ctx->working_set_bytes += op->weight_bytes + (op->kind == PLAN_OP_ATTENTION ? op->bytes_read : 0.0);
-            /* A region starts at most at every side-stream op that follows a main-stream one. */
-            max_regions += op->stream == PLAN_STREAM_SIDE && (i == 0 || op[-1].stream != PLAN_STREAM_SIDE);
-        }
+        ctx->working_set_bytes += p->phases[ph].summary.weight_bytes + p->phases[ph].summary.attention_bytes_read;
     }
     ctx->in_l2 = ctx->working_set_bytes < s->gpu.l2_mb * 1048576.0;
     ctx->n_ops = n;
     ctx->ops = util_xmalloc(((size_t)n + 1) * sizeof(model_op));
-    ctx->regions = util_xmalloc(((size_t)max_regions + 1) * sizeof(model_region));
     ctx->phases = util_xcalloc((size_t)p->n_phases + 1, sizeof(model_phase_span));
     const double gap = ctx->graph ? s->launch.graph_node_us : s->launch.eager_gap_us;
     ctx->verify_ar_slot = -1;
-    op_memo *memo = util_xcalloc(1, sizeof(*memo));
+    shape_cost *shapes = util_xcalloc((size_t)p->n_shapes + 1, sizeof(shape_cost));
     int k = 0;
     for (int ph = 0; ph < p->n_phases; ph++) {
         const plan_phase *phase = &p->phases[ph];
         ctx->phases[ph].first = k;
         ctx->phases[ph].n = phase->n_ops;
-        ctx->phases[ph].tbo = plan_phase_is_tbo(phase);
+        ctx->phases[ph].tbo = phase->summary.two_batch;
         for (int i = 0; i < phase->n_ops; i++, k++) {
             const plan_op *op = &phase->ops[i];
             model_op *o = &ctx->ops[k];
@@ -210,23 +176,29 @@ model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_
             o->mb = (unsigned char)op->micro_batch;
             o->region = -1;
             o->coll = -1;
-            if (plan_op_is_collective(op->kind)) {
-                o->coll = coll_slot(ctx, op);
-                if (o->coll < 0) {
+            o->us = o->mem_us = o->norm_us[0] = o->norm_us[1] = 0.0;
+            /* Each shape priced once (a plan without its shape index, never made by plan_summarize,
+             * prices every op). */
+            shape_cost *c = phase->shape ? &shapes[phase->shape[i]] : NULL;
+            if (c && c->priced) {
+                o->coll = c->coll;
+                o->us = c->us;
+                o->mem_us = c->mem_us;
+                o->norm_us[0] = c->norm_us[0];
+                o->norm_us[1] = c->norm_us[1];
+            } else {
+                if (price_op(ctx, op, o)) {
                     snprintf(why, why_len, "plan has more than %d distinct collectives", MODEL_MAX_COLLS);
-                    free(memo);
+                    free(shapes);
                     model_free(ctx);
                     return NULL;
                 }
-                if (op->kind == PLAN_OP_ALLREDUCE_NORM)
-                    for (int fused = 0; fused < 2; fused++)
-                        o->norm_us[fused] = model_norm_part_us(s, fused, op, ctx->in_l2, NULL);
-                if (ctx->verify_ar_slot < 0 &&
-                    (op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLREDUCE_NORM) &&
-                    (phase->kind == PLAN_PHASE_VERIFY || phase->kind == PLAN_PHASE_DECODE))
-                    ctx->verify_ar_slot = o->coll;
-            } else
-                op_costs(memo, s, op, ctx->in_l2, &o->us, &o->mem_us);
+                if (c)
+                    *c = (shape_cost){true, o->coll, o->us, o->mem_us, {o->norm_us[0], o->norm_us[1]}};
+            }
+            if (ctx->verify_ar_slot < 0 && (op->kind == PLAN_OP_ALLREDUCE || op->kind == PLAN_OP_ALLREDUCE_NORM) &&
+                (phase->kind == PLAN_PHASE_VERIFY || phase->kind == PLAN_PHASE_DECODE))
+                ctx->verify_ar_slot = o->coll;
         }
         const int end = ctx->phases[ph].first + phase->n_ops;
         for (int i = ctx->phases[ph].first; i < end; i++) {
@@ -236,7 +208,7 @@ model_ctx *model_prepare(const cfg_scenario *sc, const plan *p, char *why, size_
             }
         }
     }
-    free(memo);
+    free(shapes);
     return ctx;
 }
 
@@ -439,16 +411,15 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
     serving_notes(ctx, be, r);
     /* Memory first: a scenario that does not fit is not a cycle time anyone will see,
      * but how far it misses is worth reporting, so the figures stay with the unavailable result. */
-    plan_memory mem;
-    plan_memory_for_backend(sc, &ctx->memory, be, &mem);
+    double mem_bytes;
     r->mem_known = true;
-    r->fits = mem.fits;
-    r->mem_gib = mem.total_bytes / MODEL_GIB;
-    r->mem_capacity_gib = mem.capacity_bytes / MODEL_GIB;
+    r->fits = plan_memory_total_for_backend(sc, &ctx->memory, be, &mem_bytes);
+    r->mem_gib = mem_bytes / MODEL_GIB;
+    r->mem_capacity_gib = s->gpu.memory_gib;
     if (!model_backend_available(s, be, ctx->p->ranks, r->reason, sizeof(r->reason)))
         return;
-    if (!mem.fits) {
-        snprintf(r->reason, sizeof(r->reason), "%s", mem.verdict);
+    if (!r->fits) {
+        plan_memory_verdict(sc, mem_bytes, r->reason, sizeof(r->reason));
         return;
     }
 

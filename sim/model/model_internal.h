@@ -68,7 +68,7 @@ struct model_ctx {
     model_op *ops;
     model_phase_span *phases;
     model_region *regions;
-    int n_regions;
+    int n_regions, cap_regions;
     model_coll_key colls[MODEL_MAX_COLLS];
     int n_colls;
     int verify_ar_slot; /* the verify (or decode) pass's first allreduce, -1 if none: names the method */

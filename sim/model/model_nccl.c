@@ -212,10 +212,12 @@ void model_nccl_choose(const cfg_system *s, const model_nccl_graph *g, bool allr
                     bw *= tree_correction[p][ls]; /* ncclTopoGetAlgoTime */
             }
             const double t = lat + nbytes / (1000.0 * bw);
-            char name[40];
-            snprintf(name, sizeof(name), "tuning %s/%s", model_nccl_algo_names[a], model_nccl_proto_names[p]);
-            model_term_add(terms, name, t, "us", "NCCL's own estimate: lat %.2f + %.0f B / (1000 x %.3g GB/s)", lat, nbytes,
-                           bw);
+            if (terms) { /* the name is formatted only for --explain: a model evaluation passes NULL */
+                char name[40];
+                snprintf(name, sizeof(name), "tuning %s/%s", model_nccl_algo_names[a], model_nccl_proto_names[p]);
+                model_term_add(terms, name, t, "us", "NCCL's own estimate: lat %.2f + %.0f B / (1000 x %.3g GB/s)", lat,
+                               nbytes, bw);
+            }
             if (t < best) {
                 best = t;
                 *algo = a;

@@ -91,6 +91,9 @@ typedef struct plan_phase_summary {
     long long *allreduce_bytes; /* payload of each allreduce, in order */
     long long allgather_bytes_total;
     double flops, weight_bytes, bytes_read, bytes_written;
+    double attention_bytes_read; /* the attention ops' reads: the KV cache, what a cycle re-reads with the weights */
+    double activation_peak;      /* the largest activation traffic (in + out) of one op other than attention */
+    bool two_batch;              /* ops of two micro-batches (plan_phase_is_tbo) */
 } plan_phase_summary;
 
 typedef struct plan_phase {
@@ -101,6 +104,7 @@ typedef struct plan_phase {
     int batch;                 /* requests */
     plan_op *ops;
     int n_ops, cap_ops;
+    int *shape; /* per op: its index in plan.shapes (plan_index_shapes) */
     plan_phase_summary summary;
 } plan_phase;
 
@@ -112,6 +116,10 @@ typedef struct plan {
     double expected_tokens;
     plan_phase *phases;
     int n_phases;
+    /* The plan's distinct op shapes, one representative each (plan_op_same_shape), made by
+     * plan_summarize: what a pricing walks instead of every op. */
+    plan_op *shapes;
+    int n_shapes;
 } plan;
 
 /* Build the cycle schedule of a loaded scenario. Returns 0, or -1 with a reason in `why`. */
@@ -143,6 +151,10 @@ void plan_split_allreduce(plan *p);
 int plan_fuse_allreduce_norm(plan *p);
 /* Recompute every phase's summary from its ops. */
 void plan_summarize(plan *p);
+/* Ops of one shape: every field a cost reads agrees (plan_shapes.c says which), so they cost the same. */
+bool plan_op_same_shape(const plan_op *a, const plan_op *b);
+/* Fill plan.shapes and each phase's shape[] (called by plan_summarize; again after any edit of the ops). */
+void plan_index_shapes(plan *p);
 
 /* Two-batch overlap (overlap.two_batch): rewrite a target phase (verify, decode) as two micro-batches
  * of ceil(B/2) and floor(B/2) requests, stage by stage (a stage ends at a collective): a's stage, then

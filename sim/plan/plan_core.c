@@ -144,6 +144,11 @@ void plan_summarize(plan *p)
             s->weight_bytes += op->weight_bytes;
             s->bytes_read += op->bytes_read;
             s->bytes_written += op->bytes_written;
+            if (op->kind == PLAN_OP_ATTENTION)
+                s->attention_bytes_read += op->bytes_read;
+            else if (op->bytes_read - op->weight_bytes + op->bytes_written > s->activation_peak)
+                s->activation_peak = op->bytes_read - op->weight_bytes + op->bytes_written;
+            s->two_batch |= op->micro_batch != 0;
             if (op->kind == PLAN_OP_ALLREDUCE)
                 s->allreduce_bytes[s->allreduce_count++] = op->payload_bytes;
             else if (op->kind == PLAN_OP_ALLGATHER) {
@@ -153,15 +158,18 @@ void plan_summarize(plan *p)
                 s->gemm_count++;
         }
     }
+    plan_index_shapes(p);
 }
 
 void plan_free(plan *p)
 {
     for (int i = 0; i < p->n_phases; i++) {
         free(p->phases[i].ops);
+        free(p->phases[i].shape);
         free(p->phases[i].summary.allreduce_bytes);
     }
     free(p->phases);
+    free(p->shapes);
     memset(p, 0, sizeof(*p));
 }
 

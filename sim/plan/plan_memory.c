@@ -26,10 +26,17 @@ static void add(plan_memory *m, const char *name, double bytes, const char *fmt,
 
 static void add(plan_memory *m, const char *name, double bytes, const char *fmt, ...)
 {
-    if (m->n >= PLAN_MEM_MAX_ITEMS || bytes <= 0)
+    if (bytes <= 0)
+        return;
+    m->total_bytes += bytes; /* counted even where the list is full: the total is what the verdict judges */
+    if (m->n >= PLAN_MEM_MAX_ITEMS)
         return;
     plan_mem_item *it = &m->items[m->n++];
-    snprintf(it->name, sizeof(it->name), "%s", name);
+    /* Names are the literals of this file, all shorter than the field (snprintf's formatting cost a
+     * tenth of the model's evaluation). */
+    const size_t len = strnlen(name, sizeof(it->name) - 1);
+    memcpy(it->name, name, len);
+    it->name[len] = '\0';
     it->bytes = bytes;
     it->how[0] = '\0';
     if (!m->sums_only) {
@@ -38,7 +45,6 @@ static void add(plan_memory *m, const char *name, double bytes, const char *fmt,
         vsnprintf(it->how, sizeof(it->how), fmt, ap);
         va_end(ap);
     }
-    m->total_bytes += bytes;
 }
 
 static double wb(cfg_weight w) { return cfg_dtype_weight_bytes((cfg_dtype)w.dtype, w.group); }
@@ -141,31 +147,44 @@ static void kv_cache(plan_memory *m, const cfg_scenario *sc, int tp)
  * next op's as the allocator recycles): a bound for decode-sized passes, not a measurement. */
 static double activation_bytes(const plan *p)
 {
-    double peak = 0.0;
+    double peak = 0.0; /* each phase's largest (plan_summarize; attention's reads are the KV cache, counted above) */
     for (int ph = 0; ph < p->n_phases; ph++)
-        for (int i = 0; i < p->phases[ph].n_ops; i++) {
-            const plan_op *op = &p->phases[ph].ops[i];
-            if (op->kind == PLAN_OP_ATTENTION) /* its reads are the KV cache, counted above */
-                continue;
-            const double act = op->bytes_read - op->weight_bytes + op->bytes_written;
-            peak = fmax(peak, act);
-        }
+        if (p->phases[ph].summary.activation_peak > peak)
+            peak = p->phases[ph].summary.activation_peak;
     return 2.0 * peak;
 }
 
-/* What depends on the backend: a custom allreduce's workspace, then the verdict. */
+/* What depends on the backend: a custom allreduce's workspace. */
+static double backend_workspace_bytes(const cfg_scenario *sc, int ranks, int backend)
+{
+    return ranks > 1 && cfg_backend_workspace(backend) ? sc->system.memory.custom_workspace_mib * MIB : 0.0;
+}
+
+bool plan_memory_total_for_backend(const cfg_scenario *sc, const plan_memory *base, int backend, double *total_bytes)
+{
+    /* The same sum `add` makes, in the same order, so the two never disagree on a scenario at the edge. */
+    *total_bytes = base->total_bytes + backend_workspace_bytes(sc, base->ranks, backend);
+    return *total_bytes <= sc->system.gpu.memory_gib * GIB;
+}
+
+void plan_memory_verdict(const cfg_scenario *sc, double total_bytes, char *buf, size_t len)
+{
+    const double cap = sc->system.gpu.memory_gib;
+    snprintf(buf, len, total_bytes <= cap * GIB ? "fits: %.1f of %.1f GiB" : "does not fit: needs %.1f GiB of %.1f",
+             total_bytes / GIB, cap);
+}
+
 void plan_memory_for_backend(const cfg_scenario *sc, const plan_memory *base, int backend, plan_memory *out)
 {
     const cfg_system *s = &sc->system;
     if (out != base)
         *out = *base;
-    if (out->ranks > 1 && cfg_backend_workspace(backend))
-        add(out, "custom allreduce", s->memory.custom_workspace_mib * MIB,
-            "memory.custom_workspace_mib %.0f (IPC exchange buffers and flags)", s->memory.custom_workspace_mib);
+    add(out, "custom allreduce", backend_workspace_bytes(sc, out->ranks, backend),
+        "memory.custom_workspace_mib %.0f (IPC exchange buffers and flags)", s->memory.custom_workspace_mib);
     out->capacity_bytes = s->gpu.memory_gib * GIB;
     out->fits = out->total_bytes <= out->capacity_bytes;
-    snprintf(out->verdict, sizeof(out->verdict), out->fits ? "fits: %.1f of %.1f GiB" : "does not fit: needs %.1f GiB of %.1f",
-             out->total_bytes / GIB, s->gpu.memory_gib);
+    if (!out->sums_only)
+        plan_memory_verdict(sc, out->total_bytes, out->verdict, sizeof(out->verdict));
 }
 
 static void account(const cfg_scenario *sc, const plan *p, int backend, bool sums_only, plan_memory *out);

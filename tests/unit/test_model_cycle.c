@@ -274,3 +274,54 @@ Test(model_systems, every_figure_carries_its_provenance)
     }
     closedir(dir);
 }
+
+/* plan.shapes lets model_prepare price each shape once. The cycle must be exactly what pricing every op
+ * gives: the same plan with its shape index taken away prices op by op, and every figure of every
+ * backend, per op included, must agree to the bit, on scenarios whose plans hold the unusual ops
+ * (fused allreduce_norm, split allreduces, two micro-batches, eager launches, a topk tree). */
+Test(model_cycle, pricing_each_shape_once_gives_what_pricing_every_op_gives)
+{
+    const char *cases[][3] = {
+        {"run.graph=true", NULL, NULL},
+        {"run.graph=false", "fusion.allreduce_residual_norm=true", NULL},
+        {"collectives.allreduce_split=true", NULL, NULL},
+        {"overlap.two_batch=true", "workload.batch=4", NULL},
+        {"speculative.topk=4", "speculative.num_draft_tokens=8", "workload.context=131072"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        const char *const *sets = cases[c];
+        int n_sets = 0;
+        while (n_sets < 3 && sets[n_sets])
+            n_sets++;
+        loaded l;
+        load(&l, "configs/default.yaml", NULL, sets, n_sets);
+        cr_assert(l.p.n_shapes > 0 && l.p.n_shapes < 100, "%s: %d shapes", sets[0], l.p.n_shapes);
+        int **kept = calloc((size_t)l.p.n_phases, sizeof(int *));
+        for (int ph = 0; ph < l.p.n_phases; ph++) {
+            kept[ph] = l.p.phases[ph].shape;
+            l.p.phases[ph].shape = NULL;
+        }
+        char why[256];
+        model_ctx *each = model_prepare(&l.sc, &l.p, why, sizeof(why));
+        cr_assert_not_null(each, "%s", why);
+        for (int ph = 0; ph < l.p.n_phases; ph++)
+            l.p.phases[ph].shape = kept[ph];
+        free(kept);
+        for (int be = 0; be < CFG_BACKEND_COUNT; be++) {
+            results_cycle a, b;
+            model_eval(l.ctx, (cfg_backend)be, true, &a);
+            model_eval(each, (cfg_backend)be, true, &b);
+            cr_assert_eq(a.available, b.available, "%s %s", sets[0], cfg_backend_names[be]);
+            cr_assert(a.cycle_ms == b.cycle_ms && a.verify_ms == b.verify_ms && a.mem_gib == b.mem_gib,
+                      "%s %s: cycle %.17g vs %.17g ms", sets[0], cfg_backend_names[be], a.cycle_ms, b.cycle_ms);
+            cr_assert_eq(a.n_op_us, b.n_op_us);
+            for (int i = 0; a.op_us && i < a.n_op_us; i++)
+                cr_assert(a.op_us[i] == b.op_us[i], "%s %s op %d: %.17g vs %.17g us", sets[0], cfg_backend_names[be],
+                          i, a.op_us[i], b.op_us[i]);
+            results_cycle_free(&a);
+            results_cycle_free(&b);
+        }
+        model_free(each);
+        unload(&l);
+    }
+}

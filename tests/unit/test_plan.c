@@ -384,3 +384,66 @@ Test(plan_weights, quantisation_changes_the_expert_bytes)
     th_plan_done(&sc_q, &p_q);
     th_plan_done(&sc_b, &p_b);
 }
+
+/* ---------------- shape classes (plan_shapes.c) ---------------- */
+
+/* Every op's class representative has its shape; ops in one class agree on every field a cost reads
+ * and differ at most in name (not for element-wise ops), layer, stream and micro-batch; two classes
+ * never hold the same shape; the default cycle's 1,379 ops fall into a few dozen. */
+Test(plan_shapes, each_op_is_in_the_one_class_of_its_shape)
+{
+    cfg_scenario sc;
+    plan p;
+    th_plan_build("configs/default.yaml", NULL, 0, &sc, &p);
+    int ops = 0;
+    for (int ph = 0; ph < p.n_phases; ph++) {
+        cr_assert_not_null(p.phases[ph].shape);
+        for (int i = 0; i < p.phases[ph].n_ops; i++, ops++) {
+            const plan_op *op = &p.phases[ph].ops[i];
+            const int c = p.phases[ph].shape[i];
+            cr_assert(c >= 0 && c < p.n_shapes);
+            const plan_op *rep = &p.shapes[c];
+            cr_assert(plan_op_same_shape(rep, op), "%s: op %d (%s) not of its class", p.phases[ph].name, i, op->name);
+            cr_assert(rep->kind == op->kind && rep->m == op->m && rep->n == op->n && rep->k == op->k &&
+                      rep->kv_len == op->kv_len && rep->heads == op->heads && rep->wdtype == op->wdtype &&
+                      rep->flops == op->flops && rep->bytes_read == op->bytes_read &&
+                      rep->payload_bytes == op->payload_bytes);
+            if (op->kind == PLAN_OP_ELEMENTWISE)
+                cr_assert_str_eq(rep->name, op->name);
+        }
+    }
+    for (int a = 0; a < p.n_shapes; a++)
+        for (int b = a + 1; b < p.n_shapes; b++)
+            cr_assert(!plan_op_same_shape(&p.shapes[a], &p.shapes[b]), "classes %d and %d are one shape", a, b);
+    cr_assert(ops > 1000 && p.n_shapes < 80, "%d ops in %d classes", ops, p.n_shapes);
+    th_plan_done(&sc, &p);
+}
+
+/* One field a cost reads, changed, makes another shape; the layer, stream and (outside element-wise
+ * ops) the name do not. */
+Test(plan_shapes, a_cost_field_separates_shapes_and_the_layer_does_not)
+{
+    plan_phase ph = {0};
+    plan_op *a = plan_phase_add_op(&ph);
+    a->kind = PLAN_OP_GEMM;
+    a->m = 3, a->n = 7168, a->k = 2048, a->wdtype = CFG_DT_BF16, a->adtype = CFG_DT_BF16;
+    plan_op_finalize(a);
+    plan_op b = *a;
+    b.layer = 7, b.stream = PLAN_STREAM_SIDE, b.micro_batch = 1;
+    snprintf(b.name, sizeof(b.name), "other");
+    cr_assert(plan_op_same_shape(a, &b));
+    b = *a;
+    b.k = 4096;
+    plan_op_finalize(&b);
+    cr_assert_not(plan_op_same_shape(a, &b));
+    b = *a;
+    b.wgroup = 128;
+    cr_assert_not(plan_op_same_shape(a, &b), "a field with no derived term still separates");
+    plan_op e = *a, f;
+    e.kind = PLAN_OP_ELEMENTWISE;
+    snprintf(e.name, sizeof(e.name), "mlp.silu_mul");
+    f = e;
+    snprintf(f.name, sizeof(f.name), "act");
+    cr_assert_not(plan_op_same_shape(&e, &f), "element-wise ops are priced by name (the silu_mul law)");
+    free(ph.ops);
+}

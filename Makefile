@@ -115,7 +115,7 @@ TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS := $(TEST_SRCS:%.c=$(OBJ)/%.o)
 TEST_BIN := $(OUT)/vpsim-tests
 
-PHONY_TESTS := build-tests test-unit test-py test-docs test-extend docs docs-check samples samples-check
+PHONY_TESTS := build-tests test-unit test-py test-docs test-loops test-extend docs docs-check samples samples-check
 .PHONY: FORCE deps all debug asan test check test-gpu $(PHONY_TESTS) run bench clean deps-check config-reference report fuzz fuzz-smoke
 
 all: deps-check $(BIN)
@@ -177,7 +177,7 @@ endif
 # `make test`: the Criterion suite, the Python tests, and the docs' examples and the modelled samples
 # against what the binary prints. `make test VARIANT=asan` runs only the Criterion suite: the sanitizers
 # see C, not Python or Markdown.
-test: test-unit $(if $(filter asan,$(VARIANT)),,test-py test-docs)
+test: test-unit $(if $(filter asan,$(VARIANT)),,test-py test-docs test-loops)
 
 build-tests: all $(TEST_BIN)
 # Tests run in parallel; many wait on processes (mpirun, watchdogs), so the sanitizer pass takes one more.
@@ -209,6 +209,11 @@ samples-check: all
 	done; [ $$bad = 0 ] && echo "samples-check: $$(ls $(SAMPLES_CHECK) | wc -l) modelled samples current"
 
 test-docs: docs-check samples-check
+
+# No two files of sim/ call each other (scripts/file_loops.py reads the objects; the loops kept on
+# purpose, with why, are in scripts/file_loops.allow).
+test-loops: all
+	$(ANALYSIS_PY) scripts/file_loops.py --objdir $(OBJ)
 
 # "A new backend is one list line and one file": a copy of the tree with tests/extend/comm_dummy.c's
 # line and file builds (CUDA=0) and the backend works through every command (tests/extend/new_backend.sh).

@@ -57,7 +57,7 @@ build() { make --no-print-directory -j"$NPROC" "$@" 2>&1 | grep -v '^make\[' ; r
 
 stage "build (release: vpsim, tests, kernel tests)" build build-tests
 stage "unit tests (release)" unit_tests release
-stage "Python tests, docs' examples, modelled samples" make --no-print-directory test-py test-docs
+stage "Python tests, docs' examples, modelled samples, file loops" make --no-print-directory test-py test-docs test-loops
 stage "a new backend from one list line and one file (a CUDA=0 copy)" make --no-print-directory test-extend
 stage "build (ASan + UBSan)" build VARIANT=asan build-tests
 stage "unit tests (ASan + UBSan + LSan)" unit_tests asan

@@ -88,7 +88,7 @@ typedef struct comm_backend {
 /* Whether backend `b` can replay an op of kind `k` (every compute kind: yes). */
 bool comm_backend_has(const comm_backend *b, plan_op_kind k);
 
-/* Record an environment fact in the caller's block. */
+/* Record an environment fact in the caller's block (comm_env.c). */
 void comm_env_set(comm_ctx *c, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* The backend for a cfg_backend, or NULL with a reason when this build has none (comm_backends.c). */

@@ -2,7 +2,6 @@
  * knows whether the CUDA backends were built in. */
 #include "comm.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 
 /* A backend's table is comm_backend_<key>; those marked CUDA exist only in CUDA builds. */
@@ -32,14 +31,6 @@ const comm_backend *comm_find_backend(int backend, char *why, size_t len)
         snprintf(why, len, "backend %s: this build has no CUDA/NCCL (built with CUDA=0); use --backend mpi",
                  cfg_backend_names[backend]);
     return backends[backend];
-}
-
-void comm_env_set(comm_ctx *c, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    util_env_vset(c->env, c->n_env, key, fmt, ap);
-    va_end(ap);
 }
 
 bool comm_backend_has(const comm_backend *b, plan_op_kind k)

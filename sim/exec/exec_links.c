@@ -405,26 +405,3 @@ int exec_links_measure(dist_job *d, const exec_links_opts *o, exec_links_result 
     util_buf_free(&failed);
     return 0;
 }
-
-/* ---- the ranks' shared segments (here, not in exec_links_host.c: the kernel tests link that file
- * without MPI) ---- */
-
-void *exec_links_shm(const char *name, size_t bytes, bool create, int node, char *why, size_t len)
-{
-    if (!create)
-        return dist_shm_attach(name, bytes, why, len);
-    /* Not reserved: the pages come at the first touch below, under the NUMA policy given first. */
-    void *p = dist_shm_create(name, bytes, false, why, len);
-    if (p) {
-        exec_links_bind(p, bytes, node); /* best effort: a segment that cannot be placed still works */
-        memset(p, 0, bytes);
-    }
-    return p;
-}
-
-exec_links_name exec_links_seg_name(unsigned long long token, int rank)
-{
-    exec_links_name n;
-    dist_shm_name(n.s, sizeof(n.s), "links", token, rank);
-    return n;
-}

@@ -11,8 +11,6 @@
 #include <string.h>
 
 /* ---------------- NCCL: what it runs (model_nccl.c, its latency tables too), priced from the links ---------------- */
-const char *const model_nccl_proto_names[] = {"LL", "LL128", "Simple", NULL};
-const char *const model_nccl_algo_names[] = {"tree", "ring", NULL};
 
 /* The bytes' rate: channels x the slowest link's per-channel figure, up to the GPU's link; an SHM link
  * carries what one GPU stores into host memory and the next loads back, and that rate caps the ring. On

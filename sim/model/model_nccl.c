@@ -7,6 +7,9 @@
 #include <math.h>
 #include <stdio.h>
 
+const char *const model_nccl_proto_names[] = {"LL", "LL128", "Simple", NULL};
+const char *const model_nccl_algo_names[] = {"tree", "ring", NULL};
+
 /* NCCL versions that changed a rule (major*10000 + minor*100 + patch). */
 #define V_P2P_PXB 22304       /* 2.23.4: P2P level PXB by default; AMD keeps SYS only with <= 2 GPUs */
 #define V_SM100_SPEEDS 22500  /* 2.25: sm100SpeedArrayIntra for cc >= 100 (min 19) */

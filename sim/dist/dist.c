@@ -2,6 +2,7 @@
 
 #include "../util/util.h"
 #include "dist_board.h"
+#include "dist_fail.h"
 #include "dist_shm.h"
 
 #include <errno.h>
@@ -28,31 +29,6 @@ typedef struct dist_peer {
 } dist_peer;
 
 static dist_peer *g_peers; /* g_dist.size entries; NULL at one rank */
-
-/* Async-signal-safe: the handler below formats with these, not stdio. */
-size_t dist_put_str(char *buf, size_t n, size_t cap, const char *s)
-{
-    while (*s && n + 1 < cap)
-        buf[n++] = *s++;
-    buf[n] = '\0';
-    return n;
-}
-
-size_t dist_put_int(char *buf, size_t n, size_t cap, long v)
-{
-    char digits[24];
-    int k = 0;
-    unsigned long u = v < 0 ? (unsigned long)-v : (unsigned long)v;
-    do
-        digits[k++] = (char)('0' + u % 10);
-    while ((u /= 10) && k < (int)sizeof(digits));
-    if (v < 0 && n + 1 < cap)
-        buf[n++] = '-';
-    while (k > 0 && n + 1 < cap)
-        buf[n++] = digits[--k];
-    buf[n] = '\0';
-    return n;
-}
 
 /* The state letter of /proc/PID/stat ("pid (comm) S ..."), '?' when it cannot be read, '\0' when the
  * process does not exist. Async-signal-safe. */
@@ -177,6 +153,21 @@ static void on_terminate(int sig)
     raise(sig);
 }
 
+/* The failure path's work that needs this file's state (dist_fail.c calls it through dist_fail_hooks, so
+ * that the failure path sits below everything that fails): the shared segments go first, ... */
+static void fail_cleanup(void) { dist_shm_cleanup(g_dist.size); }
+
+/* ... then, after the failure's own line, the ranks the job lost, and this rank's exit for the board. */
+static void fail_epilogue(void)
+{
+    /* A failed MPI call is often a peer that died (a closed TCP connection): name it when it is local. */
+    char gone[1024];
+    if (dist_vanished(gone, sizeof(gone)))
+        fprintf(stderr, "vpsim[rank %d@%s]: %sthe job lost %s\n", g_dist.rank, g_dist.host,
+                dist_board_was_stopped() ? stopped_self : "", gone);
+    dist_note_exit(1, true);
+}
+
 /* Learn every rank's pid and host, and name the vanished ranks when the launcher ends this one. */
 static void peers_init(const dist_job *d)
 {
@@ -229,6 +220,7 @@ void dist_init(dist_job *d, int *argc, char ***argv)
     if (gethostname(d->host, sizeof(d->host) - 1) != 0)
         snprintf(d->host, sizeof(d->host), "unknown");
     g_dist = *d;
+    dist_fail_identity(d->rank, d->host, fail_cleanup, fail_epilogue);
     peers_init(d);
 }
 
@@ -242,78 +234,4 @@ void dist_finalize(dist_job *d)
     dist_board_fini();
     free(g_peers);
     g_peers = NULL;
-}
-
-_Noreturn void dist_fail(const char *file, int line, const char *what, const char *detail)
-{
-    dist_shm_cleanup(g_dist.size);
-    fprintf(stderr, "vpsim[rank %d@%s]: %s:%d: %s: %s\n", g_dist.rank, g_dist.host[0] ? g_dist.host : "?", file,
-            line, what, detail ? detail : "");
-    /* A failed MPI call is often a peer that died (a closed TCP connection): name it when it is local. */
-    char gone[1024];
-    if (dist_vanished(gone, sizeof(gone)))
-        fprintf(stderr, "vpsim[rank %d@%s]: %sthe job lost %s\n", g_dist.rank, g_dist.host,
-                dist_board_was_stopped() ? stopped_self : "", gone);
-    dist_note_exit(1, true);
-    fflush(stderr);
-    int inited = 0, fin = 0;
-    MPI_Initialized(&inited);
-    MPI_Finalized(&fin);
-    if (inited && !fin)
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    exit(1);
-}
-
-_Noreturn void dist_mpi_fail(const char *file, int line, const char *call, int rc)
-{
-    char msg[MPI_MAX_ERROR_STRING + 64];
-    int len = 0;
-    if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS)
-        snprintf(msg, sizeof(msg), "MPI error %d", rc);
-    dist_fail(file, line, call, msg);
-}
-
-void dist_barrier(void) { VP_MPI(MPI_Barrier(MPI_COMM_WORLD)); }
-
-void dist_bcast(void *buf, size_t bytes, int root)
-{
-    VP_MPI(MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD));
-}
-
-void dist_max_doubles(double *v, int n)
-{
-    VP_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-}
-
-void dist_sum_doubles(double *v, int n)
-{
-    VP_MPI(MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
-}
-
-void dist_gather_doubles(const double *in, int n, double *out)
-{
-    VP_MPI(MPI_Gather(in, n, MPI_DOUBLE, out, n, MPI_DOUBLE, 0, MPI_COMM_WORLD));
-}
-
-bool dist_all(bool v)
-{
-    int x = v ? 1 : 0;
-    VP_MPI(MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD));
-    return x != 0;
-}
-
-int dist_agree(const dist_job *d, int rc, char *why, size_t len)
-{
-    int mine = rc ? d->rank : d->size, first = mine;
-    VP_MPI(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-    if (first == d->size)
-        return 0;
-    char msg[512];
-    snprintf(msg, sizeof(msg), "%s", rc ? why : "");
-    VP_MPI(MPI_Bcast(msg, (int)sizeof(msg), MPI_CHAR, first, MPI_COMM_WORLD));
-    if (d->size > 1)
-        snprintf(why, len, "rank %d: %s", first, msg);
-    else
-        snprintf(why, len, "%s", msg);
-    return -1;
 }

@@ -2,6 +2,7 @@
  * the ranks of a host; a rank writes only its own slot (and a survivor the `stopped` mark of another). */
 #include "dist_board.h"
 #include "dist.h"
+#include "dist_fail.h"
 #include "dist_shm.h"
 
 #include <signal.h>

@@ -25,8 +25,4 @@ void dist_board_mark_stopped(int r);
 /* A survivor noted this rank stopped. */
 bool dist_board_was_stopped(void);
 
-/* Async-signal-safe formatting (dist.c). */
-size_t dist_put_str(char *buf, size_t n, size_t cap, const char *s);
-size_t dist_put_int(char *buf, size_t n, size_t cap, long v);
-
 #endif

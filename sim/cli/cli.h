@@ -112,6 +112,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 /* Subcommands. */
 int cmd_plan(int argc, char **argv);
 int cmd_config_reference(int argc, char **argv);
+int cmd_schema(int argc, char **argv);
 int cmd_model(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

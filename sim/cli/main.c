@@ -28,6 +28,7 @@ static const command commands[] = {
     {"bench-allreduce", cmd_bench_allreduce, "time and check allreduce backends over a size sweep (nccl-tests style)"},
     {"probe", cmd_probe, "measure this box (GPU pairs, host memory, launch, collective curves) into a system file"},
     {"config-reference", cmd_config_reference, "print the configuration reference (Markdown)"},
+    {"schema", cmd_schema, "print the JSON Schema of a record vpsim writes and reads (plan)"},
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -240,6 +240,8 @@ static int bind_path(const cfg_field *f, cfg_node *n, void *base, const char *pa
 
 static int bind_field(const cfg_field *f, cfg_node *n, void *base, const char *path, cfg_error *err)
 {
+    if (f->derived)
+        return 0;
     char *slot = (char *)base + f->offset;
     double d;
     long long v;
@@ -362,6 +364,8 @@ static cfg_doc *default_doc(const cfg_field *f, const char *path, bool *cached, 
 
 static int bind_default(const cfg_field *f, const cfg_node *parent, void *base, const char *path, cfg_error *err)
 {
+    if (f->derived)
+        return 0;
     if (f->type == CFG_T_MAP) {
         /* An absent section is an empty one: its children's defaults apply, required ones complain. */
         cfg_node empty = {.kind = CFG_NODE_MAP, .src = parent->src, .from_set = parent->from_set,

@@ -4,6 +4,7 @@
 #ifndef VPSIM_CFG_SCHEMA_H
 #define VPSIM_CFG_SCHEMA_H
 
+#include "../util/util.h"
 #include "cfg_tree.h"
 
 #include <stdbool.h>
@@ -49,7 +50,31 @@ struct cfg_field {
     int (*post)(void *obj, const cfg_node *node, const char *path, cfg_error *err);
     const char *unit;          /* documentation */
     const char *doc;           /* documentation: one sentence */
+    /* Records vpsim writes as well as reads (plan JSON): one table makes the writer (cfg_schema_write),
+     * the reader (cfg_schema_bind) and the JSON Schema (cfg_schema_json_schema). */
+    unsigned kinds;   /* carried only where the record's "kind" (the table's ENUM field of that key) is one of
+                         these, as bits 1u << kind; 0 = in every record */
+    bool omit_zero;   /* written only when not 0 (a field most records leave at 0) */
+    bool positive;    /* at least 1 wherever it is carried (cfg_schema_check_positive) */
+    bool derived;     /* written from the struct for readers, accepted and not bound on load (recomputed) */
+    /* Writes the value (after its key) where the type alone cannot: CUSTOM, or a DERIVED key with no slot.
+     * `slot` is base + offset. */
+    void (*write)(util_json *j, const void *slot, const void *base);
+    const char *json_schema; /* the JSON Schema of a CUSTOM or DERIVED value, as JSON text */
 };
+
+/* Write the fields of `base` as key-value pairs of the current JSON object, in table order: each by its
+ * type (a MAP as an object, a MAP_LIST as an array of objects), `write` where set, DERIVED without a
+ * `write` left out, and the `kinds` and `omit_zero` rules applied. */
+void cfg_schema_write(util_json *j, const cfg_field *table, const void *base);
+/* The JSON Schema (draft 2020-12) of the table's objects as one JSON object: types, ranges, enums, the
+ * required keys (no default, not derived), no other keys, and per kind of record the keys it carries
+ * and the ones that must be at least 1. */
+void cfg_schema_json_schema(util_json *j, const cfg_field *table, const char *title, const char *id);
+/* The first key present in `node` that this record's kind does not carry (`kinds`), or NULL. */
+const cfg_field *cfg_schema_check_carried(const cfg_field *table, const void *base, const cfg_node *node);
+/* The first `positive` field carried by this record and below 1, or NULL (`base` bound by `table`). */
+const cfg_field *cfg_schema_check_positive(const cfg_field *table, const void *base);
 
 /* Range helper for tables: CFG_RANGE(lo, hi). */
 #define CFG_RANGE(lo, hi) .min = (lo), .max = (hi)

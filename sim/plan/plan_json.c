@@ -13,116 +13,6 @@
 
 #define PLAN_SCHEMA "vpsim.plan/1"
 
-static void write_op(util_json *j, const plan_op *op)
-{
-    util_json_obj_begin(j);
-    util_json_kstr(j, "kind", plan_op_kind_names[op->kind]);
-    util_json_kstr(j, "name", op->name);
-    util_json_kint(j, "layer", op->layer);
-    util_json_kstr(j, "stream", plan_stream_names[op->stream]);
-    if (op->micro_batch) /* written only for two-batch overlap: other plans read as before */
-        util_json_kint(j, "micro_batch", op->micro_batch);
-    util_json_kstr(j, "adtype", cfg_dtype_names[op->adtype]);
-    switch (op->kind) {
-    case PLAN_OP_GEMM:
-    case PLAN_OP_GROUPED_GEMM:
-    case PLAN_OP_EMBEDDING:
-        util_json_kint(j, "m", op->m);
-        util_json_kint(j, "n", op->n);
-        util_json_kint(j, "k", op->k);
-        util_json_kint(j, "batch", op->batch);
-        util_json_kstr(j, "wdtype", cfg_dtype_names[op->wdtype]);
-        util_json_kint(j, "wgroup", op->wgroup);
-        break;
-    case PLAN_OP_NORM:
-    case PLAN_OP_ELEMENTWISE:
-        util_json_kint(j, "m", op->m);
-        util_json_kint(j, "n", op->n);
-        break;
-    case PLAN_OP_ATTENTION:
-        util_json_kint(j, "batch", op->batch);
-        util_json_kint(j, "q_len", op->q_len);
-        util_json_kint(j, "kv_len", op->kv_len);
-        util_json_kint(j, "heads", op->heads);
-        util_json_kint(j, "kv_heads", op->kv_heads);
-        util_json_kint(j, "qk_dim", op->qk_dim);
-        util_json_kint(j, "v_dim", op->v_dim);
-        util_json_kbool(j, "kv_shared", op->kv_shared);
-        break;
-    case PLAN_OP_ALLREDUCE_NORM:
-        util_json_kint(j, "m", op->m);
-        util_json_kint(j, "n", op->n);
-        /* fall through */
-    case PLAN_OP_ALLREDUCE:
-    case PLAN_OP_ALLGATHER:
-    case PLAN_OP_REDUCE_SCATTER:
-    case PLAN_OP_ALLTOALL:
-        util_json_kint(j, "count", op->count);
-        util_json_kint(j, "payload_bytes", op->payload_bytes);
-        util_json_key(j, "ranks");
-        util_json_arr_begin(j);
-        for (int r = 0; r < op->ranks; r++)
-            util_json_int(j, r);
-        util_json_arr_end(j);
-        break;
-    default:
-        break;
-    }
-    util_json_knum(j, "flops", op->flops);
-    util_json_knum(j, "weight_bytes", op->weight_bytes);
-    util_json_knum(j, "bytes_read", op->bytes_read);
-    util_json_knum(j, "bytes_written", op->bytes_written);
-    util_json_obj_end(j);
-}
-
-void plan_json_write(util_json *j, const plan *p)
-{
-    util_json_obj_begin(j);
-    util_json_kstr(j, "schema", PLAN_SCHEMA);
-    util_json_kstr(j, "scenario", p->scenario);
-    util_json_kint(j, "ranks", p->ranks);
-    util_json_kint(j, "batch", p->batch);
-    util_json_kint(j, "context", p->context);
-    util_json_kint(j, "active_experts", p->active_experts);
-    util_json_knum(j, "expected_tokens", p->expected_tokens);
-    util_json_key(j, "phases");
-    util_json_arr_begin(j);
-    for (int i = 0; i < p->n_phases; i++) {
-        const plan_phase *ph = &p->phases[i];
-        const plan_phase_summary *s = &ph->summary;
-        util_json_obj_begin(j);
-        util_json_kstr(j, "name", ph->name);
-        util_json_kstr(j, "kind", plan_phase_kind_names[ph->kind]);
-        util_json_kstr(j, "model", ph->model);
-        util_json_kint(j, "tokens", ph->tokens);
-        util_json_kint(j, "batch", ph->batch);
-        util_json_key(j, "summary");
-        util_json_obj_begin(j);
-        util_json_kint(j, "allreduce_count", s->allreduce_count);
-        util_json_key(j, "allreduce_bytes");
-        util_json_arr_begin(j);
-        for (int k = 0; k < s->allreduce_count; k++)
-            util_json_int(j, s->allreduce_bytes[k]);
-        util_json_arr_end(j);
-        util_json_kint(j, "allgather_count", s->allgather_count);
-        util_json_kint(j, "allgather_bytes", s->allgather_bytes_total);
-        util_json_kint(j, "gemm_count", s->gemm_count);
-        util_json_knum(j, "flops", s->flops);
-        util_json_knum(j, "weight_bytes", s->weight_bytes);
-        util_json_knum(j, "bytes_read", s->bytes_read);
-        util_json_knum(j, "bytes_written", s->bytes_written);
-        util_json_obj_end(j);
-        util_json_key(j, "ops");
-        util_json_arr_begin(j);
-        for (int k = 0; k < ph->n_ops; k++)
-            write_op(j, &ph->ops[k]);
-        util_json_arr_end(j);
-        util_json_obj_end(j);
-    }
-    util_json_arr_end(j);
-    util_json_obj_end(j);
-}
-
 /* ---------------- loading ---------------- */
 
 /* A plan file is untrusted input: every field is range-checked by the schema (file:line:col), and no op
@@ -158,56 +48,103 @@ static int bind_ranks(const cfg_field *f, const cfg_node *n, void *slot, const c
     return 0;
 }
 
-/* The shape fields an op kind computes with: each must be at least 1. A field left out reads as its
- * default 0, and a gemm of n = 0 or an attention of 0 heads would load, run and cost nothing. */
+/* Which op kinds carry a field (cfg_field.kinds), in the order the writer puts them: the GEMM kinds
+ * write m, n, k, batch, wdtype, wgroup; attention batch .. kv_shared; the norms m, n; the collectives
+ * count, payload_bytes, ranks (an allreduce_norm after its m, n). */
+#define K(kind) (1u << PLAN_OP_##kind)
+#define K_GEMMS (K(GEMM) | K(GROUPED_GEMM) | K(EMBEDDING))
+#define K_ROWS (K_GEMMS | K(NORM) | K(ELEMENTWISE) | K(ALLREDUCE_NORM))
+#define K_COLLS (K(ALLREDUCE) | K(ALLGATHER) | K(REDUCE_SCATTER) | K(ALLTOALL) | K(ALLREDUCE_NORM))
+
+/* Collectives span ranks 0..N-1 of the TP group, written out as a list; the op keeps N. */
+static void write_ranks(util_json *j, const void *slot, const void *base)
+{
+    (void)base;
+    util_json_arr_begin(j);
+    for (int r = 0; r < *(const int *)slot; r++)
+        util_json_int(j, r);
+    util_json_arr_end(j);
+}
+
+#define OP(f) offsetof(plan_op, f)
+static const cfg_field op_fields[] = {
+    {.key = "kind", .type = CFG_T_ENUM, .offset = OP(kind), .choices = plan_op_kind_names, .doc = "op kind"},
+    {.key = "name", .type = CFG_T_CHARS, .offset = OP(name), .max_items = PLAN_NAME_MAX, .doc = "op name"},
+    {.key = "layer", .type = CFG_T_INT, .offset = OP(layer), .def = "-1", CFG_RANGE(-1, 1 << 20),
+     .doc = "decoder layer, -1 outside the layers"},
+    {.key = "stream", .type = CFG_T_ENUM, .offset = OP(stream), .def = "main", .choices = plan_stream_names},
+    {.key = "micro_batch", .type = CFG_T_INT, .offset = OP(micro_batch), .def = "0", CFG_RANGE(0, 2),
+     .omit_zero = true, /* written only for two-batch overlap: other plans read as before */
+     .doc = "two-batch overlap: 0 = the whole batch, 1 = micro-batch a, 2 = micro-batch b"},
+    {.key = "adtype", .type = CFG_T_ENUM, .offset = OP(adtype), .def = "bf16", .choices = cfg_dtype_names,
+     .doc = "activations' dtype"},
+    {.key = "m", .type = CFG_T_INT64, .offset = OP(m), .def = "0", CFG_RANGE(0, BIGN), .kinds = K_ROWS,
+     .positive = true, .doc = "rows (tokens)"},
+    {.key = "n", .type = CFG_T_INT64, .offset = OP(n), .def = "0", CFG_RANGE(0, BIGN), .kinds = K_ROWS,
+     .positive = true, .doc = "columns (output width)"},
+    {.key = "k", .type = CFG_T_INT64, .offset = OP(k), .def = "0", CFG_RANGE(0, BIGN), .kinds = K_GEMMS,
+     .positive = true, .doc = "reduction width"},
+    /* A grouped GEMM divides its rows among `batch` groups: 0 would divide by zero. */
+    {.key = "batch", .type = CFG_T_INT, .offset = OP(batch), .def = "1", CFG_RANGE(1, 1 << 24),
+     .kinds = K_GEMMS | K(ATTENTION), .doc = "weights (grouped GEMM) or sequences (attention)"},
+    {.key = "q_len", .type = CFG_T_INT64, .offset = OP(q_len), .def = "0", CFG_RANGE(0, BIGN), .kinds = K(ATTENTION),
+     .positive = true, .doc = "query tokens per sequence"},
+    {.key = "kv_len", .type = CFG_T_INT64, .offset = OP(kv_len), .def = "0", CFG_RANGE(0, BIGN),
+     .kinds = K(ATTENTION), .positive = true, .doc = "cached tokens per sequence"},
+    {.key = "heads", .type = CFG_T_INT, .offset = OP(heads), .def = "0", CFG_RANGE(0, 1 << 20), .kinds = K(ATTENTION),
+     .positive = true, .doc = "query heads on this rank"},
+    {.key = "kv_heads", .type = CFG_T_INT, .offset = OP(kv_heads), .def = "0", CFG_RANGE(0, 1 << 20),
+     .kinds = K(ATTENTION), .positive = true, .doc = "key/value heads on this rank"},
+    {.key = "qk_dim", .type = CFG_T_INT, .offset = OP(qk_dim), .def = "0", CFG_RANGE(0, 1 << 20),
+     .kinds = K(ATTENTION), .positive = true, .doc = "query/key width per head"},
+    {.key = "v_dim", .type = CFG_T_INT, .offset = OP(v_dim), .def = "0", CFG_RANGE(0, 1 << 20),
+     .kinds = K(ATTENTION), .positive = true, .doc = "value width per head"},
+    {.key = "kv_shared", .type = CFG_T_BOOL, .offset = OP(kv_shared), .def = "false", .kinds = K(ATTENTION),
+     .doc = "MLA: one latent per token shared by all heads"},
+    {.key = "wdtype", .type = CFG_T_ENUM, .offset = OP(wdtype), .def = "bf16", .choices = cfg_dtype_names,
+     .kinds = K_GEMMS, .doc = "weights' storage dtype"},
+    {.key = "wgroup", .type = CFG_T_INT, .offset = OP(wgroup), .def = "0", CFG_RANGE(0, 1 << 20), .kinds = K_GEMMS,
+     .doc = "quantisation group"},
+    {.key = "count", .type = CFG_T_INT64, .offset = OP(count), .def = "0", CFG_RANGE(0, BIGN), .kinds = K_COLLS,
+     .positive = true, .doc = "elements each rank contributes"},
+    {.key = "payload_bytes", .type = CFG_T_INT64, .offset = OP(payload_bytes), .def = "0", CFG_RANGE(0, BIGN),
+     .kinds = K_COLLS, .doc = "bytes each rank contributes"},
+    {.key = "ranks", .type = CFG_T_CUSTOM, .offset = OP(ranks), .def = "[]", .bind = bind_ranks, .write = write_ranks,
+     .kinds = K_COLLS, .json_schema = "{\"description\": \"the TP group's ranks 0..N-1, in order\", "
+                                      "\"type\": \"array\", \"items\": {\"type\": \"integer\", \"minimum\": 0}, "
+                                      "\"maxItems\": 4096}",
+     .doc = "the TP group's ranks 0..N-1"},
+    /* Derived cost terms: written for readers, recomputed from the shapes on load. */
+    {.key = "flops", .type = CFG_T_DOUBLE, .offset = OP(flops), .derived = true, .doc = "derived: floating-point operations"},
+    {.key = "weight_bytes", .type = CFG_T_DOUBLE, .offset = OP(weight_bytes), .derived = true,
+     .doc = "derived: weight bytes this rank reads"},
+    {.key = "bytes_read", .type = CFG_T_DOUBLE, .offset = OP(bytes_read), .derived = true,
+     .doc = "derived: weights + activations + cache read"},
+    {.key = "bytes_written", .type = CFG_T_DOUBLE, .offset = OP(bytes_written), .derived = true,
+     .doc = "derived: bytes written"},
+    {0},
+};
+
+/* The shape fields an op kind computes with (`positive` in op_fields): each must be at least 1. A field
+ * left out reads as its default 0, and a gemm of n = 0 or an attention of 0 heads would load, run and
+ * cost nothing. */
 static int check_shape(const plan_op *op, const cfg_node *node, const char *path, cfg_error *err)
 {
-    struct need {
-        const char *key;
-        long long v;
-    } need[8];
-    int n = 0;
-    switch (op->kind) {
-    case PLAN_OP_GEMM:
-    case PLAN_OP_GROUPED_GEMM:
-    case PLAN_OP_EMBEDDING:
-        need[n++] = (struct need){"m", op->m};
-        need[n++] = (struct need){"n", op->n};
-        need[n++] = (struct need){"k", op->k};
-        break;
-    case PLAN_OP_NORM:
-    case PLAN_OP_ELEMENTWISE:
-        need[n++] = (struct need){"m", op->m};
-        need[n++] = (struct need){"n", op->n};
-        break;
-    case PLAN_OP_ATTENTION:
-        need[n++] = (struct need){"q_len", op->q_len};
-        need[n++] = (struct need){"kv_len", op->kv_len};
-        need[n++] = (struct need){"heads", op->heads};
-        need[n++] = (struct need){"kv_heads", op->kv_heads};
-        need[n++] = (struct need){"qk_dim", op->qk_dim};
-        need[n++] = (struct need){"v_dim", op->v_dim};
-        break;
-    case PLAN_OP_ALLREDUCE_NORM:
-        need[n++] = (struct need){"m", op->m};
-        need[n++] = (struct need){"n", op->n};
-        need[n++] = (struct need){"count", op->count};
-        break;
-    case PLAN_OP_ALLREDUCE:
-    case PLAN_OP_ALLGATHER:
-    case PLAN_OP_REDUCE_SCATTER:
-    case PLAN_OP_ALLTOALL: need[n++] = (struct need){"count", op->count}; break;
-    default: break;
+    /* A key of another kind (heads on a gemm) would be read and never used: the schema refuses it too. */
+    const cfg_field *other = cfg_schema_check_carried(op_fields, op, node);
+    if (other) {
+        cfg_errorf(err, cfg_map_get(node, other->key), "%s (%s %s): %s ops have no \"%s\" (%s)", path,
+                   plan_op_kind_names[op->kind], op->name, plan_op_kind_names[op->kind], other->key,
+                   other->doc ? other->doc : "another kind's field");
+        return -1;
     }
-    for (int i = 0; i < n; i++)
-        if (need[i].v < 1) {
-            const cfg_node *at = cfg_map_get(node, need[i].key);
-            cfg_errorf(err, at ? at : node, "%s (%s %s): \"%s\" %s; %s ops need it at least 1", path,
-                       plan_op_kind_names[op->kind], op->name, need[i].key, at ? "is 0" : "is missing",
-                       plan_op_kind_names[op->kind]);
-            return -1;
-        }
-    return 0;
+    const cfg_field *f = cfg_schema_check_positive(op_fields, op);
+    if (!f)
+        return 0;
+    const cfg_node *at = cfg_map_get(node, f->key);
+    cfg_errorf(err, at ? at : node, "%s (%s %s): \"%s\" %s; %s ops need it at least 1", path,
+               plan_op_kind_names[op->kind], op->name, f->key, at ? "is 0" : "is missing", plan_op_kind_names[op->kind]);
+    return -1;
 }
 
 static int check_op(void *obj, const cfg_node *node, const char *path, cfg_error *err)
@@ -235,36 +172,30 @@ static int check_op(void *obj, const cfg_node *node, const char *path, cfg_error
     return 0;
 }
 
-#define OP(f) offsetof(plan_op, f)
-static const cfg_field op_fields[] = {
-    {.key = "kind", .type = CFG_T_ENUM, .offset = OP(kind), .choices = plan_op_kind_names, .doc = "op kind"},
-    {.key = "name", .type = CFG_T_CHARS, .offset = OP(name), .max_items = PLAN_NAME_MAX, .doc = "op name"},
-    {.key = "layer", .type = CFG_T_INT, .offset = OP(layer), .def = "-1", CFG_RANGE(-1, 1 << 20)},
-    {.key = "stream", .type = CFG_T_ENUM, .offset = OP(stream), .def = "main", .choices = plan_stream_names},
-    {.key = "micro_batch", .type = CFG_T_INT, .offset = OP(micro_batch), .def = "0", CFG_RANGE(0, 2),
-     .doc = "two-batch overlap: 0 = the whole batch, 1 = micro-batch a, 2 = micro-batch b"},
-    {.key = "adtype", .type = CFG_T_ENUM, .offset = OP(adtype), .def = "bf16", .choices = cfg_dtype_names},
-    {.key = "wdtype", .type = CFG_T_ENUM, .offset = OP(wdtype), .def = "bf16", .choices = cfg_dtype_names},
-    {.key = "wgroup", .type = CFG_T_INT, .offset = OP(wgroup), .def = "0", CFG_RANGE(0, 1 << 20)},
-    {.key = "m", .type = CFG_T_INT64, .offset = OP(m), .def = "0", CFG_RANGE(0, BIGN)},
-    {.key = "n", .type = CFG_T_INT64, .offset = OP(n), .def = "0", CFG_RANGE(0, BIGN)},
-    {.key = "k", .type = CFG_T_INT64, .offset = OP(k), .def = "0", CFG_RANGE(0, BIGN)},
-    /* A grouped GEMM divides its rows among `batch` groups: 0 would divide by zero. */
-    {.key = "batch", .type = CFG_T_INT, .offset = OP(batch), .def = "1", CFG_RANGE(1, 1 << 24)},
-    {.key = "q_len", .type = CFG_T_INT64, .offset = OP(q_len), .def = "0", CFG_RANGE(0, BIGN)},
-    {.key = "kv_len", .type = CFG_T_INT64, .offset = OP(kv_len), .def = "0", CFG_RANGE(0, BIGN)},
-    {.key = "heads", .type = CFG_T_INT, .offset = OP(heads), .def = "0", CFG_RANGE(0, 1 << 20)},
-    {.key = "kv_heads", .type = CFG_T_INT, .offset = OP(kv_heads), .def = "0", CFG_RANGE(0, 1 << 20)},
-    {.key = "qk_dim", .type = CFG_T_INT, .offset = OP(qk_dim), .def = "0", CFG_RANGE(0, 1 << 20)},
-    {.key = "v_dim", .type = CFG_T_INT, .offset = OP(v_dim), .def = "0", CFG_RANGE(0, 1 << 20)},
-    {.key = "kv_shared", .type = CFG_T_BOOL, .offset = OP(kv_shared), .def = "false"},
-    {.key = "count", .type = CFG_T_INT64, .offset = OP(count), .def = "0", CFG_RANGE(0, BIGN)},
-    {.key = "payload_bytes", .type = CFG_T_INT64, .offset = OP(payload_bytes), .def = "0", CFG_RANGE(0, BIGN)},
-    {.key = "ranks", .type = CFG_T_CUSTOM, .offset = OP(ranks), .def = "[]", .bind = bind_ranks},
-    {.key = "flops", .type = CFG_T_DERIVED},
-    {.key = "weight_bytes", .type = CFG_T_DERIVED},
-    {.key = "bytes_read", .type = CFG_T_DERIVED},
-    {.key = "bytes_written", .type = CFG_T_DERIVED},
+/* The phase summary: derived (written for readers, recomputed on load by plan_summarize). */
+static void write_allreduce_bytes(util_json *j, const void *slot, const void *base)
+{
+    const plan_phase_summary *s = base;
+    (void)slot;
+    util_json_arr_begin(j);
+    for (int k = 0; k < s->allreduce_count; k++)
+        util_json_int(j, s->allreduce_bytes[k]);
+    util_json_arr_end(j);
+}
+
+#define SU(f) offsetof(plan_phase_summary, f)
+static const cfg_field summary_fields[] = {
+    {.key = "allreduce_count", .type = CFG_T_INT, .offset = SU(allreduce_count), .derived = true},
+    {.key = "allreduce_bytes", .type = CFG_T_CUSTOM, .offset = SU(allreduce_bytes), .derived = true,
+     .write = write_allreduce_bytes, .json_schema = "{\"type\": \"array\", \"items\": {\"type\": \"integer\"}}",
+     .doc = "payload of each allreduce, in order"},
+    {.key = "allgather_count", .type = CFG_T_INT, .offset = SU(allgather_count), .derived = true},
+    {.key = "allgather_bytes", .type = CFG_T_INT64, .offset = SU(allgather_bytes_total), .derived = true},
+    {.key = "gemm_count", .type = CFG_T_INT, .offset = SU(gemm_count), .derived = true},
+    {.key = "flops", .type = CFG_T_DOUBLE, .offset = SU(flops), .derived = true},
+    {.key = "weight_bytes", .type = CFG_T_DOUBLE, .offset = SU(weight_bytes), .derived = true},
+    {.key = "bytes_read", .type = CFG_T_DOUBLE, .offset = SU(bytes_read), .derived = true},
+    {.key = "bytes_written", .type = CFG_T_DOUBLE, .offset = SU(bytes_written), .derived = true},
     {0},
 };
 
@@ -275,15 +206,30 @@ static const cfg_field phase_fields[] = {
     {.key = "model", .type = CFG_T_CHARS, .offset = PH(model), .max_items = PLAN_NAME_MAX, .def = "''"},
     {.key = "tokens", .type = CFG_T_INT, .offset = PH(tokens), .def = "1", CFG_RANGE(1, 1 << 20)},
     {.key = "batch", .type = CFG_T_INT, .offset = PH(batch), .def = "1", CFG_RANGE(1, 1 << 20)},
-    {.key = "summary", .type = CFG_T_DERIVED},
+    {.key = "summary", .type = CFG_T_MAP, .offset = PH(summary), .fields = summary_fields, .derived = true,
+     .doc = "derived: the phase's totals"},
     {.key = "ops", .type = CFG_T_MAP_LIST, .offset = PH(ops), .count_offset = PH(n_ops), .max_items = 1 << 20,
      .elem_size = sizeof(plan_op), .fields = op_fields, .post = check_op},
     {0},
 };
 
+/* The tag is checked before binding (plan_json_load: "not a vpsim plan"); bound here as a required key. */
+static int bind_schema_tag(const cfg_field *f, const cfg_node *n, void *slot, const char *path, cfg_error *err)
+{
+    (void)f, (void)n, (void)slot, (void)path, (void)err;
+    return 0;
+}
+
+static void write_schema_tag(util_json *j, const void *slot, const void *base)
+{
+    (void)slot, (void)base;
+    util_json_str(j, PLAN_SCHEMA);
+}
+
 #define PL(f) offsetof(plan, f)
 static const cfg_field plan_fields[] = {
-    {.key = "schema", .type = CFG_T_DERIVED}, /* checked before binding */
+    {.key = "schema", .type = CFG_T_CUSTOM, .bind = bind_schema_tag, .write = write_schema_tag,
+     .json_schema = "{\"const\": \"" PLAN_SCHEMA "\"}"},
     {.key = "scenario", .type = CFG_T_CHARS, .offset = PL(scenario), .max_items = (int)sizeof(((plan *)0)->scenario),
      .def = "''"},
     {.key = "ranks", .type = CFG_T_INT, .offset = PL(ranks), CFG_RANGE(1, 4096)},
@@ -295,6 +241,18 @@ static const cfg_field plan_fields[] = {
      .elem_size = sizeof(plan_phase), .fields = phase_fields},
     {0},
 };
+
+void plan_json_write(util_json *j, const plan *p)
+{
+    util_json_obj_begin(j);
+    cfg_schema_write(j, plan_fields, p);
+    util_json_obj_end(j);
+}
+
+void plan_json_schema(util_json *j)
+{
+    cfg_schema_json_schema(j, plan_fields, "vpsim plan (" PLAN_SCHEMA ")", "urn:vpsim:schema:" PLAN_SCHEMA);
+}
 
 /* The phases of a cycle, as plan_build makes them and as the model and the replay read them: one
  * `decode` phase alone (no speculation), or draft_1 .. draft_D, then one `verify`, then one

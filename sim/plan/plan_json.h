@@ -7,6 +7,8 @@
 #include "plan.h"
 
 void plan_json_write(util_json *j, const plan *p);
+/* The JSON Schema of that form, from the same table that writes and reads it (`vpsim schema plan`). */
+void plan_json_schema(util_json *j);
 /* Load a plan written by plan_json_write (possibly edited). Errors: file:line:col. */
 int plan_json_load(const char *path, plan *out, cfg_error *err);
 /* A loaded plan describes the cycle of scenario `sc`: its speculation (none, or steps, topk and

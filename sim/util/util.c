@@ -470,6 +470,12 @@ void util_json_str(util_json *j, const char *s)
         util_buf_printf(&j->out, "null");
 }
 
+void util_json_raw(util_json *j, const char *json)
+{
+    json_pre_value(j);
+    util_buf_printf(&j->out, "%s", json);
+}
+
 void util_json_int(util_json *j, long long v)
 {
     json_pre_value(j);

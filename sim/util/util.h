@@ -114,6 +114,8 @@ void util_json_int(util_json *j, long long v);
 void util_json_num(util_json *j, double v);
 void util_json_bool(util_json *j, bool v);
 void util_json_null(util_json *j);
+/* A value given as JSON text, written as it is (the caller's text must be one valid JSON value). */
+void util_json_raw(util_json *j, const char *json);
 /* Shorthands for "key": value. */
 void util_json_kstr(util_json *j, const char *key, const char *s);
 void util_json_kint(util_json *j, const char *key, long long v);

@@ -95,3 +95,13 @@ Test(plan_json, every_field_is_checked)
     expect_refused("\"stream\": \"main\"", "\"stream\": \"sidecar\"", "18:64",
                    "phases[0].ops[0].stream: unknown value 'sidecar'; valid choices: main, side");
 }
+
+/* A key another kind of op carries (attention's heads on a gemm) would be read and never used: the
+ * loader refuses it, as docs/schemas/plan.schema.json does (one table makes both). */
+Test(plan_json, a_field_of_another_kind_is_refused)
+{
+    expect_refused("\"m\": 2, \"n\": 8", "\"heads\": 4, \"m\": 2, \"n\": 8", "19:19",
+                   "phases[0].ops[0] (gemm proj): gemm ops have no \"heads\" (query heads on this rank)");
+    expect_refused("\"count\": 16,", "\"count\": 16, \"k\": 4,", "21:28",
+                   "phases[0].ops[1] (allreduce allreduce.proj): allreduce ops have no \"k\"");
+}

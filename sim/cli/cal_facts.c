@@ -132,7 +132,7 @@ int cal_facts_check(const char *cmd, const exec_facts *f, const char *base, bool
     else
         snprintf(hint, sizeof(hint), "give a base that names this device (--system or --base FILE)");
     fprintf(stderr, "vpsim %s: base %s: %s, so the file would describe another machine (the base's SMs, bandwidth, "
-                    "TFLOP/s and launch costs beside these measurements); nothing measured, nothing written: %s, or "
+                    "TFLOP/s and launch costs beside these measurements); nothing written: %s, or "
                     "--base %s to write into this base anyway (the mismatch then goes into the file's header)\n",
             cmd, base, mismatch, hint, base);
     mismatch[0] = '\0';

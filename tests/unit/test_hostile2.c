@@ -155,7 +155,7 @@ Test(hostile2, out_onto_from_and_results_refused)
     fputs(src, f);
     fclose(f);
     free(src);
-    a = util_xasprintf("calibrate configs/default.yaml --results '%s' --ops gemm --out '%s'", res, res);
+    a = util_xasprintf("calibrate configs/default.yaml --system configs/systems/h200-1x.yaml --results '%s' --ops gemm --out '%s'", res, res);
     expect_input_kept(a, res);
     free(a);
     unlink(res);

@@ -33,6 +33,9 @@ static void calibrate_help(void)
            "ops of similar size merged (median), at most %d points) and measured.use set to true. Model\n"
            "mode then interpolates the tables (--explain says so). Other measured tables of the base stay.\n"
            "\n"
+           "RESULTS is accepted only as a run of this plan on a GPU: schema %s, mode run, device cuda,\n"
+           "the plan's TP, batch and context, and per op its phase, index, name, kind, layer and bytes; the\n"
+           "first mismatch is named with its file:line:col (exit 2, nothing written).\n"
            "A table is refused (exit 2, nothing written, the op kind and size named) when a point is 0 us or\n"
            "less, or lies below the slowest point at a smaller size by more than %.0f %% or %.1f us (the\n"
            "noise of a per-op time: sim/cli/cal_system.h says why); --ops then keeps the sound kinds.\n"
@@ -41,7 +44,8 @@ static void calibrate_help(void)
            "  --results FILE  the --out of a `vpsim run` of this scenario (required)\n"
            "  --base FILE     the system file to start from (default: the scenario's system, after\n"
            "                  --system); its values and the comments beside them are kept (--set system.*\n"
-           "                  overrides are not written)\n"
+           "                  overrides are not written). A base naming another GPU than the run's is\n"
+           "                  refused unless --base names it (the mismatch then goes into the header)\n"
            "  --ops LIST      only these op kinds (comma-separated: gemm, grouped_gemm, attention, norm,\n"
            "                  elementwise, embedding); default: every kind the run timed\n"
            "  --out FILE      write the system file there (atomically); default: standard output\n"
@@ -51,7 +55,7 @@ static void calibrate_help(void)
            "  vpsim calibrate configs/default.yaml --system configs/systems/h200-1x.yaml --results r.json \\\n"
            "      --out my-h200.yaml\n"
            "  vpsim model configs/default.yaml --system my-h200.yaml --backend none --explain\n",
-           CAL_MAX_POINTS, CAL_FALL_REL * 100, CAL_FALL_ABS_US);
+           CAL_MAX_POINTS, CAL_RESULTS_SCHEMA, CAL_FALL_REL * 100, CAL_FALL_ABS_US);
 }
 
 static int cmp_point(const void *a, const void *b)

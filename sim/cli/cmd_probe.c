@@ -47,9 +47,12 @@ static void probe_help(void)
            "--measure` (one GPU) with the file as --system/--base. The file is checked to load before it is\n"
            "written. With --out, a report (the visibility matrix, the findings) goes to standard output.\n"
            "\n"
+           "The gpu section (name, SMs, memory, cc) is the device's own; a base naming another GPU is refused\n"
+           "(exit 2, before measuring) unless --base names it, the mismatch then in the header.\n"
            "Self-tests: --device cpu (processes through shared memory: the CPU device has no GPUs, so any\n"
            "rank count runs) and --virtual (several ranks per GPU) measure the pipeline, not an interconnect;\n"
-           "the file says so. On cpu the curve is the mpi backend's (eager), the others need CUDA.\n"
+           "every value they write is tagged SELF-TEST, the CPU vendor included. On cpu the curve is the mpi\n"
+           "backend's (eager), the others need CUDA.\n"
            "\n"
            "options:\n"
            "  --out FILE    write the system file there (atomically); default: standard output\n"
@@ -70,7 +73,8 @@ static void probe_help(void)
            "examples:\n"
            "  mpirun -np 8 vpsim probe configs/default.yaml --out my-box.yaml\n"
            "  vpsim model configs/default.yaml --system my-box.yaml --explain\n"
-           "  mpirun -np 2 --oversubscribe vpsim probe --device cpu --quick --out selftest.yaml\n",
+           "  mpirun -np 2 --oversubscribe vpsim probe --device cpu --quick --base configs/systems/h200-1x.yaml \\\n"
+           "      --out selftest.yaml\n",
            PROBE_NATIVE_VISIBLE_US, PROBE_HOST_FACTOR);
 }
 

@@ -2,16 +2,30 @@
 """Two probed system files of one kind of GPU, table by table: how far the second machine's compute laws
 (measured.compute.<class>, point by point at the same rows and bytes) and launch.graph_node_us lie from
 the first's. usage: bench/probe_repeat.py FIRST.yaml SECOND.yaml (prints one line per class)."""
+import re
 import statistics
 import sys
 
-import yaml
-
 
 def tables(path):
+    """measured.compute.<class>.{rows,bytes,us} and launch.graph_node_us, read from the layout calibrate
+    writes (flow lists, two-space indents), so that no YAML package is needed on the GPU machine."""
+    compute, gap, cls, section = {}, None, None, None
     with open(path) as f:
-        d = yaml.safe_load(f)
-    return d.get("measured", {}).get("compute", {}), d.get("launch", {}).get("graph_node_us")
+        for line in f:
+            line = line.split("  #")[0].rstrip()
+            if re.match(r"^\S", line):
+                section = line.rstrip(":")
+            m = re.match(r"^  graph_node_us: ([0-9.eE+-]+)$", line)
+            if m and section == "launch":
+                gap = float(m.group(1))
+            m = re.match(r"^    (\w+):$", line)
+            if m and section == "measured":
+                cls = m.group(1)
+            m = re.match(r"^      (rows|bytes|us): \[(.*)\]$", line)
+            if m and cls:
+                compute.setdefault(cls, {})[m.group(1)] = [float(v) for v in m.group(2).split(",")]
+    return {c: t for c, t in compute.items() if {"rows", "bytes", "us"} <= set(t)}, gap
 
 
 def main():

@@ -328,7 +328,7 @@ Test(hostile2, a_rank_killed_during_link_setup_leaves_nothing_in_dev_shm, .timeo
     th_result r = th_sh("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
                         "OMPI_MCA_odls_base_sigkill_timeout=3; "
                         "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 3 '%s' probe configs/tiny.yaml "
-                        "--device cpu --out '%s' >/dev/null & m=$!; "
+                        "--device cpu --base configs/systems/h200-1x.yaml --out '%s' >/dev/null & m=$!; "
                         "for i in $(seq 1 20000); do ls /dev/shm 2>/dev/null | grep -q '^vpsim-links' && break; done; "
                         "kill -9 $(pgrep -P $m | sort -n | tail -1) 2>/dev/null; "
                         "( sleep 60; kill -9 $m ) 2>/dev/null & w=$!; wait $m; s=$?; kill $w 2>/dev/null; sleep 0.3; "

@@ -97,7 +97,7 @@ endif
 
 # ---------------------------------------------------------------- sources
 # Host C files that call CUDA, cuBLAS or NCCL; left out of CUDA=0 builds (exec_devices.c and comm_backends.c decide).
-CUDA_HOST_SRCS := sim/exec/dev_cuda.c sim/exec/exec_links_cuda.c sim/comm/comm_nccl.c sim/comm/comm_nccl_symm.c \
+CUDA_HOST_SRCS := sim/exec/dev_cuda.c sim/exec/dev_cuda_facts.c sim/exec/exec_links_cuda.c sim/comm/comm_nccl.c sim/comm/comm_nccl_symm.c \
                   sim/comm/comm_custom.c sim/comm/comm_peers.c sim/comm/comm_sysmem.c
 HOST_SRCS := $(sort $(wildcard sim/*/*.c))
 ifneq ($(CUDA),1)

@@ -108,17 +108,56 @@ typedef struct note_ctx {
     const cfg_node **nodes; /* per note: its value and its key (a block's comment sits on the key's line) */
     const cal_note *notes;
     int n_notes;
+    /* A self-test: every value of the fresh text (fresh[0..n_fresh)) carries the tag, noted or not. */
+    const char *self_test;
+    const cfg_node **fresh;
+    size_t n_fresh, cap_fresh;
+    char tagged[720];
 } note_ctx;
+
+/* Every leaf value of the fresh text (scalars and lists; a block map's line is a key, not a value). */
+static void collect_fresh(note_ctx *c, const cfg_node *n)
+{
+    for (size_t i = 0; n && n->kind == CFG_NODE_MAP && i < n->n; i++) {
+        const cfg_node *v = n->items[i];
+        if (v->kind == CFG_NODE_MAP && v->n > 0) {
+            collect_fresh(c, v);
+            continue;
+        }
+        if (c->n_fresh == c->cap_fresh) {
+            c->cap_fresh = c->cap_fresh ? 2 * c->cap_fresh : 64;
+            c->fresh = util_xrealloc(c->fresh, c->cap_fresh * sizeof(*c->fresh));
+        }
+        c->fresh[c->n_fresh++] = v;
+    }
+}
+
+static bool is_fresh(const note_ctx *c, const cfg_node *n)
+{
+    for (size_t i = 0; i < c->n_fresh; i++)
+        if (c->fresh[i] == n)
+            return true;
+    return false;
+}
 
 static const char *note_comment(const cfg_node *n, const char **more, void *ctx)
 {
-    const note_ctx *c = ctx;
-    for (int i = 0; n && i < c->n_notes; i++)
-        if (n == c->nodes[2 * i] || n == c->nodes[2 * i + 1]) {
-            if (more)
-                *more = NULL;
-            return c->notes[i].comment;
-        }
+    note_ctx *c = ctx;
+    const char *note = NULL;
+    for (int i = 0; n && i < c->n_notes && !note; i++)
+        if (n == c->nodes[2 * i] || n == c->nodes[2 * i + 1])
+            note = c->notes[i].comment;
+    if (c->self_test && (note || is_fresh(c, n))) {
+        if (more)
+            *more = NULL;
+        snprintf(c->tagged, sizeof(c->tagged), "%s%s%s", c->self_test, note ? "; " : "", note ? note : "");
+        return c->tagged;
+    }
+    if (note) {
+        if (more)
+            *more = NULL;
+        return note;
+    }
     return cfg_prov_node_comment(n, more, c->prov);
 }
 
@@ -169,6 +208,8 @@ int cal_system_write(const cal_system_spec *s, util_buf *out)
     }
     cfg_node *root = cfg_doc_root(doc);
     const cfg_node **nodes = util_xcalloc((size_t)(s->n_notes > 0 ? 2 * s->n_notes : 1), sizeof(*nodes));
+    note_ctx nc;
+    memset(&nc, 0, sizeof(nc));
     if (root->kind != CFG_NODE_MAP) {
         cfg_errorf(&err, root, "a system file is a mapping of keys");
         fprintf(stderr, "vpsim %s: %s: %s\n", s->cmd, s->base_opt, err.msg);
@@ -180,6 +221,12 @@ int cal_system_write(const cal_system_spec *s, util_buf *out)
         goto done;
     }
     cfg_node *fresh = cfg_doc_root(tdoc);
+    nc.nodes = nodes;
+    nc.notes = s->notes;
+    nc.n_notes = s->n_notes;
+    nc.self_test = s->self_test;
+    if (s->self_test)
+        collect_fresh(&nc, fresh);
     cfg_doc_adopt(doc, tdoc);
     tdoc = NULL;
     for (int i = 0; i < s->n_clear; i++)
@@ -192,7 +239,7 @@ int cal_system_write(const cal_system_spec *s, util_buf *out)
         nodes[2 * i] = cfg_node_at(root, s->notes[i].key);
         nodes[2 * i + 1] = key_node_at(root, s->notes[i].key);
     }
-    note_ctx nc = {.prov = cfg_prov_open(s->base), .nodes = nodes, .notes = s->notes, .n_notes = s->n_notes};
+    nc.prov = cfg_prov_open(s->base);
     cfg_prov_header(nc.prov, out);
     cfg_emit_yaml_commented(out, root, note_comment, &nc);
     cfg_prov_close(nc.prov);
@@ -208,6 +255,7 @@ int cal_system_write(const cal_system_spec *s, util_buf *out)
     cfg_schema_free(cfg_system_fields, &sys);
     rc = 0;
 done:
+    free(nc.fresh);
     free(nodes);
     cfg_doc_free(check);
     cfg_doc_free(tdoc);

@@ -60,6 +60,9 @@ typedef struct cal_system_spec {
     int n_clear;
     const cal_note *notes;
     int n_notes;
+    /* A self-test (the CPU device, virtual ranks): this tag opens the comment of every value the fresh
+     * text puts in, noted or not ("SELF-TEST (...)"); NULL: a real measurement. */
+    const char *self_test;
 } cal_system_spec;
 int cal_system_write(const cal_system_spec *s, util_buf *out);
 

@@ -2,6 +2,8 @@
  * file (measured.ops.<kind>: bytes -> us), so model mode interpolates measurements instead of its
  * roofline for that GPU. It writes a whole system file (a base system file with those tables put in),
  * never a fragment to paste; the tables carry their provenance (the results file, GPU of the run). */
+#include "cal_facts.h"
+#include "cal_results.h"
 #include "cal_system.h"
 #include "cli.h"
 
@@ -31,6 +33,9 @@ static void calibrate_help(void)
            "ops of similar size merged (median), at most %d points) and measured.use set to true. Model\n"
            "mode then interpolates the tables (--explain says so). Other measured tables of the base stay.\n"
            "\n"
+           "RESULTS is accepted only as a run of this plan on a GPU: schema %s, mode run, device cuda,\n"
+           "the plan's TP, batch and context, and per op its phase, index, name, kind, layer and bytes; the\n"
+           "first mismatch is named with its file:line:col (exit 2, nothing written).\n"
            "A table is refused (exit 2, nothing written, the op kind and size named) when a point is 0 us or\n"
            "less, or lies below the slowest point at a smaller size by more than %.0f %% or %.1f us (the\n"
            "noise of a per-op time: sim/cli/cal_system.h says why); --ops then keeps the sound kinds.\n"
@@ -39,7 +44,8 @@ static void calibrate_help(void)
            "  --results FILE  the --out of a `vpsim run` of this scenario (required)\n"
            "  --base FILE     the system file to start from (default: the scenario's system, after\n"
            "                  --system); its values and the comments beside them are kept (--set system.*\n"
-           "                  overrides are not written)\n"
+           "                  overrides are not written). A base naming another GPU than the run's is\n"
+           "                  refused unless --base names it (the mismatch then goes into the header)\n"
            "  --ops LIST      only these op kinds (comma-separated: gemm, grouped_gemm, attention, norm,\n"
            "                  elementwise, embedding); default: every kind the run timed\n"
            "  --out FILE      write the system file there (atomically); default: standard output\n"
@@ -49,7 +55,7 @@ static void calibrate_help(void)
            "  vpsim calibrate configs/default.yaml --system configs/systems/h200-1x.yaml --results r.json \\\n"
            "      --out my-h200.yaml\n"
            "  vpsim model configs/default.yaml --system my-h200.yaml --backend none --explain\n",
-           CAL_MAX_POINTS, CAL_FALL_REL * 100, CAL_FALL_ABS_US);
+           CAL_MAX_POINTS, CAL_RESULTS_SCHEMA, CAL_FALL_REL * 100, CAL_FALL_ABS_US);
 }
 
 static int cmp_point(const void *a, const void *b)
@@ -132,48 +138,28 @@ static int parse_args(int argc, char **argv, cal_args *a)
     return 0;
 }
 
-/* The per-op times of the results, matched to the plan op by op, as points per compute kind (main
- * stream only: side-stream ops overlap). 0, or VP_EXIT_USAGE after saying why. */
-static int collect_points(const plan *p, cfg_node *root, const char *results, cal_point **pts, int *npts)
+/* The per-op times of the results, matched to the plan op by op (cal_results_check first: a run of this
+ * plan on a GPU), as points per compute kind (main stream only: side-stream ops overlap). 0, or
+ * VP_EXIT_USAGE after naming the first mismatch. */
+static int collect_points(const plan *p, cfg_node *root, cal_point **pts, int *npts, bool *sized)
 {
-    cfg_error err;
-    cfg_node *mode = cfg_map_get(root, "mode");
-    cfg_node *bes = cfg_map_get(root, "backends");
-    cfg_node *ops = bes && bes->kind == CFG_NODE_SEQ && bes->n > 0 ? cfg_map_get(bes->items[0], "ops") : NULL;
-    if (!mode || mode->kind != CFG_NODE_SCALAR || strcmp(mode->scalar, "run") != 0 || !ops ||
-        ops->kind != CFG_NODE_SEQ) {
-        cfg_errorf(&err, mode ? mode : root, "not the results of a `vpsim run` with per-op times (mode \"run\", "
-                                             "backends[0].ops)");
-        fprintf(stderr, "vpsim calibrate: %s\n", err.msg);
+    char why[1024];
+    if (cal_results_check(p, root, sized, why, sizeof(why))) {
+        fprintf(stderr, "vpsim calibrate: %s (nothing written)\n", why);
         return VP_EXIT_USAGE;
     }
     int n_ops = 0;
     for (int ph = 0; ph < p->n_phases; ph++)
         n_ops += p->phases[ph].n_ops;
-    if ((int)ops->n != n_ops) {
-        cfg_errorf(&err, ops, "%zu ops here but the scenario's plan has %d: run and calibrate with the same "
-                              "scenario and --set options",
-                   ops->n, n_ops);
-        fprintf(stderr, "vpsim calibrate: %s\n", err.msg);
-        return VP_EXIT_USAGE;
-    }
     for (int k = 0; k < PLAN_OP_KIND_COUNT; k++)
         pts[k] = util_xcalloc((size_t)(n_ops > 0 ? n_ops : 1), sizeof(cal_point));
     int flat = 0;
     for (int ph = 0; ph < p->n_phases; ph++)
         for (int i = 0; i < p->phases[ph].n_ops; i++, flat++) {
             const plan_op *op = &p->phases[ph].ops[i];
-            cfg_node *row = ops->items[flat];
-            cfg_node *name = cfg_map_get(row, "name"), *us = cfg_map_get(row, "us");
-            double v;
-            if (!name || name->kind != CFG_NODE_SCALAR || strcmp(name->scalar, op->name) != 0 || !us ||
-                us->kind != CFG_NODE_SCALAR || !cfg_parse_double(us->scalar, &v) || v < 0) {
-                cfg_errorf(&err, row, "op %d: expected \"name\": \"%s\" and a duration \"us\" >= 0", flat, op->name);
-                fprintf(stderr, "vpsim calibrate: %s (%s)\n", err.msg, results);
-                return VP_EXIT_USAGE;
-            }
             if (plan_op_is_compute(op->kind) && op->stream == PLAN_STREAM_MAIN)
-                pts[op->kind][npts[op->kind]++] = (cal_point){op->bytes_read + op->bytes_written, v};
+                pts[op->kind][npts[op->kind]++] =
+                    (cal_point){op->bytes_read + op->bytes_written, cal_results_us(root, flat)};
         }
     return 0;
 }
@@ -227,15 +213,27 @@ static int calibrate(const cal_args *a, const plan *p, const char *base)
     cal_point *pts[PLAN_OP_KIND_COUNT] = {0};
     int npts[PLAN_OP_KIND_COUNT] = {0};
     util_buf tables = {0}, out = {0}, header = {0};
-    int rc = collect_points(p, root, a->results, pts, npts);
+    bool sized = false;
+    int rc = collect_points(p, root, pts, npts, &sized);
+    /* The tables describe the GPU the run ran on: a base naming another is refused unless --base chose it. */
+    exec_facts facts;
+    char mismatch[400] = "";
+    if (rc == 0) {
+        cal_results_facts(root, &facts);
+        rc = cal_facts_check("calibrate", &facts, base, a->base != NULL, mismatch, sizeof(mismatch));
+    }
     if (rc == 0)
         rc = tables_text(a, root, pts, npts, &tables);
     if (rc == 0) {
         util_buf_printf(&header, "# System file written by `vpsim calibrate`\n"
                                  "#   base:   %s (its values with the comments beside them, and its header below)\n"
                                  "#   tables: measured.ops from %s\n"
-                                 "#           (vpsim run on %s, CUDA driver %s; scenario %s)\n",
-                        base, a->results, env_value(root, "gpu"), env_value(root, "cuda_driver"), p->scenario);
+                                 "#           (vpsim run on %s, CUDA driver %s; scenario %s)\n"
+                                 "#   checked: schema, device, TP, batch, context, and per op phase, index, name, kind,"
+                                 " layer%s\n",
+                        base, a->results, env_value(root, "gpu"), env_value(root, "cuda_driver"), p->scenario,
+                        sized ? ", bytes" : " (the run predates per-op sizes: shapes checked by TP, batch, context)");
+        cal_facts_header(mismatch, base, &header);
         rc = cal_system_text(base, tables.s, header.s, NULL, NULL, &out);
     }
     if (rc == 0)

@@ -3,6 +3,7 @@
  * attribute to ops of those shapes, and writes a whole system file with one measured.compute.<class>
  * law table per op class and the graph gap launch.graph_node_us it measured. Which class an op belongs
  * to and its rows coordinate come from plan_op_law_class alone, the function model mode prices ops by. */
+#include "cal_facts.h"
 #include "cal_system.h"
 #include "cli.h"
 
@@ -40,9 +41,13 @@ static void measure_help(void)
            "\n"
            "options:\n"
            "  --base FILE     the system file to start from (default: the scenario's system, after --system);\n"
-           "                  its values, comments and other measured tables stay\n"
+           "                  its values, comments and other measured tables stay. The gpu section (name, SMs,\n"
+           "                  memory, cc) and the CPU vendor are this device's own; a base naming another GPU\n"
+           "                  is refused (exit 2, before measuring) unless --base names it, and the mismatch\n"
+           "                  then goes into the file's header\n"
            "  --device D      cuda or cpu (default: the scenario's run.device); cpu times eager launches and\n"
-           "                  is for tests (with --quick): its laws are CPU timings, not a GPU's\n"
+           "                  is for tests (with --quick): its laws are CPU timings, not a GPU's, and every\n"
+           "                  value it writes is tagged SELF-TEST (a GPU base needs --base)\n"
            "  --quick         a small grid (2 rows values, the 2 smallest sizes, KV 256 and 1024): seconds on\n"
            "                  the CPU device\n"
            "  --passes N      timed pairs of launches per point (default 20; CUDA graphs where the device has\n"
@@ -181,20 +186,21 @@ static int collect(const plan *p, const int *first, int n_groups, const double *
     return 0;
 }
 
-/* Where and on what the probe ran, as "DATE, HOST, GPU" (quotes dropped: it goes into YAML strings). */
-static void where_text(char *buf, size_t len, const dist_job *d, const exec_result *res)
+/* Where and on what the probe ran, as "DATE, HOST, DEVICE" (the device's own facts; quotes dropped: it
+ * goes into YAML strings and comments). */
+static void where_text(char *buf, size_t len, const exec_facts *f)
 {
     char date[32];
     util_utc_now(date, sizeof(date));
-    const char *gpu = util_env_get(res->env, res->n_env, "gpu");
-    snprintf(buf, len, "%s, %s, %s", date, d->host, gpu ? gpu : "host CPU (cpu device)");
+    snprintf(buf, len, "%s, %s, %s", date, f->host, f->label);
     for (char *s = buf; *s; s++)
-        if (*s == '"' || *s == '\\')
+        if (*s == '"' || *s == '\\' || *s == '#')
             *s = '\'';
 }
 
-/* The fresh keys as YAML (measured.use, measured.compute.<class>, launch.graph_node_us). */
-static void fresh_text(util_buf *out, const law_set *ls, const char *where, int passes, bool graph)
+/* The fresh keys as YAML (measured.use, measured.compute.<class>, launch.graph_node_us). `tag` opens
+ * each table's source: "" or a self-test's "SELF-TEST (...); ". */
+static void fresh_text(util_buf *out, const law_set *ls, const char *where, int passes, bool graph, const char *tag)
 {
     util_buf_printf(out, "measured:\n  use: true\n  compute:\n");
     for (int c = 0; c < CFG_LAW_COUNT; c++) {
@@ -210,9 +216,9 @@ static void fresh_text(util_buf *out, const law_set *ls, const char *where, int 
         util_buf_printf(out, "]\n      us: [");
         for (int i = 0; i < ls->n[c]; i++)
             util_buf_printf(out, "%s%.4g", i ? ", " : "", pt[i].us);
-        util_buf_printf(out, "]\n      source: \"measured: vpsim calibrate --measure, %s, (t(%d ops) - t(1)) / %d, "
+        util_buf_printf(out, "]\n      source: \"%smeasured: vpsim calibrate --measure, %s, (t(%d ops) - t(1)) / %d, "
                              "median of %d passes (%s, L2 flushed)\"\n",
-                        where, PLAN_PROBE_REPEAT, PLAN_PROBE_REPEAT - 1, passes, graph ? "graph" : "eager");
+                        tag, where, PLAN_PROBE_REPEAT, PLAN_PROBE_REPEAT - 1, passes, graph ? "graph" : "eager");
     }
     util_buf_printf(out, "launch:\n  graph_node_us: %.4g\n", ls->gap_us);
 }
@@ -243,6 +249,54 @@ static void summary(const law_set *ls, bool graph)
     }
 }
 
+/* The whole system file: the base with the device's own gpu section (cal_facts), the host's CPU vendor,
+ * the law tables and the graph gap put in, each with its provenance; a self-test's every value tagged.
+ * 0, or VP_EXIT_USAGE (cal_system_write said why). */
+static int file_text(const meas_args *a, const cfg_scenario *sc, const exec_facts *f, const char *mismatch,
+                     const law_set *ls, bool graph, util_buf *out)
+{
+    const char *base = a->base ? a->base : sc->system_path;
+    const char *tag = f->self_test ? CAL_SELF_TEST_CPU : NULL;
+    char where[320], prov[400], note[560], tag_src[96];
+    where_text(where, sizeof(where), f);
+    snprintf(prov, sizeof(prov), "vpsim calibrate --measure, %s", where);
+    snprintf(tag_src, sizeof(tag_src), "%s%s", tag ? tag : "", tag ? "; " : "");
+    util_buf fresh = {0}, header = {0};
+    cal_note notes[8];
+    int n = cal_facts_gpu_text(f, prov, &fresh, notes, 6);
+    if (f->cpu_vendor[0]) {
+        util_buf_printf(&fresh, "topology:\n  cpu_vendor: %s\n", f->cpu_vendor);
+        snprintf(note, sizeof(note), "measured: %s: /proc/cpuinfo of the host the probe ran on", prov);
+        notes[n].key = util_xstrdup("topology.cpu_vendor");
+        notes[n++].comment = util_xstrdup(note);
+    }
+    fresh_text(&fresh, ls, where, a->passes, graph, tag_src);
+    snprintf(note, sizeof(note), "measured: %s, (t(%d empty ops) - t(1)) / %d, median of %d %s passes", prov,
+             PLAN_PROBE_EMPTY, PLAN_PROBE_EMPTY - 1, a->passes, graph ? "graph" : "eager");
+    notes[n].key = util_xstrdup("launch.graph_node_us");
+    notes[n++].comment = util_xstrdup(note);
+    util_buf_printf(&header, "# System file written by `vpsim calibrate --measure`\n"
+                             "#   base:   %s (its values with the comments beside them, and its header below)\n"
+                             "#   device: %s (gpu section: the device's own%s%s)\n"
+                             "#   tables: measured.compute from the compute probe (%s); scenario %s\n",
+                    base, f->label, f->clocks[0] ? "; NVML: " : "", f->clocks, where, sc->name ? sc->name : "?");
+    if (tag)
+        util_buf_printf(&header, "#   %s: every value this command wrote is tagged so; CPU timings describe no GPU\n",
+                        tag);
+    cal_facts_header(mismatch, base, &header);
+    const cal_system_spec spec = {.cmd = "calibrate", .base_opt = "--base", .what = "the calibrated system file",
+                                  .base = base, .fresh_text = fresh.s, .header = header.s, .notes = notes,
+                                  .n_notes = n, .self_test = tag};
+    const int rc = cal_system_write(&spec, out);
+    for (int i = 0; i < n; i++) {
+        free((char *)notes[i].key);
+        free((char *)notes[i].comment);
+    }
+    util_buf_free(&fresh);
+    util_buf_free(&header);
+    return rc;
+}
+
 /* Time the probe plan's groups and write the system file. Returns an exit status. */
 static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, const plan *p)
 {
@@ -256,6 +310,15 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, cons
         .max_host_bytes = (size_t)a->max_host_gib << 30,
     };
     int rc = cli_device_ready("calibrate", d, opt.device);
+    if (rc)
+        return rc;
+    /* The file describes the device it measured: a base naming another is refused before minutes of
+     * measuring, unless --base chose it. */
+    exec_facts facts;
+    char mismatch[400];
+    exec_device_facts(d, opt.device, &facts);
+    rc = cal_facts_check("calibrate", &facts, a->base ? a->base : sc->system_path, a->base != NULL, mismatch,
+                         sizeof(mismatch));
     if (rc)
         return rc;
     const exec_device *dev = exec_find_device(opt.device, why, sizeof(why));
@@ -280,28 +343,15 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, cons
     free(first);
     free(count);
     free(group_us);
-    util_buf fresh = {0}, header = {0}, out = {0};
-    if (rc == 0) {
-        char where[320], note[480];
-        where_text(where, sizeof(where), d, &res);
-        fresh_text(&fresh, &ls, where, a->passes, res.graph);
-        snprintf(note, sizeof(note), "measured: vpsim calibrate --measure, %s, (t(%d empty ops) - t(1)) / %d, median of %d %s passes",
-                 where, PLAN_PROBE_EMPTY, PLAN_PROBE_EMPTY - 1, a->passes, res.graph ? "graph" : "eager");
-        const char *base = a->base ? a->base : sc->system_path;
-        util_buf_printf(&header, "# System file written by `vpsim calibrate --measure`\n"
-                                 "#   base:   %s (its values with the comments beside them, and its header below)\n"
-                                 "#   tables: measured.compute from the compute probe (%s); scenario %s\n",
-                        base, where, sc->name ? sc->name : "?");
-        rc = cal_system_text(base, fresh.s, header.s, "launch.graph_node_us", note, &out);
-    }
+    util_buf out = {0};
+    if (rc == 0)
+        rc = file_text(a, sc, &facts, mismatch, &ls, res.graph, &out);
     if (rc == 0) {
         summary(&ls, res.graph);
         rc = cli_emit(&a->c, out.s, out.len);
     }
     for (int c = 0; c < CFG_LAW_COUNT; c++)
         free(ls.pts[c]);
-    util_buf_free(&fresh);
-    util_buf_free(&header);
     util_buf_free(&out);
     exec_result_free(&res);
     return rc;

@@ -2,6 +2,7 @@
  * pair of GPUs and to host memory, the launch costs (exec_links_measure), the collective curves in
  * CUDA graphs (exec_bench_run) and the topology as NVML reports it — and write a whole system file
  * from them, each value with its provenance, the p2p mode inferred and anomalies named (probe_text.c). */
+#include "cal_facts.h"
 #include "cli.h"
 #include "probe_text.h"
 
@@ -18,7 +19,6 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,15 +47,20 @@ static void probe_help(void)
            "--measure` (one GPU) with the file as --system/--base. The file is checked to load before it is\n"
            "written. With --out, a report (the visibility matrix, the findings) goes to standard output.\n"
            "\n"
+           "The gpu section (name, SMs, memory, cc) is the device's own; a base naming another GPU is refused\n"
+           "(exit 2, before measuring) unless --base names it, the mismatch then in the header.\n"
            "Self-tests: --device cpu (processes through shared memory: the CPU device has no GPUs, so any\n"
            "rank count runs) and --virtual (several ranks per GPU) measure the pipeline, not an interconnect;\n"
-           "the file says so. On cpu the curve is the mpi backend's (eager), the others need CUDA.\n"
+           "every value they write is tagged SELF-TEST, the CPU vendor included. On cpu the curve is the mpi\n"
+           "backend's (eager), the others need CUDA.\n"
            "\n"
            "options:\n"
            "  --out FILE    write the system file there (atomically); default: standard output\n"
            "  --quick       fewer repetitions, smaller transfers, 3 curve sizes (CI, self-tests)\n"
            "  --device D    cuda or cpu (default: the scenario's run.device)\n"
-           "  --system F    the base system file (default: the scenario's)\n"
+           "  --system F    the scenario's system file, the base by default\n"
+           "  --base F      the base system file, chosen explicitly: a base naming another GPU than this\n"
+           "                one's is refused without it, written with the mismatch in the header with it\n"
            "  --virtual     allow more ranks than GPUs on a host (a self-test)\n"
            "  --no-curves   skip the collective curves (the base's collective tables stay)\n"
            "  --reps N      repetitions per link quantity, the median kept (default: exec_links' own)\n"
@@ -68,7 +73,8 @@ static void probe_help(void)
            "examples:\n"
            "  mpirun -np 8 vpsim probe configs/default.yaml --out my-box.yaml\n"
            "  vpsim model configs/default.yaml --system my-box.yaml --explain\n"
-           "  mpirun -np 2 --oversubscribe vpsim probe --device cpu --quick --out selftest.yaml\n",
+           "  mpirun -np 2 --oversubscribe vpsim probe --device cpu --quick --base configs/systems/h200-1x.yaml \\\n"
+           "      --out selftest.yaml\n",
            PROBE_NATIVE_VISIBLE_US, PROBE_HOST_FACTOR);
 }
 
@@ -78,7 +84,8 @@ static void probe_help(void)
 
 typedef struct probe_args {
     cli_common c;
-    int device; /* cfg_device, -1: the scenario's */
+    const char *base; /* --base: the base chosen explicitly (a device mismatch is then written, not refused) */
+    int device;       /* cfg_device, -1: the scenario's */
     bool quick, virtual_ok, no_curves;
     int reps;
     /* The scenario's verify-pass payloads per rank in bytes, [0] allreduce, [1] all-gather: the sizes the
@@ -90,13 +97,14 @@ typedef struct probe_args {
 /* 0, -1 after --help, or VP_EXIT_USAGE. */
 static int parse_args(int argc, char **argv, probe_args *a)
 {
-    enum { OPT_QUICK = CLI_OPT_FIRST_PRIVATE, OPT_DEVICE, OPT_VIRTUAL, OPT_NO_CURVES, OPT_REPS };
+    enum { OPT_QUICK = CLI_OPT_FIRST_PRIVATE, OPT_DEVICE, OPT_VIRTUAL, OPT_NO_CURVES, OPT_REPS, OPT_BASE };
     static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
                                              {"quick", no_argument, NULL, OPT_QUICK},
                                              {"device", required_argument, NULL, OPT_DEVICE},
                                              {"virtual", no_argument, NULL, OPT_VIRTUAL},
                                              {"no-curves", no_argument, NULL, OPT_NO_CURVES},
                                              {"reps", required_argument, NULL, OPT_REPS},
+                                             {"base", required_argument, NULL, OPT_BASE},
                                              {0, 0, 0, 0}};
     memset(a, 0, sizeof(*a));
     a->device = -1;
@@ -111,6 +119,7 @@ static int parse_args(int argc, char **argv, probe_args *a)
         case OPT_VIRTUAL: a->virtual_ok = true; break;
         case OPT_NO_CURVES: a->no_curves = true; break;
         case OPT_REPS: rc = cli_parse_int("probe", "--reps", optarg, 1, 10000, &a->reps); break;
+        case OPT_BASE: a->base = optarg; break;
         default: rc = cli_take_common("probe", &a->c, opt, optarg, argv); break;
         }
     }
@@ -123,17 +132,6 @@ static int parse_args(int argc, char **argv, probe_args *a)
     if (a->c.plan_path)
         return cli_usage_error("probe", "--plan: probe measures the box, not a plan");
     return 0;
-}
-
-/* cfg_cpu_vendor_names' entry for this host's CPU, or NULL when /proc/cpuinfo does not say. */
-static const char *cpu_vendor(void)
-{
-    struct utsname u;
-    if (uname(&u) == 0 && (strncmp(u.machine, "aarch64", 7) == 0 || strncmp(u.machine, "arm", 3) == 0))
-        return "arm";
-    char id[64];
-    util_cpuinfo("vendor_id", id, sizeof(id));
-    return strcmp(id, "AuthenticAMD") == 0 ? "amd" : strcmp(id, "GenuineIntel") == 0 ? "intel" : NULL;
 }
 
 /* The checks before anything is measured (every rank): 0, or VP_EXIT_USAGE after rank 0 said why. */
@@ -159,6 +157,27 @@ static int check_job(const probe_args *a, const dist_job *d, int device)
                         "--virtual runs several ranks per GPU as a self-test of the pipeline\n",
                 d->local_size, d->host, gpus);
     return VP_EXIT_USAGE;
+}
+
+/* The file describes the box it measured (cal_facts.h): every rank on one GPU model, and that model the
+ * one the base names, unless --base chose the base. 0, or VP_EXIT_USAGE on every rank after rank 0 (or
+ * the odd rank) said why. `mismatch` (rank 0): the difference written into the header. */
+static int facts_check(const probe_args *a, const dist_job *d, int device, const char *base, exec_facts *f,
+                       char *mismatch, size_t len)
+{
+    exec_device_facts(d, device, f);
+    char first[sizeof(f->gpu_name)];
+    memcpy(first, f->gpu_name, sizeof(first));
+    dist_bcast(first, sizeof(first), 0);
+    const bool same = strcmp(first, f->gpu_name) == 0;
+    if (!same)
+        fprintf(stderr, "vpsim probe: rank %d runs on %s, rank 0 on %s: a system file describes one GPU model\n",
+                d->rank, f->gpu_name, first);
+    if (!dist_all(same))
+        return VP_EXIT_USAGE;
+    int rc = d->rank == 0 ? cal_facts_check("probe", f, base, a->base != NULL, mismatch, len) : 0;
+    dist_bcast(&rc, sizeof(rc), 0);
+    return rc;
 }
 
 /* Payload sizes of a curve: 4 KiB to 1 MiB by factors of 2 (--quick: 4 KiB, 64 KiB, 1 MiB), where the
@@ -280,7 +299,8 @@ static int measure_curves(dist_job *d, const probe_args *a, int device, bool vir
 /* Rank 0: the topology, the file and the report. Returns an exit status. */
 static int write_out(const probe_args *a, const dist_job *d, int device, const char *base,
                      const exec_links_result *links, const probe_curve *curves, int n_curves,
-                     const exec_mpi_costs *host_mpi, const comm_nccl_log *nccl_log)
+                     const exec_mpi_costs *host_mpi, const comm_nccl_log *nccl_log, const exec_facts *facts,
+                     const char *mismatch)
 {
     dev_topo topo;
     memset(&topo, 0, sizeof(topo));
@@ -290,8 +310,9 @@ static int write_out(const probe_args *a, const dist_job *d, int device, const c
     util_utc_now(date, sizeof(date));
     const probe_input in = {.links = links, .topo = device == CFG_DEVICE_CUDA ? &topo : NULL, .device = device,
                             .date = date, .host = d->host, .base = base, .curves = curves, .n_curves = n_curves,
-                            .curves_skipped = a->no_curves, .cpu_vendor = cpu_vendor(), .host_mpi = host_mpi,
-                            .nccl_log = nccl_log};
+                            .curves_skipped = a->no_curves,
+                            .cpu_vendor = facts->cpu_vendor[0] ? facts->cpu_vendor : NULL, .host_mpi = host_mpi,
+                            .nccl_log = nccl_log, .facts = facts, .mismatch = mismatch};
     util_buf text = {0}, report = {0};
     int rc = probe_system_text(&in, &text);
     if (rc == 0)
@@ -306,7 +327,8 @@ static int write_out(const probe_args *a, const dist_job *d, int device, const c
 }
 
 /* Measure (every rank) and write (rank 0). Returns an exit status, the same on every rank. */
-static int probe(const probe_args *a, dist_job *d, int device, const char *base)
+static int probe(const probe_args *a, dist_job *d, int device, const char *base, const exec_facts *facts,
+                 const char *mismatch)
 {
     exec_links_result *links = util_xcalloc(1, sizeof(*links));
     probe_curve *curves = util_xcalloc(PROBE_MAX_CURVES, sizeof(*curves));
@@ -362,7 +384,7 @@ static int probe(const probe_args *a, dist_job *d, int device, const char *base)
     if (rc == 0 && d->rank == 0) {
         exec_watch_step("writing the system file");
         rc = write_out(a, d, device, base, links, curves, n_curves, have_host_mpi ? &host_mpi : NULL,
-                       have_log ? &nlog : NULL);
+                       have_log ? &nlog : NULL, facts, mismatch);
     }
     dist_bcast(&rc, sizeof(rc), 0);
     free(links);
@@ -394,8 +416,9 @@ int cmd_probe(int argc, char **argv)
         a.n_verify[k] = scenario_sizes(&p, k ? PLAN_OP_ALLGATHER : PLAN_OP_ALLREDUCE, dev->elem_bytes, a.verify[k]);
     plan_free(&p);
     /* A base that cannot be read is said before the measuring, not after. */
+    const char *base_path = a.base ? a.base : sc.system_path;
     cfg_error err;
-    cfg_doc *base = cfg_doc_load_file(sc.system_path, &err);
+    cfg_doc *base = cfg_doc_load_file(base_path, &err);
     if (!base) {
         if (d.rank == 0)
             fprintf(stderr, "vpsim probe: base system file: %s\n", err.msg);
@@ -404,12 +427,16 @@ int cmd_probe(int argc, char **argv)
     cfg_doc_free(base);
     if (rc == 0)
         rc = check_job(&a, &d, device);
+    exec_facts facts;
+    char mismatch[400] = "";
+    if (rc == 0)
+        rc = facts_check(&a, &d, device, base_path, &facts, mismatch, sizeof(mismatch));
     if (rc == 0) {
         /* A link measurement at 8 GPUs may go longer than run.timeout between two progress steps: the
          * watchdog here catches a hang, not a slow phase (run.timeout 0 still turns it off). */
         const int watch = sc.run.timeout == 0 ? 0 : PROBE_WATCH_S > sc.run.timeout ? PROBE_WATCH_S : sc.run.timeout;
         exec_watch_start(&d, "probe", watch);
-        rc = probe(&a, &d, device, sc.system_path);
+        rc = probe(&a, &d, device, base_path, &facts, mismatch);
         exec_watch_step("MPI_Finalize (waiting for every rank)");
     }
     cfg_scenario_free(&sc);

@@ -2,6 +2,7 @@
  * measurements and of what probe_findings.c concludes from them. */
 #include "probe_text.h"
 
+#include "cal_facts.h"
 #include "cal_system.h"
 #include "cli.h"
 
@@ -390,13 +391,22 @@ int probe_system_text(const probe_input *in, util_buf *out)
     topology_text(in, &p2p, prov, &fresh, &ns);
     curves_text(in, &p2p, prov, &fresh, &ns);
     nccl_log_text(in, prov, &fresh, &ns);
+    if (in->facts) {
+        char by[400];
+        snprintf(by, sizeof(by), "probe, %s", prov);
+        ns.n += cal_facts_gpu_text(in->facts, by, &fresh, ns.v + ns.n, MAX_NOTES - ns.n);
+    }
     header_text(in, prov, findings.s, &header);
+    cal_facts_header(in->mismatch ? in->mismatch : "", in->base, &header);
     /* The probe measured this box: the base's paths and (when curves ran) its collective tables, which
      * may be another box's, are replaced whole; its compute tables stay. */
     static const char *const clear_all[] = {"paths", "measured.allreduce", "measured.allgather_nccl"};
     const cal_system_spec s = {.cmd = "probe", .base_opt = "base system file", .what = "the probed system file",
                                .base = in->base, .fresh_text = fresh.s, .header = header.s, .clear = clear_all,
-                               .n_clear = in->curves_skipped ? 1 : 3, .notes = ns.v, .n_notes = ns.n};
+                               .n_clear = in->curves_skipped ? 1 : 3, .notes = ns.v, .n_notes = ns.n,
+                               .self_test = !probe_self_test(in)                ? NULL
+                                            : in->device == CFG_DEVICE_CPU ? CAL_SELF_TEST_CPU
+                                                                           : CAL_SELF_TEST_VIRTUAL};
     const int rc = cal_system_write(&s, out);
     notes_free(&ns);
     util_buf_free(&findings);

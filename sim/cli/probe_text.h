@@ -9,6 +9,7 @@
 #include "../comm/comm_nccl_log.h"
 #include "../config/cfg_system.h"
 #include "../exec/dev_nvml_topo.h"
+#include "../exec/exec.h"
 #include "../exec/exec_links.h"
 #include "../exec/exec_mpi_costs.h"
 #include "../util/util.h"
@@ -77,6 +78,8 @@ typedef struct probe_input {
     const char *cpu_vendor; /* cfg_cpu_vendor_names entry, or NULL when unknown */
     const exec_mpi_costs *host_mpi; /* host.mpi_lat_us, mpi_bw_gbs, convert_gbs; NULL = not measured */
     const comm_nccl_log *nccl_log;  /* what NCCL's INFO log said (rank 0's), NULL = not read */
+    const exec_facts *facts;        /* the device rank 0 ran on (its gpu section); NULL = not known */
+    const char *mismatch;           /* the device against the base's, written on purpose (--base); NULL/"" none */
 } probe_input;
 
 /* Whether the figures are a self-test (CPU device or virtual ranks), not an interconnect's. */

@@ -21,7 +21,10 @@ struct cfg_prov {
     int n_lines;
 };
 
-static const char *const known_tags[] = {"spec", "measured", "assumed", "calibrated", "nccl", "unused", NULL};
+/* "self-test": a value a self-test of calibrate --measure or probe wrote (the CPU device, virtual ranks),
+ * not a measurement of any GPU (issue 26). */
+static const char *const known_tags[] = {"spec", "measured", "assumed", "calibrated", "nccl", "unused", "self-test",
+                                         NULL};
 
 cfg_prov *cfg_prov_open(const char *path)
 {
@@ -130,7 +133,7 @@ const char *cfg_prov_lookup(const cfg_prov *p, const char *dotted, double loaded
     }
     char word[24];
     size_t w = 0;
-    while (c[w] && w + 1 < sizeof(word) && isalpha((unsigned char)c[w])) {
+    while (c[w] && w + 1 < sizeof(word) && (isalpha((unsigned char)c[w]) || (w > 0 && c[w] == '-'))) {
         word[w] = (char)tolower((unsigned char)c[w]);
         w++;
     }

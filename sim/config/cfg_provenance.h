@@ -20,7 +20,8 @@ cfg_prov *cfg_prov_open(const char *path);
 void cfg_prov_close(cfg_prov *p);
 
 /* The provenance of the value at dotted key `dotted` whose loaded value is `loaded`:
- * - the comment's first word when it is a known tag (spec, measured, assumed, calibrated, nccl, unused),
+ * - the comment's first word when it is a known tag (spec, measured, assumed, calibrated, nccl, unused,
+ *   self-test),
  *   else "noted" (a comment without a tag) or "untagged" (no comment);
  * - "default" when the file does not set the key (the schema default applies);
  * - "--set" when the file's value differs from the loaded one (a --set override replaced it).

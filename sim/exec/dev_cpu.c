@@ -469,6 +469,16 @@ static void cpu_describe(exec_ctx *x, bool after)
     exec_env_set(x, "note", "CPU device: fp32 on the host; timings are CPU timings, not GPU predictions");
 }
 
+/* The CPU device measures the host, not a GPU: its facts say so, so nothing it writes can pass for a
+ * GPU's (issue 26: a CPU probe once put this host's vendor into the target box's file untagged). */
+static void cpu_facts(int local_rank, exec_facts *f)
+{
+    (void)local_rank;
+    f->self_test = true;
+    snprintf(f->gpu_name, sizeof(f->gpu_name), "CPU device (%.80s)", f->cpu_model[0] ? f->cpu_model : "host CPU");
+    snprintf(f->label, sizeof(f->label), "%s", f->gpu_name);
+}
+
 const exec_device exec_device_cpu = {
     .name = "cpu",
     .elem_bytes = 4,
@@ -495,4 +505,5 @@ const exec_device exec_device_cpu = {
     .check = cpu_check,
     .delay = cpu_delay,
     .describe = cpu_describe,
+    .facts = cpu_facts,
 };

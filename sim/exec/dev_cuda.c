@@ -8,6 +8,7 @@
  * stand-in misses is the dequantisation arithmetic (small next to the DRAM traffic at m <= 32) and
  * any difference in the tuned kernels' efficiency. README "Replay fidelity" states the error. */
 #include "dev_bf16.h"
+#include "dev_cuda_facts.h"
 #include "dev_nvml.h"
 #include "dev_sizes.h"
 #include "exec.h"
@@ -573,4 +574,5 @@ const exec_device exec_device_cuda = {
     .check = cuda_check,
     .delay = cuda_delay,
     .describe = cuda_describe,
+    .facts = dev_cuda_facts,
 };

@@ -61,6 +61,24 @@ typedef struct exec_options {
 
 typedef struct exec_ctx exec_ctx;
 
+/* What a measurement ran on, as the device itself reports it (exec_device.facts), so that a file of
+ * measured values can describe the machine that measured it (issue 26): calibrate --measure and probe
+ * write these into the gpu section and compare them with the base's. A device fills what it knows; 0 or
+ * "" means "not a fact of this device" and the base's value stays. */
+typedef struct exec_facts {
+    char device[8];     /* cfg_device name: "cuda", "cpu" */
+    bool self_test;     /* the figures are not a GPU's (the CPU device; a caller adds virtual ranks) */
+    char gpu_name[96];  /* cudaDeviceProp.name, e.g. "NVIDIA H200"; the CPU device: "CPU device (MODEL)" */
+    int sms;            /* multiprocessors (0: not a GPU) */
+    double memory_gib;  /* device memory in GiB (0: not reported) */
+    int cc;             /* compute capability x10 (0: not a GPU) */
+    char clocks[96];    /* NVML's state when read ("SM 1980 MHz, memory 3201 MHz, 39 C, 90 W"), else "" */
+    char cpu_vendor[8]; /* cfg_cpu_vendor_names entry of the host, "" when /proc/cpuinfo does not say */
+    char cpu_model[96]; /* /proc/cpuinfo "model name", "" when absent */
+    char host[64];
+    char label[192];    /* one line for provenance: "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)" */
+} exec_facts;
+
 enum { EXEC_GRAPH_TIMED, EXEC_GRAPH_INSTRUMENTED, EXEC_GRAPH_SLOTS };
 enum { EXEC_AUX_RESIDUAL, EXEC_AUX_NORM_WEIGHT, EXEC_AUX_COUNT };
 
@@ -117,6 +135,9 @@ typedef struct exec_device {
     void (*delay)(exec_ctx *x, double ns);
     /* Fill in environment facts (GPU name, driver, clocks, ...) as "key": value pairs. */
     void (*describe)(exec_ctx *x, bool after);
+    /* The device's own facts (exec_facts) for the rank `local_rank` of its host, without a context:
+     * asked before anything is measured, so a refusal costs nothing. Host fields are filled already. */
+    void (*facts)(int local_rank, exec_facts *f);
 } exec_device;
 
 struct exec_ctx {
@@ -165,6 +186,9 @@ const exec_device *exec_find_device(int cfg_device, char *why, size_t len);
  * every rank, or -1 on every rank with the lowest failing rank's reason in why, which ends in what to
  * do instead ("use --device cpu"). Collective; call before any device or backend setup. */
 int exec_device_ready(const dist_job *d, int cfg_device, char *why, size_t len);
+/* The facts of this rank's device (after exec_device_ready): the host's (name, CPU vendor and model),
+ * then the device's own. Local. */
+void exec_device_facts(const dist_job *d, int cfg_device, exec_facts *f);
 
 /* Measured results of a replay, identical on every rank after exec_run. */
 typedef struct exec_stats {

@@ -2,7 +2,11 @@
  * whether the CUDA device was built in. */
 #include "exec.h"
 
+#include "../util/util.h"
+
 #include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
 
 /* A device's table is exec_device_<key>; those marked CUDA exist only in CUDA builds. */
 #define DECLARE(ID, name, key, ...) extern const exec_device exec_device_##key;
@@ -42,4 +46,32 @@ int exec_device_ready(const dist_job *d, int device, char *why, size_t len)
         return 0;
     snprintf(why, len, "%s", mine);
     return -1;
+}
+
+/* cfg_cpu_vendor_names' entry for this host's CPU, or "" when /proc/cpuinfo does not say. */
+static const char *host_cpu_vendor(void)
+{
+    struct utsname u;
+    if (uname(&u) == 0 && (strncmp(u.machine, "aarch64", 7) == 0 || strncmp(u.machine, "arm", 3) == 0))
+        return "arm";
+    char id[64];
+    util_cpuinfo("vendor_id", id, sizeof(id));
+    return strcmp(id, "AuthenticAMD") == 0 ? "amd" : strcmp(id, "GenuineIntel") == 0 ? "intel" : "";
+}
+
+void exec_device_facts(const dist_job *d, int device, exec_facts *f)
+{
+    memset(f, 0, sizeof(*f));
+    char why[200];
+    const exec_device *dev = exec_find_device(device, why, sizeof(why));
+    snprintf(f->device, sizeof(f->device), "%s", device >= 0 && device < CFG_DEVICE_COUNT ? cfg_device_names[device] : "?");
+    snprintf(f->host, sizeof(f->host), "%s", d->host);
+    snprintf(f->cpu_vendor, sizeof(f->cpu_vendor), "%s", host_cpu_vendor());
+    util_cpuinfo("model name", f->cpu_model, sizeof(f->cpu_model));
+    if (dev && dev->facts)
+        dev->facts(d->local_rank, f);
+    /* Quotes and comment marks would break the YAML strings and comments these go into. */
+    for (char *s = f->gpu_name; *s; s++)
+        if (*s == '"' || *s == '\\' || *s == '#' || *s == '\n')
+            *s = '\'';
 }

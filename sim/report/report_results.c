@@ -54,6 +54,9 @@ static void json_ops(util_json *j, const results_cycle *r, const plan *p)
             util_json_kstr(j, "name", op->name);
             util_json_kstr(j, "kind", plan_op_kind_names[op->kind]);
             util_json_kint(j, "layer", op->layer);
+            /* The op's size, so that `vpsim calibrate` can tell a run of other shapes (another TP, model or
+             * --set) from this plan's op by op, not by names alone. */
+            util_json_kint(j, "bytes", llround(op->bytes_read + op->bytes_written));
             knum6(j, "us", r->op_us[idx], true);
             util_json_obj_end(j);
         }

@@ -173,7 +173,9 @@ Test(calibrate_measure, quick_cpu_probe_writes_a_system_file_the_model_loads, .t
     cr_assert_not_null(mkdtemp(dir));
     char path[128];
     snprintf(path, sizeof(path), "%s/sys.yaml", dir);
-    th_result r = th_run("calibrate --measure configs/tiny.yaml --device cpu --quick --passes 2 --out %s", path);
+    /* tiny's base names an H200: the CPU device writes into it only when --base says so (issue 26). */
+    th_result r = th_run("calibrate --measure configs/tiny.yaml --device cpu --quick --passes 2 --base "
+                         "configs/systems/h200-1x.yaml --out %s", path);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "", "the file goes to --out");
     cr_assert_not_null(strstr(r.err, "probe of 193 ops (quick grid)"), "%s", r.err);
@@ -183,8 +185,35 @@ Test(calibrate_measure, quick_cpu_probe_writes_a_system_file_the_model_loads, .t
     cr_assert_not_null(text);
     const char *gap = strstr(text, "\n  graph_node_us: ");
     cr_assert_not_null(gap, "%s", text);
-    cr_assert_not_null(strstr(gap, "  # measured: vpsim calibrate --measure, "), "%s", gap);
+    cr_assert_not_null(strstr(gap, "  # SELF-TEST (the CPU device: not a GPU's figures); measured: vpsim calibrate "
+                                   "--measure, "), "%s", gap);
+    /* The file describes the device that measured: its gpu.name is the CPU device's, tagged, and the header
+     * names the mismatch with the base; the base's unmeasured values keep their own provenance. */
+    cr_assert_not_null(strstr(text, "\n  name: \"CPU device ("), "%s", text);
+    cr_assert_not_null(strstr(text, "#   MISMATCH, written because --base configs/systems/h200-1x.yaml was given:\n"
+                                    "#     measured on CPU device ("), "%s", text);
+    cr_assert_not_null(strstr(text, "but the base names NVIDIA H200;"), "%s", text);
+    cr_assert_not_null(strstr(text, "\n  mem_bw_gbs: 4800  # spec: HBM3e\n"), "%s", text);
+    /* Every value the self-test wrote is tagged: each line of the compute tables, the CPU vendor too. */
+    const char *compute = strstr(text, "\n  compute:\n");
+    cr_assert_not_null(compute, "%s", text);
+    int lines = 0;
+    for (const char *l = compute + 1; *l && (l[0] == ' ' && l[1] == ' '); l = strchr(l, '\n') + 1) {
+        const char *end = strchr(l, '\n');
+        cr_assert_not_null(end);
+        const bool leaf = memchr(l, '[', (size_t)(end - l)) || memmem(l, (size_t)(end - l), "source:", 7);
+        if (leaf) {
+            lines++;
+            cr_assert(memmem(l, (size_t)(end - l), "# SELF-TEST (the CPU device", 27), "untagged: %.*s", (int)(end - l), l);
+        }
+    }
+    cr_assert_gt(lines, 20, "%d table lines", lines);
+    const char *vendor = strstr(text, "\n  cpu_vendor: ");
+    if (vendor)
+        cr_assert(!strncmp(strchr(vendor + 1, '#'), "# SELF-TEST", 11), "%.120s", vendor);
     cr_assert_not_null(strstr(text, "(t(16 empty ops) - t(1)) / 15, median of 2 eager passes"), "%s", text);
+    cr_assert_not_null(strstr(text, "source: \"SELF-TEST (the CPU device: not a GPU's figures); measured: vpsim "
+                                    "calibrate --measure, "), "%s", text);
     cr_assert_not_null(strstr(text, "(t(4 ops) - t(1)) / 3, median of 2 passes (eager, L2 flushed)"), "%s", text);
     free(text);
     /* Bound as the tiny scenario's system: every class its plan runs has a sound table. */
@@ -253,5 +282,23 @@ Test(calibrate_measure, more_than_one_rank_is_refused, .timeout = 150)
     th_result r = th_sh(TH_MPIRUN " -np 2 build/vpsim calibrate --measure configs/tiny.yaml --device cpu --quick");
     cr_assert_neq(r.status, 0);
     cr_assert_not_null(strstr(r.err, "the probe measures one GPU; run it without mpirun or with -np 1"), "%s", r.err);
+    th_free(&r);
+}
+
+/* A CPU run measures no GPU: into a base naming one (the tiny scenario's H200) it is refused before
+ * anything is measured, naming both devices and the way to write anyway; nothing is written. */
+Test(calibrate_measure, a_cpu_run_into_a_gpu_base_is_refused_without_base, .timeout = 60)
+{
+    char path[] = "/tmp/vpsim-refuse-XXXXXX";
+    cr_assert_neq(mkstemp(path), -1);
+    unlink(path);
+    th_result r = th_run("calibrate --measure configs/tiny.yaml --device cpu --quick --passes 1 --out %s", path);
+    cr_assert_eq(r.status, 2, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "vpsim calibrate: base configs/systems/h200-1x.yaml: measured on CPU device ("),
+                       "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "but the base names NVIDIA H200"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "--base configs/systems/h200-1x.yaml to write into this base anyway"), "%s", r.err);
+    cr_assert_null(strstr(r.err, "launch.graph_node_us"), "refused before measuring:\n%s", r.err);
+    cr_assert_eq(access(path, F_OK), -1, "nothing may be written on a refusal");
     th_free(&r);
 }

@@ -20,14 +20,18 @@ static void write_plan_and_results(int n, char **plan_path, char **results_path)
     util_buf_printf(&plan_doc, "{\"schema\": \"vpsim.plan/1\", \"scenario\": \"many-gemms\", \"ranks\": 1, \"batch\": 1,"
                            " \"context\": 16, \"expected_tokens\": 1, \"phases\": [{\"name\": \"decode\", \"kind\":"
                            " \"decode\", \"model\": \"target\", \"tokens\": 1, \"batch\": 1, \"ops\": [\n");
-    util_buf_printf(&res, "{\"mode\": \"run\", \"backends\": [{\"ops\": [\n");
+    /* What calibrate checks first (cal_results.h): a GPU run of this very plan. */
+    util_buf_printf(&res, "{\"schema\": \"vpsim.results/1\", \"mode\": \"run\", \"tp\": 1, \"batch\": 1, \"context\": 16,"
+                          " \"environment\": {\"device\": \"cuda\", \"gpu\": \"NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)\"},"
+                          " \"backends\": [{\"ops\": [\n");
     for (int i = 0; i < n; i++) {
         long long nk = (long long)sqrt(16.0 * pow(1.105, i)) + 1;
         util_buf_printf(&plan_doc,
                         "%s{\"kind\": \"gemm\", \"name\": \"g%d\", \"layer\": 0, \"stream\": \"main\", \"adtype\": "
                         "\"bf16\", \"m\": 1, \"n\": %lld, \"k\": %lld, \"batch\": 1, \"wdtype\": \"bf16\", \"wgroup\": 0}\n",
                         i ? "," : "", i, nk, nk);
-        util_buf_printf(&res, "%s{\"name\": \"g%d\", \"us\": %d}\n", i ? "," : "", i, 1 + i);
+        util_buf_printf(&res, "%s{\"phase\": \"decode\", \"index\": %d, \"name\": \"g%d\", \"kind\": \"gemm\", \"layer\": 0,"
+                              " \"us\": %d}\n", i ? "," : "", i, i, 1 + i);
     }
     util_buf_printf(&plan_doc, "]}]}\n");
     util_buf_printf(&res, "]}]}\n");

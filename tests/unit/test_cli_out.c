@@ -230,7 +230,8 @@ Test(cli_out, a_full_stdout_exits_1_with_a_message)
         "model configs/tiny.yaml",
         "config-reference",
         "plan --help",
-        "calibrate configs/default.yaml --results traces/samples/h200-none-graph.results.json --ops gemm",
+        "calibrate configs/default.yaml --system configs/systems/h200-1x.yaml --results "
+        "traces/samples/h200-none-graph.results.json --ops gemm",
         "bench-allreduce --device cpu --backend mpi --sizes 16 -n 1 -w 0 --format json",
         "run configs/tiny.yaml --device cpu --backend none --iters 1 --warmup 0 --instrumented 1",
     };

@@ -155,7 +155,7 @@ Test(hostile2, out_onto_from_and_results_refused)
     fputs(src, f);
     fclose(f);
     free(src);
-    a = util_xasprintf("calibrate configs/default.yaml --results '%s' --ops gemm --out '%s'", res, res);
+    a = util_xasprintf("calibrate configs/default.yaml --system configs/systems/h200-1x.yaml --results '%s' --ops gemm --out '%s'", res, res);
     expect_input_kept(a, res);
     free(a);
     unlink(res);
@@ -328,7 +328,7 @@ Test(hostile2, a_rank_killed_during_link_setup_leaves_nothing_in_dev_shm, .timeo
     th_result r = th_sh("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
                         "OMPI_MCA_odls_base_sigkill_timeout=3; "
                         "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 3 '%s' probe configs/tiny.yaml "
-                        "--device cpu --out '%s' >/dev/null & m=$!; "
+                        "--device cpu --base configs/systems/h200-1x.yaml --out '%s' >/dev/null & m=$!; "
                         "for i in $(seq 1 20000); do ls /dev/shm 2>/dev/null | grep -q '^vpsim-links' && break; done; "
                         "kill -9 $(pgrep -P $m | sort -n | tail -1) 2>/dev/null; "
                         "( sleep 60; kill -9 $m ) 2>/dev/null & w=$!; wait $m; s=$?; kill $w 2>/dev/null; sleep 0.3; "

@@ -24,7 +24,8 @@ Test(hostile2_msg, run_np3_names_the_rank_count_not_a_set_never_given, .timeout 
 
 Test(hostile2_msg, calibrate_measure_memory_error_speaks_for_calibrate, .timeout = 60)
 {
-    th_result r = th_run("calibrate --measure configs/default.yaml --device cpu --quick --max-host-memory 2");
+    th_result r = th_run("calibrate --measure configs/default.yaml --device cpu --quick --max-host-memory 2 "
+                         "--base configs/systems/rtx-pro-6000-8x-pcie.yaml");
     cr_expect_eq(r.status, 2, "%s", r.err);
     cr_expect(strstr(r.err, "vpsim calibrate: the CPU device would need") != NULL, "%s", r.err);
     cr_expect(strstr(r.err, "over the 2.00 GiB limit (--max-host-memory GIB)") != NULL, "the option it takes:\n%s",
@@ -32,7 +33,8 @@ Test(hostile2_msg, calibrate_measure_memory_error_speaks_for_calibrate, .timeout
     cr_expect_null(strstr(r.err, "vpsim run"), "%s", r.err);
     th_free(&r);
     /* the tiny scenario is not offered to a command that already uses it */
-    r = th_run("calibrate --measure configs/tiny.yaml --device cpu --quick --max-host-memory 1 --set model.moe.experts=4096 "
+    r = th_run("calibrate --measure configs/tiny.yaml --device cpu --quick --max-host-memory 1 --base configs/systems/h200-1x.yaml "
+               "--set model.moe.experts=4096 "
                "--set model.moe.intermediate=8192");
     cr_expect_eq(r.status, 2, "%s", r.err);
     cr_expect(strstr(r.err, "over the 1.00 GiB limit") != NULL, "%s", r.err);

@@ -408,19 +408,34 @@ Test(probe, cpu_self_test_end_to_end, .timeout = 150)
     cr_assert_not_null(mkdtemp(dir));
     char path[128];
     snprintf(path, sizeof(path), "%s/box.yaml", dir);
+    /* The default scenario's base names the RTX PRO 6000: without --base the CPU self-test is refused. */
     th_result r = th_mpirun(2, "probe --device cpu --quick --out %s", path);
+    cr_assert_eq(r.status, 2, "%s\n%s", r.out, r.err);
+    cr_assert_not_null(strstr(r.err, "but the base names NVIDIA RTX PRO 6000 Blackwell Server Edition"), "%s", r.err);
+    cr_assert_eq(access(path, F_OK), -1, "nothing may be written on a refusal");
+    th_free(&r);
+    r = th_mpirun(2, "probe --device cpu --quick --base configs/systems/rtx-pro-6000-8x-pcie.yaml --out %s", path);
     cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
     cr_assert_not_null(strstr(r.out, "SELF-TEST"), "%s", r.out);
     cr_assert_not_null(strstr(r.out, "wrote "), "%s", r.out);
     th_free(&r);
     char *text = th_slurp(path);
     cr_assert_not_null(text);
-    cr_assert_not_null(strstr(text, "\n  gpus: 2  # measured: probe"), "%s", text);
+    cr_assert_not_null(strstr(text, "\n  gpus: 2  # SELF-TEST (the CPU device: not a GPU's figures); measured: probe"),
+                       "%s", text);
+    /* The host's CPU vendor is a self-test's value too (issue 26: it once moved the target's NCCL model). */
+    const char *vendor = strstr(text, "\n  cpu_vendor: ");
+    cr_assert_not_null(vendor, "%s", text);
+    cr_assert_not_null(strstr(vendor, "  # SELF-TEST (the CPU device"), "%.160s", vendor);
+    cr_assert(strstr(vendor, "  # SELF-TEST (the CPU device") < strchr(vendor + 1, '\n'), "%.160s", vendor);
+    cr_assert_not_null(strstr(text, "#   MISMATCH, written because --base"), "%s", text);
     cr_assert_not_null(strstr(text, "\n  visible_us: ["), "%s", text);
-    cr_assert_not_null(strstr(text, "\n    mpi:  # measured: probe"), "%s", text);
+    cr_assert_not_null(strstr(text, "\n    mpi:  # SELF-TEST (the CPU device: not a GPU's figures); measured: probe"), "%s",
+                       text);
+    cr_assert_not_null(strstr(text, "\n      us: ["), "%s", text);
     /* --quick's 4 KiB, 64 KiB, 1 MiB and the default scenario's verify allreduce: 7168 hidden x 3 tokens
      * = 21504 elements, in the CPU device's 4-byte floats 86016 B. */
-    cr_assert_not_null(strstr(text, "\n      bytes: [4096, 65536, 86016, 1048576]\n"), "%s", text);
+    cr_assert_not_null(strstr(text, "\n      bytes: [4096, 65536, 86016, 1048576]  # SELF-TEST"), "%s", text);
     free(text);
     r = th_run("model configs/default.yaml --system %s", path);
     cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);

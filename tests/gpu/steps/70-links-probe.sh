@@ -8,7 +8,7 @@ LP_TIMEOUT=${PROBE_STEP_TIMEOUT:-300}
 export NCCL_NVLS_ENABLE=0 # never NVLink multicast on shared hosts (see the device notes)
 LP_VIRTUAL="$LOGS/links-probe-virtual.yaml"
 run_step links-probe-virtual timeout -k 10 "$LP_TIMEOUT" "${MPIRUN[@]}" -np 2 "$VPSIM" probe configs/default.yaml \
-    --virtual --quick --out "$LP_VIRTUAL"
+    --system configs/systems/h200-2x-nvlink.yaml --virtual --quick --out "$LP_VIRTUAL"
 run_step links-probe-virtual-loads "$VPSIM" model configs/default.yaml --system "$LP_VIRTUAL"
 run_step links-probe-virtual-self-test grep -c "SELF-TEST" "$LP_VIRTUAL"
 # lp_refused OUT: on one GPU, 2 ranks without --virtual exit 2 and write nothing.
@@ -23,7 +23,8 @@ if [ "$(gpu_count)" -lt 2 ]; then
 else
     LP_REAL="$LOGS/links-probe-2gpu.yaml"
     run_step links-probe-real timeout -k 10 "$LP_TIMEOUT" mpirun --allow-run-as-root --bind-to none \
-        -x NCCL_NVLS_ENABLE=0 -np 2 "$VPSIM" probe configs/default.yaml --out "$LP_REAL"
+        -x NCCL_NVLS_ENABLE=0 -np 2 "$VPSIM" probe configs/default.yaml --system configs/systems/h200-2x-nvlink.yaml \
+        --out "$LP_REAL"
     run_step links-probe-real-loads "$VPSIM" model configs/default.yaml --system "$LP_REAL" --set parallel.tp=2 \
         --explain
     run_step links-probe-real-keys "$PY" - "$LP_REAL" <<'PYEOF'

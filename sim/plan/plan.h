@@ -139,6 +139,9 @@ bool plan_op_is_silu_mul(const plan_op *op);
  * "Probed compute laws"), or -1 for an op no law prices (collectives). Here, not in sim/model, because
  * the probe's plan (plan_probe.c) files its ops by the same rule the model prices them by. */
 int plan_op_law_class(const plan_op *op, double *rows);
+/* The query rows of one KV head as the decode kernel runs them: past 32, balanced chunks of at most 32
+ * rows padded to 8-row tiles (40 rows -> 48); up to 32, the rows themselves. */
+double plan_attention_rows(long long rows);
 /* Elements one rank sends (`in`) and receives (`out`) in a collective op (see plan_op.count). */
 void plan_collective_elems(const plan_op *op, long long *in, long long *out);
 /* collectives.allreduce_split (plan_split.c): each layer allreduce that feeds an RMSNorm becomes

@@ -201,6 +201,19 @@ bool plan_op_is_silu_mul(const plan_op *op)
     return op->kind == PLAN_OP_ELEMENTWISE && name_ends_with(op->name, "silu_mul");
 }
 
+/* The decode kernel (kernels/vp_attention_plan.cu, make_plan) puts the rows of one KV head into as few
+ * balanced chunks of at most 32 rows (VP_ATTN_MAX_NT n8 tiles) as it can, each padded to whole 8-row
+ * tiles, and every chunk reads all the keys again: 40 rows run as 2 chunks of 24, the work of 48. Past
+ * one chunk, the rows a law prices are those the kernel runs: chunks x rows per chunk. Within one
+ * chunk the rows are kept (the probe's points there are measured as they are). */
+double plan_attention_rows(long long rows)
+{
+    if (rows <= 32)
+        return (double)rows;
+    const long long chunks = (rows + 31) / 32, per = (rows + chunks - 1) / chunks;
+    return (double)(chunks * ((per + 7) / 8 * 8));
+}
+
 int plan_op_law_class(const plan_op *op, double *rows)
 {
     double r = 0.0;
@@ -216,12 +229,13 @@ int plan_op_law_class(const plan_op *op, double *rows)
         c = plan_op_effective_n(op) >= op->k ? CFG_LAW_GROUPED_WIDE : CFG_LAW_GROUPED_NARROW;
         break;
     case PLAN_OP_ATTENTION:
-        /* Query rows that read one KV head: what fills the score tile of one sequence. */
+        /* Query rows that read one KV head: what fills the score tile of one sequence, as the kernel
+         * chunks them (plan_attention_rows). */
         if (op->kv_shared) {
-            r = (double)op->q_len * op->heads;
+            r = plan_attention_rows((long long)op->q_len * op->heads);
             c = CFG_LAW_ATTENTION_MLA;
         } else {
-            r = (double)op->q_len * (op->kv_heads > 0 ? (double)op->heads / op->kv_heads : 1.0);
+            r = plan_attention_rows(op->q_len * (op->kv_heads > 0 ? op->heads / op->kv_heads : 1));
             c = CFG_LAW_ATTENTION_GQA;
         }
         break;

@@ -110,6 +110,8 @@ int trace_map_patterns(const trace_map *m);
  * and phases into cycles (draft steps, verify, draft-extend; one decode pass without speculation). 0, or
  * -1 with why (no collective to cut at, no complete cycle). */
 int trace_find_cycles(const trace_map *m, trace_rank *r, trace_error *err);
+/* The plan's name of a phase: draft_<step>, verify, draft_extend, decode. */
+void trace_phase_name(plan_phase_kind kind, int step, char *buf, size_t len);
 
 /* ---------------- the breakdown across ranks (trace_stats.c, trace_skew.c) ---------------- */
 
@@ -139,6 +141,7 @@ typedef struct trace_phase_stats {
     double ms;                             /* mean span, from the previous phase's end to this one's */
     double class_ms[PLAN_CLASS_COUNT];     /* the critical path: each main-stream kernel plus the gap before it */
     double kernel_us[PLAN_OP_KIND_COUNT];  /* kernel time by kind, every stream */
+    double side_us[PLAN_OP_KIND_COUNT];    /* ... of it on streams other than the main one */
     double kernels[PLAN_OP_KIND_COUNT];    /* kernels by kind */
     double unmapped_us, unmapped_kernels;  /* kernels no pattern named */
     double gap_us, gaps;                   /* idle between main-stream kernels inside the phase */

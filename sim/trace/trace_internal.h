@@ -41,7 +41,5 @@ long long trace_stream_offset_of(const char *path, long long index, bool chars);
 void trace_stats_phase(const trace_rank *r, int ph, double prev_end, trace_phase_stats *acc, trace_summary *sum);
 /* Divide the sums of `acc` by `n` samples. */
 void trace_stats_scale(trace_phase_stats *acc, double n);
-/* The plan's name of a phase: draft_<step>, verify, draft_extend, decode. */
-void trace_phase_name(plan_phase_kind kind, int step, char *buf, size_t len);
 
 #endif

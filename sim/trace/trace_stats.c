@@ -79,8 +79,11 @@ void trace_stats_phase(const trace_rank *r, int ph, double prev_end, trace_phase
             note_unmapped(sum, trace_name(r, k[i].name), k[i].dur);
         }
         sum->kernel_us += k[i].dur;
-        if (k[i].stream != ms)
+        if (k[i].stream != ms) {
+            if (kind >= 0)
+                acc->side_us[kind] += k[i].dur;
             continue;
+        }
         const double gap = k[i].ts > cursor ? k[i].ts - cursor : 0.0;
         const int cls = kind >= 0 ? (int)plan_op_class((plan_op_kind)kind) : PLAN_CLASS_OTHER;
         if (first) {
@@ -122,6 +125,7 @@ void trace_stats_scale(trace_phase_stats *a, double n)
         a->class_ms[c] /= n;
     for (int k = 0; k < PLAN_OP_KIND_COUNT; k++) {
         a->kernel_us[k] /= n;
+        a->side_us[k] /= n;
         a->kernels[k] /= n;
     }
     a->unmapped_us /= n;

@@ -9,7 +9,7 @@ after the first; each call's order of ranks shuffled), the wire time (``--wire``
 kernels (``--gap``), the host's time between cycles (``--host``). Each rank's late arrival is a stall
 before the kernel that precedes the collective, as a rank's host that falls behind makes it.
 
-Not a measurement: a test fixture. The kernel-time law is ``t = 2 us + bytes / 1500 B/us``.
+Not a measurement: a test fixture. The kernel-time law is ``t = 2 us + bytes / 1.5e6 B/us`` (1.5 TB/s).
 
     python3 scripts/make_trace.py --plan plan.json --ranks 8 --skew 150 --out-dir /tmp/t
 """
@@ -36,7 +36,7 @@ UNMAPPED = "my_server_private_kernel_v2"  # a kernel no shipped pattern names: r
 
 
 def op_us(op):
-    return 2.0 + (op.get("bytes_read", 0) + op.get("bytes_written", 0)) / 1500.0
+    return 2.0 + (op.get("bytes_read", 0) + op.get("bytes_written", 0)) / 1.5e6
 
 
 def build(plan, args):

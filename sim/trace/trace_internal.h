@@ -21,6 +21,7 @@ typedef struct trace_stream {
     size_t ob_len, ob_pos;
     long long out_bytes, out_chars; /* what the filter gave out so far */
     bool started, in_str, eof, failed;
+    bool gzip; /* the file is gzip: offsets count the decompressed JSON */
     unsigned char pend[12];
     int npend;
     char why[512]; /* the stream's own failure (a gzip error, not JSON), with its byte offset */

@@ -79,8 +79,8 @@ const char *trace_name(const trace_rank *r, int id) { return id >= 0 && id < r->
 static int fail_mark(reader *rd, size_t char_index, size_t line, size_t col, const char *what, const char *ctx)
 {
     const long long at = trace_stream_offset_of(rd->path, (long long)char_index, true);
-    snprintf(rd->err->msg, sizeof(rd->err->msg), "%s: byte %lld (line %zu, column %zu): %s%s%s", rd->path, at,
-             line + 1, col + 1, what, ctx ? " " : "", ctx ? ctx : "");
+    snprintf(rd->err->msg, sizeof(rd->err->msg), "%s: byte %lld%s (line %zu, column %zu): %s%s%s", rd->path, at,
+             rd->st->gzip ? " of the decompressed JSON" : "", line + 1, col + 1, what, ctx ? " " : "", ctx ? ctx : "");
     return -1;
 }
 

@@ -155,6 +155,8 @@ static bool refill(trace_stream *s)
                  code == Z_BUF_ERROR ? " (the file is cut short)" : "");
         return false;
     }
+    if (s->raw_off == 0)
+        s->gzip = gzdirect((gzFile)s->gz) == 0;
     if (got == 0) {
         s->eof = true;
         /* An escape cut by the end of the file goes out as it is: the parser names what is wrong. */

@@ -274,7 +274,7 @@ FUZZ_CFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefi
 FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(filter-out $(MAIN_SRC) $(CUDA_HOST_SRCS),$(HOST_SRCS)))
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_util.c,$(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
-FUZZ_LIBS := $(if $(YAML_A),$(YAML_A),-lyaml) $(MPI_LIBS) -lm -lpthread -ldl
+FUZZ_LIBS := $(if $(YAML_A),$(YAML_A),-lyaml) $(if $(ZLIB_A),$(ZLIB_A),-lz) $(MPI_LIBS) -lm -lpthread -ldl
 FUZZ_OBJS := $(FUZZ_LIB_OBJS) $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(wildcard tests/fuzz/*.c))
 .SECONDARY: $(FUZZ_OBJS)
 

@@ -75,7 +75,8 @@ static int by_markers(const trace_map *m, trace_rank *r)
     const trace_span *l = r->launches.data;
     for (size_t i = 0; i < nl; i++)
         lt[i] = (corr_ts){l[i].corr, l[i].ts};
-    qsort(lt, nl, sizeof(corr_ts), cmp_corr);
+    if (nl > 1)
+        qsort(lt, nl, sizeof(corr_ts), cmp_corr);
     int *span_of = util_xmalloc((r->kernels.count + 1) * sizeof(int));
     trace_kernel *k = r->kernels.data;
     int placed = 0;
@@ -83,7 +84,7 @@ static int by_markers(const trace_map *m, trace_rank *r)
         int s = ng ? span_at(marks, gpu, ng, k[i].ts) : -1;
         if (s < 0 && nc && k[i].corr >= 0) {
             const corr_ts key = {k[i].corr, 0};
-            const corr_ts *hit = bsearch(&key, lt, nl, sizeof(corr_ts), cmp_corr);
+            const corr_ts *hit = nl ? bsearch(&key, lt, nl, sizeof(corr_ts), cmp_corr) : NULL;
             if (hit)
                 s = span_at(marks, cpu, nc, hit->ts);
         }

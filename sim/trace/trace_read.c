@@ -527,9 +527,13 @@ int trace_read(const char *path, trace_keep_fn keep, void *keep_ctx, trace_rank 
         rc = -1;
     }
     if (rc == 0) {
-        qsort(out->kernels.data, out->kernels.count, sizeof(trace_kernel), cmp_kernel);
-        qsort(out->marks.data, out->marks.count, sizeof(trace_span), cmp_span);
-        qsort(out->launches.data, out->launches.count, sizeof(trace_span), cmp_span);
+        /* (qsort of an empty vector's NULL data is undefined: only what has two items is sorted) */
+        if (out->kernels.count > 1)
+            qsort(out->kernels.data, out->kernels.count, sizeof(trace_kernel), cmp_kernel);
+        if (out->marks.count > 1)
+            qsort(out->marks.data, out->marks.count, sizeof(trace_span), cmp_span);
+        if (out->launches.count > 1)
+            qsort(out->launches.data, out->launches.count, sizeof(trace_span), cmp_span);
     }
     return rc;
 }

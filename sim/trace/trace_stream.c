@@ -36,19 +36,6 @@ void trace_stream_close(trace_stream *s)
     s->gz = NULL;
 }
 
-static int hex4(const unsigned char *p)
-{
-    int v = 0;
-    for (int i = 0; i < 4; i++) {
-        const int c = p[i];
-        const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (d < 0)
-            return -1;
-        v = v * 16 + d;
-    }
-    return v;
-}
-
 static void emit(trace_stream *s, const unsigned char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -80,16 +67,14 @@ static void feed_escape(trace_stream *s, unsigned char c)
     if (n == 2 && s->pend[1] != 'u')
         flush_pending(s, 2);
     else if (n == 6) {
-        const int hi = hex4(s->pend + 2);
+        const int hi = util_hex4((const char *)s->pend + 2);
         if (hi < 0xD800 || hi > 0xDBFF)
             flush_pending(s, 6);
     } else if ((n == 7 && s->pend[6] != '\\') || (n == 8 && s->pend[7] != 'u'))
         flush_pending(s, 6);
     else if (n == 12) {
-        const int hi = hex4(s->pend + 2), lo = hex4(s->pend + 8);
-        if (lo >= 0xDC00 && lo <= 0xDFFF) {
-            char u[11];
-            snprintf(u, sizeof(u), "\\U%08X", 0x10000u + (((unsigned)hi - 0xD800u) << 10) + ((unsigned)lo - 0xDC00u));
+        char u[11];
+        if (util_json_pair_to_yaml((const char *)s->pend, u)) {
             s->npend = 0;
             emit(s, (const unsigned char *)u, 10);
         } else

@@ -92,20 +92,26 @@ Test(import_trace, eight_ranks_known_skew_recovered_and_split, .timeout = 120)
     free(dir);
 }
 
-static double cycle_of_model(const char *args)
+/* A command's JSON output as a document (freed by the caller), after its exit status 0. */
+static cfg_doc *json_of(th_result r)
 {
-    th_result r = th_run("model %s --backend nccl --format json", args);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char *path = th_write_temp(r.out, strlen(r.out), ".json");
     th_free(&r);
     cfg_error err;
     cfg_doc *doc = cfg_doc_load_file(path, &err);
     cr_assert_not_null(doc, "%s", err.msg);
+    unlink(path);
+    free(path);
+    return doc;
+}
+
+static double cycle_of_model(const char *args)
+{
+    cfg_doc *doc = json_of(th_run("model %s --backend nccl --format json", args));
     const cfg_node *be = cfg_node_at(cfg_doc_root(doc), "backends");
     const double ms = num_at(be->items[0], "cycle_ms");
     cfg_doc_free(doc);
-    unlink(path);
-    free(path);
     return ms;
 }
 
@@ -116,21 +122,14 @@ Test(import_trace, system_file_reproduces_the_cycle_graph_and_eager, .timeout = 
     const char *graph_set[] = {"", "--set run.graph=false"};
     for (int m = 0; m < 2; m++) {
         char *dir = make_traces("configs/default.yaml", modes[m]);
-        th_result r = th_run("import-trace %s/rank0.json %s/rank1.json %s/rank2.json %s/rank3.json %s/rank4.json "
-                             "%s/rank5.json %s/rank6.json %s/rank7.json --format json --out %s/sys.yaml",
-                             dir, dir, dir, dir, dir, dir, dir, dir, dir);
-        cr_assert_eq(r.status, 0, "%s", r.err);
-        char *path = th_write_temp(r.out, strlen(r.out), ".json");
-        th_free(&r);
-        cfg_error err;
-        cfg_doc *doc = cfg_doc_load_file(path, &err);
-        cr_assert_not_null(doc, "%s", err.msg);
+        cfg_doc *doc = json_of(th_run("import-trace %s/rank0.json %s/rank1.json %s/rank2.json %s/rank3.json "
+                                      "%s/rank4.json %s/rank5.json %s/rank6.json %s/rank7.json --format json --out "
+                                      "%s/sys.yaml",
+                                      dir, dir, dir, dir, dir, dir, dir, dir, dir));
         const double trace_ms = num_at(cfg_node_at(cfg_doc_root(doc), "import"), "cycle_ms");
         cr_assert_str_eq(cfg_node_at(cfg_doc_root(doc), "import.phases_by")->scalar,
                          m == 1 ? "markers" : "collective pattern");
         cfg_doc_free(doc);
-        unlink(path);
-        free(path);
         char args[512];
         snprintf(args, sizeof(args), "configs/default.yaml --system %s/sys.yaml %s", dir, graph_set[m]);
         const double model_ms = cycle_of_model(args);

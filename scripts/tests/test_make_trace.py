@@ -37,6 +37,6 @@ def test_every_allreduce_has_the_skew_it_was_given(tmp_path):
     for i, ranks in calls.items():
         durs = [d for _, d in ranks]
         starts = [t for t, _ in ranks]
-        assert abs(max(durs) - min(durs) - 150) <= 1.0, (i, durs)  # leaving within the 1 us exit jitter
-        assert abs(max(starts) - min(starts) - 150) <= 1.0, (i, starts)  # plus the previous call's exit jitter
+        assert abs(max(durs) - min(durs) - 150) <= 2.0, (i, durs)  # the ranks leave within 1 us of each other
+        assert abs(max(starts) - min(starts) - 150) <= 2.0, (i, starts)  # each leaves the last call within 1 us
         assert 40 <= min(durs) <= 41, (i, durs)

@@ -176,8 +176,28 @@ int trace_stream_read(void *data, unsigned char *buffer, size_t size, size_t *si
         s->ob_len = s->ob_pos = 0;
         if (s->raw_pos == s->raw_len && !refill(s))
             break;
-        /* feed emits at most 12 bytes per byte taken: stop with room for that. */
+        /* feed emits at most 12 bytes per byte taken: stop with room for that. Bytes that change no state
+         * (not a quote, backslash or NUL, outside an escape) are copied in a run, the common case. */
         while (s->raw_pos < s->raw_len && s->ob_len + 24 < sizeof(s->ob) && !s->failed) {
+            if (s->started && s->npend == 0) {
+                size_t n = 0;
+                const size_t room = sizeof(s->ob) - 24 - s->ob_len, left = s->raw_len - s->raw_pos;
+                const unsigned char *in = s->raw + s->raw_pos;
+                unsigned char *o = s->ob + s->ob_len;
+                long long chars = 0;
+                while (n < left && n < room && in[n] != '"' && in[n] != '\\' && in[n] != 0) {
+                    o[n] = in[n];
+                    chars += (in[n] & 0xC0) != 0x80;
+                    n++;
+                }
+                s->ob_len += n;
+                s->out_bytes += (long long)n;
+                s->out_chars += chars;
+                s->raw_pos += n;
+                s->raw_off += (long long)n;
+                if (s->raw_pos == s->raw_len || s->ob_len + 24 >= sizeof(s->ob))
+                    break;
+            }
             feed(s, s->raw[s->raw_pos++]);
             s->raw_off++;
         }

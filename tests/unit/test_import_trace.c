@@ -12,6 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
+static void rm_rf(const char *dir)
+{
+    th_result r = th_sh("rm -rf %s", dir);
+    th_free(&r);
+}
+
 /* Traces into a fresh folder: `plan_args` make the plan, `gen_args` the traces. Returns the folder. */
 static char *make_traces(const char *plan_args, const char *gen_args)
 {
@@ -88,7 +94,7 @@ Test(import_trace, eight_ranks_known_skew_recovered_and_split, .timeout = 120)
     cr_assert_eq(strcmp(cfg_node_at(root, "mode")->scalar, "import-trace"), 0);
     cr_assert(num_at(cfg_node_at(root, "import"), "named_fraction") > 0.999);
     cfg_doc_free(doc);
-    th_sh("rm -rf %s", dir);
+    rm_rf(dir);
     free(dir);
 }
 
@@ -145,7 +151,7 @@ Test(import_trace, system_file_reproduces_the_cycle_graph_and_eager, .timeout = 
         cr_assert(fabs(atof(host + strlen("\n  cycle_overhead_us: ")) - 800.0) < 3.0, "host: %.*s", (int)(eol - host), host);
         cr_assert_not_null(strstr(text, "source: \"measured: server trace, "), "%s", text);
         free(text);
-        th_sh("rm -rf %s", dir);
+        rm_rf(dir);
         free(dir);
     }
 }
@@ -174,7 +180,7 @@ Test(import_trace, unmapped_kernels_are_reported, .timeout = 60)
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_not_null(strstr(r.out, "named by the patterns: 100.0 %"), "%s", r.out);
     th_free(&r);
-    th_sh("rm -rf %s", dir);
+    rm_rf(dir);
     free(dir);
 }
 
@@ -208,7 +214,7 @@ Test(import_trace, bad_traces_exit_2_with_file_and_offset, .timeout = 60)
     snprintf(where, sizeof(where), "%s/cut.json: byte 30000 ", dir);
     th_expect_bad(th_run("import-trace %s/cut.json --scenario configs/tiny.yaml --set parallel.tp=2", dir), where,
                   "end of the file");
-    th_sh("rm -rf %s", dir);
+    rm_rf(dir);
     free(dir);
 }
 
@@ -232,7 +238,8 @@ Test(import_trace, files_from_different_steps_are_refused, .timeout = 60)
     th_expect_bad(th_run("import-trace %s/rank0.json %s/rank0.json --scenario configs/tiny.yaml --set parallel.tp=2",
                          a, a),
                   "are both rank 0", "one trace per rank");
-    th_sh("rm -rf %s %s", a, b);
+    rm_rf(a);
+    rm_rf(b);
     free(a);
     free(b);
 }

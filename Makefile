@@ -55,6 +55,8 @@ YAML_H := $(firstword $(wildcard /usr/include/yaml.h /usr/local/include/yaml.h))
 YAML_A := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libyaml.a /usr/lib/aarch64-linux-gnu/libyaml.a /usr/local/lib/libyaml.a))
 CRITERION_H := $(firstword $(wildcard /usr/include/criterion/criterion.h /usr/local/include/criterion/criterion.h))
 NCCL_H := $(firstword $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h))
+ZLIB_H := $(firstword $(wildcard /usr/include/zlib.h /usr/local/include/zlib.h))
+ZLIB_A := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libz.a /usr/lib/aarch64-linux-gnu/libz.a /usr/local/lib/libz.a))
 OPENBLAS_A := $(firstword $(wildcard /usr/lib/x86_64-linux-gnu/libopenblas.a /usr/lib/aarch64-linux-gnu/libopenblas.a))
 CBLAS_H := $(firstword $(wildcard /usr/include/x86_64-linux-gnu/cblas.h /usr/include/aarch64-linux-gnu/cblas.h /usr/include/cblas.h))
 
@@ -64,6 +66,9 @@ ifeq ($(MPICC),)
 endif
 ifeq ($(YAML_H),)
   missing += "libyaml headers: apt-get install -y libyaml-dev"
+endif
+ifeq ($(ZLIB_H),)
+  missing += "zlib headers (gzip traces): apt-get install -y zlib1g-dev"
 endif
 ifeq ($(CUDA),1)
   ifeq ($(NVCC),)
@@ -82,8 +87,8 @@ MPI_CFLAGS := $(if $(MPICC),$(shell $(MPICC) --showme:compile),)
 MPI_LIBS := $(if $(MPICC),$(shell $(MPICC) --showme:link),)
 CFLAGS := $(CFLAGS_BASE) $(MPI_CFLAGS) -DVPSIM_HAVE_CUDA=$(CUDA) $(if $(filter 1,$(CUDA)),-isystem $(CUDA_HOME)/include,)
 LDFLAGS := $(filter -fsanitize=%,$(OPT))
-# libyaml is linked statically: the GPU machine has no libyaml.
-LIBS := $(if $(YAML_A),$(YAML_A),-lyaml) $(MPI_LIBS) -lm -lpthread -ldl
+# libyaml and zlib are linked statically: the GPU machine has no libyaml (and need not have zlib's headers).
+LIBS := $(if $(YAML_A),$(YAML_A),-lyaml) $(if $(ZLIB_A),$(ZLIB_A),-lz) $(MPI_LIBS) -lm -lpthread -ldl
 
 NVCC_GENCODE := $(foreach a,$(CUDA_ARCHS),-gencode arch=compute_$(a),code=sm_$(a)) \
                 -gencode arch=compute_$(lastword $(CUDA_ARCHS)),code=compute_$(lastword $(CUDA_ARCHS))
@@ -283,7 +288,7 @@ FUZZ_CFLAGS := -std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefi
 FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(filter-out $(MAIN_SRC) $(CUDA_HOST_SRCS),$(HOST_SRCS)))
 FUZZ_NAMES := $(patsubst tests/fuzz/fuzz_%.c,%,$(filter-out tests/fuzz/fuzz_util.c,$(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
-FUZZ_LIBS := $(if $(YAML_A),$(YAML_A),-lyaml) $(MPI_LIBS) -lm -lpthread -ldl
+FUZZ_LIBS := $(if $(YAML_A),$(YAML_A),-lyaml) $(if $(ZLIB_A),$(ZLIB_A),-lz) $(MPI_LIBS) -lm -lpthread -ldl
 FUZZ_OBJS := $(FUZZ_LIB_OBJS) $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(wildcard tests/fuzz/*.c))
 .SECONDARY: $(FUZZ_OBJS)
 

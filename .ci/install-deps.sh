@@ -9,7 +9,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update
-$SUDO apt-get install -y --no-install-recommends make gcc libyaml-dev libopenmpi-dev openmpi-bin \
+$SUDO apt-get install -y --no-install-recommends make gcc libyaml-dev zlib1g-dev libopenmpi-dev openmpi-bin \
     libcriterion-dev libopenblas-dev \
     python3 python3-matplotlib python3-numpy python3-pytest python3-jsonschema \
     clang libclang-rt-dev llvm

@@ -123,6 +123,8 @@ int cmd_calibrate_measure(int argc, char **argv);
 int cmd_bench_allreduce(int argc, char **argv);
 /* `vpsim probe` (cmd_probe.c): measure this box's links, launch costs and collective curves into a system file. */
 int cmd_probe(int argc, char **argv);
+/* `vpsim import-trace` (cmd_import_trace.c): a server's per-rank PyTorch traces as measured input. */
+int cmd_import_trace(int argc, char **argv);
 
 /* run_report.c: what `vpsim run` reports. */
 struct exec_result;

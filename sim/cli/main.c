@@ -27,6 +27,7 @@ static const command commands[] = {
     {"sweep", cmd_sweep, "model the cartesian product of --vary settings into a CSV"},
     {"bench-allreduce", cmd_bench_allreduce, "time and check allreduce backends over a size sweep (nccl-tests style)"},
     {"probe", cmd_probe, "measure this box (GPU pairs, host memory, launch, collective curves) into a system file"},
+    {"import-trace", cmd_import_trace, "read a server's per-rank PyTorch profiler traces: breakdown, skew, a measured system file"},
     {"config-reference", cmd_config_reference, "print the configuration reference (Markdown)"},
     {"schema", cmd_schema, "print the JSON Schema of a record vpsim writes and reads (plan)"},
 };

@@ -407,19 +407,6 @@ cfg_doc *cfg_doc_load_text(const char *text, size_t len, const char *src, bool f
     return doc_parse(doc, (const unsigned char *)text, len, name, from_set, err);
 }
 
-static int hex4(const char *s)
-{
-    int v = 0;
-    for (int i = 0; i < 4; i++) {
-        const char c = s[i];
-        const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (d < 0)
-            return -1;
-        v = v * 16 + d;
-    }
-    return v;
-}
-
 /* JSON spells a character beyond the BMP as a UTF-16 surrogate pair ("\uD83D\uDE00"); YAML, which reads
  * our JSON files, takes "\U0001F600" and refuses lone surrogates. In a JSON document (its first character
  * '{' or '[') each pair inside a string is rewritten in place to the YAML form (10 characters for 12);
@@ -436,12 +423,8 @@ static size_t json_surrogates(char *t, size_t len)
     while (i < len) {
         const char c = t[i];
         if (in_str && c == '\\' && i + 1 < len) {
-            const int hi = t[i + 1] == 'u' && i + 12 <= len ? hex4(t + i + 2) : -1;
-            const int lo = hi >= 0xD800 && hi <= 0xDBFF && t[i + 6] == '\\' && t[i + 7] == 'u' ? hex4(t + i + 8) : -1;
-            if (lo >= 0xDC00 && lo <= 0xDFFF) {
-                const unsigned cp = 0x10000u + (((unsigned)hi - 0xD800u) << 10) + ((unsigned)lo - 0xDC00u);
-                char u[11];
-                snprintf(u, sizeof(u), "\\U%08X", cp);
+            char u[11];
+            if (i + 12 <= len && util_json_pair_to_yaml(t + i, u)) {
                 memcpy(t + o, u, 10);
                 o += 10;
                 i += 12;

@@ -576,3 +576,27 @@ char *util_read_file(const char *path)
     }
     return b.s ? b.s : util_xstrdup("");
 }
+
+int util_hex4(const char *s)
+{
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        const char c = s[i];
+        const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0)
+            return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+bool util_json_pair_to_yaml(const char *p, char out[11])
+{
+    if (p[0] != '\\' || p[1] != 'u' || p[6] != '\\' || p[7] != 'u')
+        return false;
+    const int hi = util_hex4(p + 2), lo = util_hex4(p + 8);
+    if (hi < 0xD800 || hi > 0xDBFF || lo < 0xDC00 || lo > 0xDFFF)
+        return false;
+    snprintf(out, 11, "\\U%08X", 0x10000u + (((unsigned)hi - 0xD800u) << 10) + ((unsigned)lo - 0xDC00u));
+    return true;
+}

@@ -95,6 +95,13 @@ void util_csv_field(util_buf *out, const char *s);
 /* Human formatting of byte counts ("42.0 KiB"); returns buf. */
 const char *util_fmt_bytes(double bytes, char *buf, size_t len);
 
+/* Four hex digits as a number, -1 when they are not. */
+int util_hex4(const char *s);
+/* JSON spells a character beyond the BMP as a UTF-16 surrogate pair ("\uD83D\uDE00", 12 characters at
+ * `p`); YAML, which reads vpsim's JSON, spells it "\U0001F600" and refuses surrogates. True with the YAML
+ * escape (10 characters and a NUL) in `out` when `p` starts with such a pair. */
+bool util_json_pair_to_yaml(const char *p, char out[11]);
+
 /* ---- JSON writer: streaming, comma handling and escaping done here. ---- */
 typedef struct util_json {
     util_buf out;

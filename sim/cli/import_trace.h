@@ -1,0 +1,48 @@
+/* import_trace: what `vpsim import-trace` (cmd_import_trace.c) shares with its report (import_report.c)
+ * and its system file (import_system.c). */
+#ifndef VPSIM_IMPORT_TRACE_H
+#define VPSIM_IMPORT_TRACE_H
+
+#include "cli.h"
+#include "../report/report_results.h"
+#include "../results/results.h"
+#include "../trace/trace.h"
+
+typedef struct import_ctx {
+    const cli_common *c;
+    const cfg_scenario *sc;
+    const plan *plan;
+    trace_rank *ranks;
+    int n_ranks;
+    const trace_summary *sum;
+    const trace_map *map;
+    const char *files; /* the trace files, comma-separated */
+    char tag[600];     /* "measured: server trace, FILE, DATE" */
+    bool custom_ar;    /* the allreduce kernels are a custom allreduce's, not NCCL's */
+} import_ctx;
+
+/* How the system file fits the trace: the per-op gap it had to give, and the model's answer with it. */
+typedef struct import_fit {
+    double gap_us, lead_us, host_us, unplaced_us, negative_gap;
+    int main_ops;
+    bool checked;
+    double model_cycle_ms, model_verify_ms, model_allreduce_us;
+} import_fit;
+
+/* The measured.allreduce key the trace's allreduce goes to: nccl, or oneshot for a custom allreduce. */
+const char *import_backend_key(const import_ctx *x);
+/* The whole system file (base + the trace's figures). 0, or an exit status after saying why. */
+int import_system_text(const import_ctx *x, util_buf *out, import_fit *fit);
+/* Model the scenario on `system_path` in the trace's launch mode: the cycle into `fit`. */
+int import_round_trip(const import_ctx *x, const char *system_path, import_fit *fit);
+
+/* The trace as a results row (vpsim.results/1), as `vpsim run` fills one. */
+void import_fill_results(const import_ctx *x, results_cycle *r);
+/* The table and the import's own sections (phases, collectives, unmapped kernels, the fit). */
+void import_report_table(util_buf *out, const import_ctx *x, const results_cycle *r, const import_fit *fit);
+/* The results JSON with an "import" block. */
+void import_report_json(util_buf *out, const import_ctx *x, const results_cycle *r, const import_fit *fit);
+/* One matched cycle of every rank as a Chrome trace, laid out as `vpsim run --trace` lays out ops. */
+void import_report_chrome(util_buf *out, const import_ctx *x);
+
+#endif

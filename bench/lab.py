@@ -97,7 +97,10 @@ def count(root, tree):
 
 def source_of(root, row):
     """The revision and path that hold the folder: the lab branch, else the held commit."""
-    for rev, path in ((BRANCH, f"runs/{row['name']}"), (row["held"], f"bench/runs/{row['name']}")):
+    # `held` is a main commit whose bench/runs/ held the folder, or a lab commit main's history records
+    # (the merge of `lab` with -s ours: reachable from main without its files in main's tree).
+    for rev, path in ((BRANCH, f"runs/{row['name']}"), (row["held"], f"bench/runs/{row['name']}"),
+                      (row["held"], f"runs/{row['name']}")):
         if rev != "-" and tree_of(root, rev, path) == row["tree"]:
             return rev, path
     raise LabError(f"{row['name']}: neither branch {BRANCH} nor commit {row['held']} holds tree {row['tree']} "

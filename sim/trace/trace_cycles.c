@@ -193,6 +193,27 @@ static int by_markers(const trace_map *m, trace_rank *r)
         k[i].phase = (short)phase_of_group[g];
         placed++;
     }
+    /* A replayed graph's kernels share their launch's id, so a launch tells nothing of a kernel the
+     * trace's end cut off; but every replay of one phase runs the same kernels: the trace's last phase
+     * with fewer kernels than another of its marker was cut. */
+    const int np = (int)r->phases.count;
+    if (np > 1) {
+        int *count = util_xcalloc((size_t)np, sizeof(int)), *name = util_xmalloc((size_t)np * sizeof(int));
+        for (int i = 0; i < nm; i++)
+            if (group[i] >= 0 && phase_of_group[group[i]] >= 0)
+                name[phase_of_group[group[i]]] = marks[i].name;
+        for (size_t i = 0; i < r->kernels.count; i++)
+            if (k[i].phase >= 0)
+                count[k[i].phase]++;
+        int most = 0;
+        for (int p = 0; p < np - 1; p++)
+            if (name[p] == name[np - 1] && count[p] > most)
+                most = count[p];
+        if (count[np - 1] < most)
+            ((trace_phase *)r->phases.data)[np - 1].cycle = -2;
+        free(count);
+        free(name);
+    }
     free(gpu);
     free(cpu);
     free(group);

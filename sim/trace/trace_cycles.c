@@ -2,7 +2,8 @@
  *
  * Two sources, the engine's own first: annotations a marker pattern names (vpsim's fixture, SGLang's
  * EAGLE worker functions) give each phase directly, the GPU work of a CPU range found through the
- * CUPTI correlation id of its launch (a CUDA graph's kernels share their cudaGraphLaunch's id). Without
+ * CUPTI correlation id of its launch (a CUDA graph's kernels share their cudaGraphLaunch's id); kineto's
+ * GPU projections of those ranges stand in only where a trace has no CPU ranges (group_marks). Without
  * markers, the collective pattern: SGLang's and vLLM's LogitsProcessor at TP > 1 ends every forward
  * pass with the logits all-gather, so passes are cut there (the next pass starting at its embedding
  * kernel, or after the longest idle gap when none is mapped), and the passes with the most allreduces

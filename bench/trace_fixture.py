@@ -21,6 +21,7 @@ What is real and what stands in:
 
     build/vpsim plan configs/default.yaml --format json --out plan.json
     python3 bench/trace_fixture.py --plan plan.json --out-dir out/   # -> out/fixture-{eager,graph}.json.gz
+    python3 bench/trace_fixture.py --retrim out/fixture-eager.json.gz fixture.json.gz   # no GPU: trim again
 
 About 10-20 s of GPU time on an H200 (weights 9.2 GiB, 2 warm-up and --cycles profiled cycles per mode).
 """
@@ -34,19 +35,28 @@ import time
 
 def parse():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--plan", required=True, help="vpsim plan JSON (vpsim plan SCENARIO --format json)")
-    ap.add_argument("--out-dir", required=True)
+    ap.add_argument("--plan", help="vpsim plan JSON (vpsim plan SCENARIO --format json)")
+    ap.add_argument("--out-dir")
     ap.add_argument("--cycles", type=int, default=4, help="profiled cycles per mode (the import needs 3+)")
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--allreduce-cycles", type=int, default=20000, help="GPU clocks of each allreduce's stand-in")
     ap.add_argument("--host-us", type=float, default=500.0, help="host pause between cycles (the scheduler's)")
     ap.add_argument("--modes", default="eager,graph")
     ap.add_argument("--no-trim", action="store_true", help="keep every event (CPU ops too): larger files")
+    ap.add_argument("--retrim", nargs=2, metavar=("IN", "OUT"),
+                    help="no GPU: trim an existing trace (gzip or not) as this program now trims, and exit")
     return ap.parse_args()
 
 
 def main():
     args = parse()
+    if args.retrim:
+        names = trim(args.retrim[0], args.retrim[1])
+        print("%s: %d kernel names" % (args.retrim[1], len(names)), file=sys.stderr)
+        return 0
+    if not args.plan or not args.out_dir:
+        print("trace_fixture.py: --plan and --out-dir are needed (or --retrim IN OUT)", file=sys.stderr)
+        return 2
     import torch
     import torch.nn.functional as F
 
@@ -184,11 +194,15 @@ def main():
 KEEP_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver", "user_annotation",
              "gpu_user_annotation"}
 KEEP_ARGS = {"device", "stream", "correlation"}
+# Runtime calls that start GPU work: the import joins a kernel to its launch by correlation id. Others
+# carry an id too (cudaStreamIsCapturing, cudaEventRecordWithFlags, cudaStreamWaitEvent, cudaFuncSetAttribute:
+# a sixth of an eager trace's events) and start nothing.
+GPU_WORK_CALLS = ("Launch", "Memcpy", "Memset")
 
 
 def trim(raw, out, keep_all=False):
     """The trace with what the import reads: GPU activities, launches, annotations, their ids."""
-    with open(raw) as f:
+    with (gzip.open(raw, "rt") if raw.endswith(".gz") else open(raw)) as f:
         doc = json.load(f)
     names = set()
     events = []
@@ -202,13 +216,15 @@ def trim(raw, out, keep_all=False):
                 continue
             if cat not in KEEP_CATS:
                 continue
-            if cat in ("cuda_runtime", "cuda_driver") and "correlation" not in ev.get("args", {}):
+            if cat in ("cuda_runtime", "cuda_driver") and ("correlation" not in ev.get("args", {}) or
+                                                          not any(w in ev.get("name", "") for w in GPU_WORK_CALLS)):
                 continue
             ev = dict(ev, args={k: v for k, v in ev.get("args", {}).items() if k in KEEP_ARGS})
         events.append(ev)
     doc["traceEvents"] = events
-    with gzip.open(out, "wt") as f:
-        json.dump(doc, f, separators=(",", ":"))
+    # mtime 0: the same trace gives the same bytes
+    with open(out, "wb") as raw_out, gzip.GzipFile(fileobj=raw_out, mode="wb", compresslevel=9, mtime=0) as f:
+        f.write(json.dumps(doc, separators=(",", ":")).encode())
     return names
 
 

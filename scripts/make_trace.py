@@ -58,6 +58,7 @@ def build(plan, args):
                               "ts": round(launch_ts, 3), "dur": 3.0, "args": {"correlation": corr[r]}})
 
     n_elem = 0
+    gpu_ranges = {r: [] for r in range(n)}
     for cycle in range(args.cycles):
         for r in range(n):
             t[r] += args.host
@@ -66,6 +67,7 @@ def build(plan, args):
                 for r in range(n):
                     corr[r] += 1
             starts = list(t)
+            first_ev = [len(events[r]) for r in range(n)]
             if args.markers:
                 for r in range(n):
                     events[r].append({"ph": "X", "cat": "user_annotation", "name": "vpsim:" + phase["name"],
@@ -103,11 +105,23 @@ def build(plan, args):
                     events[r].append({"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1,
                                       "tid": 1, "ts": round(starts[r] - 8, 3), "dur": 6.0,
                                       "args": {"correlation": corr[r]}})
+            if args.gpu_annotations:
+                for r in range(n):
+                    phase_gpu_ranges(events[r], first_ev[r], gpu_ranges[r], "vpsim:" + phase["name"])
         if args.markers:
             for r in range(n):
                 for ev in events[r]:
                     if ev.get("cat") == "user_annotation" and ev["dur"] == 0.0:
                         ev["dur"] = round(t[r] - ev["ts"], 3)
+    for r in range(n):
+        # kineto writes its GPU projections of the CPU ranges apart from them: here all before the first
+        events[r][:0] = gpu_ranges[r]
+    if args.cut_end:
+        for r in range(n):
+            # the profiler stopped before the last kernels ran: their launches are in the trace, they are not
+            kern = sorted((ev for ev in events[r] if ev["cat"] == "kernel"), key=lambda e: e["ts"])
+            gone = {id(ev) for ev in kern[-args.cut_end:]}
+            events[r] = [ev for ev in events[r] if id(ev) not in gone]
     if args.graph:
         # in a graph every kernel of a phase shares its launch's correlation id
         for r in range(n):
@@ -119,6 +133,22 @@ def build(plan, args):
                     j += 1
                 ev["args"]["correlation"] = launch_ts[j][1]
     return events
+
+
+def phase_gpu_ranges(evs, first, out, name):
+    """What kineto adds to a phase's CPU range: one gpu_user_annotation per stream its kernels ran on, from
+    the first to the last of them, on that stream's row (tid); and the CPU range ends when the host's last
+    launch returns, long before the GPU is done in a graph (so the two kinds of range differ in span)."""
+    kern = [ev for ev in evs[first:] if ev["cat"] == "kernel"]
+    for strm in sorted({ev["tid"] for ev in kern}):
+        ks = [ev for ev in kern if ev["tid"] == strm]
+        end = max(ev["ts"] + ev["dur"] for ev in ks)
+        out.append({"ph": "X", "cat": "gpu_user_annotation", "name": name, "pid": 0, "tid": strm,
+                    "ts": ks[0]["ts"], "dur": round(end - ks[0]["ts"], 3)})
+    cpu = [ev for ev in evs[first:] if ev["cat"] == "user_annotation"]
+    launches = [ev for ev in evs[first:] if ev["cat"] == "cuda_runtime"]
+    if cpu and launches:
+        cpu[0]["dur"] = round(max(ev["ts"] + ev["dur"] for ev in launches) + 1 - cpu[0]["ts"], 3)
 
 
 def write(events, args):
@@ -158,6 +188,11 @@ def main(argv=None):
     ap.add_argument("--unmapped", type=float, default=0.0, help="us of an unnamed kernel after every 3rd element-wise op")
     ap.add_argument("--graph", action="store_true", help="one cudaGraphLaunch per phase (else eager launches)")
     ap.add_argument("--markers", action="store_true", help="vpsim:<phase> annotations around each phase")
+    ap.add_argument("--gpu-annotations", action="store_true",
+                    help="kineto's gpu_user_annotation projections (one per stream and phase, "
+                         "written before the CPU ranges; with --markers the CPU ranges end at the host's last launch; alone, a trace of GPU ranges only")
+    ap.add_argument("--cut-end", type=int, default=0, help="drop the last N kernels, not their launches (the trace's "
+                                                           "end cut the last phase)")
     ap.add_argument("--no-base", action="store_true", help="no baseTimeNanoseconds (absolute ts)")
     ap.add_argument("--gzip", action="store_true")
     ap.add_argument("--seed", type=int, default=1)

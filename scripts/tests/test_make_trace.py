@@ -40,3 +40,28 @@ def test_every_allreduce_has_the_skew_it_was_given(tmp_path):
         assert abs(max(durs) - min(durs) - 150) <= 2.0, (i, durs)  # the ranks leave within 1 us of each other
         assert abs(max(starts) - min(starts) - 150) <= 2.0, (i, starts)  # each leaves the last call within 1 us
         assert 40 <= min(durs) <= 41, (i, durs)
+
+
+def test_gpu_annotations_have_kinetos_shape(tmp_path):
+    """--gpu-annotations: one GPU range per stream and phase, before every CPU range in the file, spanning the
+    phase's kernels on its stream; the CPU range ends at the host's last launch (in a graph, long before)."""
+    plan = tmp_path / "plan.json"
+    p = tiny_plan()
+    p["phases"][1]["ops"].insert(3, dict(kind="gemm", name="shared.down", stream="side", bytes_read=3000000,
+                                         bytes_written=3000))
+    plan.write_text(json.dumps(p))
+    assert make_trace.main(["--plan", str(plan), "--ranks", "2", "--cycles", "2", "--graph", "--markers",
+                            "--gpu-annotations", "--out-dir", str(tmp_path)]) == 0
+    evs = json.loads((tmp_path / "rank0.json").read_text())["traceEvents"]
+    kinds = [e.get("cat") for e in evs]
+    gpu = [e for e in evs if e.get("cat") == "gpu_user_annotation"]
+    cpu = [e for e in evs if e.get("cat") == "user_annotation"]
+    assert len(cpu) == 2 * 3 and len(gpu) == 2 * 4  # the verify ran on two streams
+    assert max(i for i, k in enumerate(kinds) if k == "gpu_user_annotation") < kinds.index("user_annotation")
+    kern = [e for e in evs if e.get("cat") == "kernel"]
+    for g in gpu:
+        mine = [k for k in kern if k["tid"] == g["tid"] and g["ts"] <= k["ts"] <= g["ts"] + g["dur"]]
+        assert mine and abs(max(k["ts"] + k["dur"] for k in mine) - g["ts"] - g["dur"]) < 0.01
+    verify_cpu = [c for c in cpu if c["name"] == "vpsim:verify"][0]
+    verify_gpu = [g for g in gpu if g["name"] == "vpsim:verify"][0]
+    assert verify_cpu["dur"] < verify_gpu["dur"] / 2

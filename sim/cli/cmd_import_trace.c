@@ -103,14 +103,19 @@ static int parse_args(int argc, char **argv, import_args *a)
     return 0;
 }
 
-/* "measured: server trace, FILES, DATE": the date the profile was taken (its base time), else the file's. */
+/* "measured: server trace, FILES, DATE": the date the profile was taken (on its base time's clock), else the
+ * file's. */
 static void make_tag(import_ctx *x, char *files, size_t len)
 {
     const trace_rank *r0 = &x->ranks[0];
     time_t t = 0;
     struct stat st;
-    if (r0->have_base)
-        t = (time_t)(r0->base_ns / 1000000000LL);
+    if (r0->have_base) {
+        /* kineto's ts count from its base time, which is not the profile's start (a real trace's base
+         * lay two months before its first kernel): the date is the base plus the first kernel's ts */
+        const trace_kernel *k0 = r0->kernels.data;
+        t = (time_t)(r0->base_ns / 1000000000LL + (long long)(k0[0].ts / 1e6));
+    }
     else if (stat(r0->path, &st) == 0)
         t = st.st_mtime;
     char date[32];

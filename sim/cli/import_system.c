@@ -113,16 +113,33 @@ int import_system_text(const import_ctx *x, util_buf *out, import_fit *fit)
             lead_us += ts->lead_us;
             leads++;
         }
-        for (int k = 0; k < PLAN_OP_KIND_COUNT; k++) {
-            if (!plan_op_is_compute((plan_op_kind)k))
-                continue;
-            for (int st = 0; st < PLAN_STREAM_COUNT; st++) {
-                const double measured = st == PLAN_STREAM_MAIN ? ts->kernel_us[k] - ts->side_us[k] : ts->side_us[k];
-                double formula = 0.0;
-                for (int i = 0; i < pp->n_ops; i++)
-                    if ((int)pp->ops[i].kind == k && (int)pp->ops[i].stream == st)
-                        formula += model_op_us(base, &pp->ops[i], false, NULL, NULL);
-                const double scale = formula > 0 ? measured / formula : 0.0;
+        for (int st = 0; st < PLAN_STREAM_COUNT; st++) {
+            double measured[PLAN_OP_KIND_COUNT] = {0}, formula[PLAN_OP_KIND_COUNT] = {0};
+            for (int k = 0; k < PLAN_OP_KIND_COUNT; k++)
+                if (plan_op_is_compute((plan_op_kind)k))
+                    measured[k] = st == PLAN_STREAM_MAIN ? ts->kernel_us[k] - ts->side_us[k] : ts->side_us[k];
+            for (int i = 0; i < pp->n_ops; i++)
+                if ((int)pp->ops[i].stream == st && plan_op_is_compute(pp->ops[i].kind))
+                    formula[pp->ops[i].kind] += model_op_us(base, &pp->ops[i], false, NULL, NULL);
+            /* A class (GEMMs; norms, element-wise and embedding) is spread as one where the trace names no
+             * kernel of a kind the plan has, or kernels of a kind it has no op for: a MoE run as cuBLAS
+             * batched GEMMs is named gemm, and per kind its time would land on the dense GEMMs and leave the
+             * plan's grouped GEMMs at nothing, so their overlap with the side stream would be lost. */
+            double class_meas[PLAN_CLASS_COUNT] = {0}, class_form[PLAN_CLASS_COUNT] = {0};
+            bool mismatch[PLAN_CLASS_COUNT] = {0};
+            for (int k = 0; k < PLAN_OP_KIND_COUNT; k++) {
+                const int c = (int)plan_op_class((plan_op_kind)k);
+                class_meas[c] += measured[k];
+                class_form[c] += formula[k];
+                mismatch[c] |= (measured[k] > 0) != (formula[k] > 0);
+            }
+            for (int k = 0; k < PLAN_OP_KIND_COUNT; k++) {
+                if (!plan_op_is_compute((plan_op_kind)k))
+                    continue;
+                const int c = (int)plan_op_class((plan_op_kind)k);
+                const bool pooled = mismatch[c] && class_meas[c] > 0 && class_form[c] > 0;
+                const double scale = pooled ? class_meas[c] / class_form[c] : formula[k] > 0 ? measured[k] / formula[k] : 0.0;
+                fit->pooled[k] |= pooled && formula[k] > 0;
                 for (int i = 0; i < pp->n_ops; i++) {
                     const plan_op *op = &pp->ops[i];
                     if ((int)op->kind != k || (int)op->stream != st)
@@ -130,8 +147,8 @@ int import_system_text(const import_ctx *x, util_buf *out, import_fit *fit)
                     const double us = scale * model_op_us(base, op, false, NULL, NULL);
                     pts[k][npts[k]++] = (pt){op->bytes_read + op->bytes_written, us, 1};
                 }
-                if (formula <= 0 && measured > 0)
-                    fit->unplaced_us += measured;
+                if (!pooled && formula[k] <= 0 && measured[k] > 0)
+                    fit->unplaced_us += measured[k];
             }
         }
     }
@@ -144,8 +161,11 @@ int import_system_text(const import_ctx *x, util_buf *out, import_fit *fit)
         util_buf_printf(&fresh, "    %s:\n", plan_op_kind_names[k]);
         table_yaml(&fresh, "      ", pts[k], m);
         util_buf_printf(&fresh, "      source: \"%s; the trace's %s kernel time per phase spread over the plan's %d "
-                                "ops in proportion to the base system's cost of each\"\n",
-                        x->tag, plan_op_kind_names[k], npts[k]);
+                                "ops in proportion to the base system's cost of each%s\"\n",
+                        x->tag, plan_op_kind_names[k], npts[k],
+                        fit->pooled[k] ? " (pooled with its class's other kinds: the trace names none of its kernels "
+                                         "apart, or kernels of a kind the plan has no op for)"
+                                       : "");
         npts[k] = m;
     }
     /* Collectives: per payload, the mean call (wire + wait) of the trace's calls in phases that have them. */

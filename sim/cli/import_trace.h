@@ -26,6 +26,7 @@ typedef struct import_fit {
     double gap_us, lead_us, host_us, unplaced_us, negative_gap;
     int main_ops;
     bool checked;
+    bool pooled[PLAN_OP_KIND_COUNT]; /* measured.ops.<kind> spread with its class's other kinds (import_system.c) */
     double model_cycle_ms, model_verify_ms, model_allreduce_us;
 } import_fit;
 

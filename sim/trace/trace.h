@@ -40,7 +40,8 @@ typedef struct trace_span {
     double ts, dur;
     long long corr;
     int name;
-    bool gpu; /* gpu_user_annotation: a range on the GPU's timeline */
+    int stream; /* gpu_user_annotation: the stream (its tid) whose kernels the range covers; else -1 */
+    bool gpu;   /* gpu_user_annotation: a range on the GPU's timeline */
 } trace_span;
 
 /* One phase instance found in a rank's trace: its kernels are those with this phase index. */

@@ -2,7 +2,8 @@
  *
  * Two sources, the engine's own first: annotations a marker pattern names (vpsim's fixture, SGLang's
  * EAGLE worker functions) give each phase directly, the GPU work of a CPU range found through the
- * CUPTI correlation id of its launch (a CUDA graph's kernels share their cudaGraphLaunch's id). Without
+ * CUPTI correlation id of its launch (a CUDA graph's kernels share their cudaGraphLaunch's id); kineto's
+ * GPU projections of those ranges stand in only where a trace has no CPU ranges (group_marks). Without
  * markers, the collective pattern: SGLang's and vLLM's LogitsProcessor at TP > 1 ends every forward
  * pass with the logits all-gather, so passes are cut there (the next pass starting at its embedding
  * kernel, or after the longest idle gap when none is mapped), and the passes with the most allreduces
@@ -40,8 +41,15 @@ static int cmp_corr(const void *a, const void *b)
     return (x->corr > y->corr) - (x->corr < y->corr);
 }
 
-/* The span (index) whose range holds time t: the latest-starting one that does, -1 when none. */
-static int span_at(const trace_span *s, const int *idx, int n, double t)
+static int cmp_ll(const void *a, const void *b)
+{
+    const long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* The span (index) whose range holds time t: the latest-starting one that does (a nested range wins over
+ * the one around it), one on `stream` first when stream >= 0; -1 when none. */
+static int span_at(const trace_span *s, const int *idx, int n, double t, int stream)
 {
     int lo = 0, hi = n; /* first span starting after t */
     while (lo < hi) {
@@ -51,10 +59,87 @@ static int span_at(const trace_span *s, const int *idx, int n, double t)
         else
             hi = mid;
     }
-    for (int i = lo - 1; i >= 0 && i >= lo - 8; i--)
-        if (t <= s[idx[i]].ts + s[idx[i]].dur)
+    int any = -1;
+    for (int i = lo - 1; i >= 0 && i >= lo - 16; i--) {
+        if (t > s[idx[i]].ts + s[idx[i]].dur)
+            continue;
+        if (stream < 0 || s[idx[i]].stream == stream)
             return idx[i];
-    return -1;
+        if (any < 0)
+            any = idx[i];
+    }
+    return any;
+}
+
+/* A runtime call that always puts a kernel on the GPU (cudaLaunchHostFunc, cudaStreamIsCapturing and
+ * the like carry a correlation id too, and start none). */
+static bool launches_kernel(const char *name)
+{
+    return strstr(name, "LaunchKernel") || strstr(name, "LaunchCooperativeKernel") || strstr(name, "GraphLaunch");
+}
+
+/* Marked ranges into phase instances: group[i] for mark i (-1: not used). Returns the count. A CPU range
+ * (record_function, NVTX, a Python function) is one instance, and its kernels are those its launches
+ * started, found by correlation id: exact, whatever the GPU's lag behind the host. kineto also projects
+ * each CPU range onto the GPU, one gpu_user_annotation per stream its kernels ran on, spanning the first
+ * to the last of them (so a verify's GPU range is longer than its CPU one and may start after the next
+ * CPU range has begun); they say nothing the correlation does not, and are used only in a trace without
+ * CPU ranges, where the GPU ranges of one marker that overlap in time are one instance. */
+static int group_marks(const trace_rank *r, const int *cpu, int nc, const int *gpu, int ng, int *group)
+{
+    const trace_span *marks = r->marks.data;
+    for (size_t i = 0; i < r->marks.count; i++)
+        group[i] = -1;
+    if (nc > 0) {
+        for (int i = 0; i < nc; i++)
+            group[cpu[i]] = i;
+        return nc;
+    }
+    int n = 0;
+    int *g_name = util_xmalloc(((size_t)ng + 1) * sizeof(int));
+    double *g_end = util_xmalloc(((size_t)ng + 1) * sizeof(double));
+    for (int i = 0; i < ng; i++) {
+        const trace_span *s = &marks[gpu[i]];
+        int j = n - 1;
+        while (j >= 0 && g_name[j] != s->name)
+            j--;
+        if (j >= 0 && s->ts <= g_end[j]) {
+            group[gpu[i]] = j;
+            if (s->ts + s->dur > g_end[j])
+                g_end[j] = s->ts + s->dur;
+            continue;
+        }
+        g_name[n] = s->name;
+        g_end[n] = s->ts + s->dur;
+        group[gpu[i]] = n++;
+    }
+    free(g_name);
+    free(g_end);
+    return n;
+}
+
+/* Groups whose CPU range launched a kernel the trace lacks: the profiler stopped before that kernel ran
+ * (the trace's end cut the phase). */
+static void mark_cut(const trace_rank *r, const int *cpu, int nc, const int *group, bool *cut)
+{
+    const size_t nk = r->kernels.count;
+    const trace_kernel *k = r->kernels.data;
+    long long *kc = util_xmalloc((nk + 1) * sizeof(long long));
+    size_t n = 0;
+    for (size_t i = 0; i < nk; i++)
+        if (k[i].corr >= 0)
+            kc[n++] = k[i].corr;
+    if (n > 1)
+        qsort(kc, n, sizeof(long long), cmp_ll);
+    const trace_span *l = r->launches.data;
+    for (size_t i = 0; i < r->launches.count; i++) {
+        if (!launches_kernel(trace_name(r, l[i].name)) || (n && bsearch(&l[i].corr, kc, n, sizeof(long long), cmp_ll)))
+            continue;
+        const int s = span_at(r->marks.data, cpu, nc, l[i].ts, -1);
+        if (s >= 0)
+            cut[group[s]] = true;
+    }
+    free(kc);
 }
 
 static int by_markers(const trace_map *m, trace_rank *r)
@@ -69,6 +154,11 @@ static int by_markers(const trace_map *m, trace_rank *r)
         else
             cpu[nc++] = i;
     }
+    int *group = util_xmalloc(((size_t)nm + 1) * sizeof(int));
+    const int n_groups = group_marks(r, cpu, nc, gpu, ng, group);
+    bool *cut = util_xcalloc((size_t)n_groups + 1, sizeof(bool));
+    if (nc > 0)
+        mark_cut(r, cpu, nc, group, cut);
     /* Launch time by correlation id, to place a kernel in the CPU range that launched it. */
     const size_t nl = r->launches.count;
     corr_ts *lt = util_xmalloc((nl + 1) * sizeof(corr_ts));
@@ -77,41 +167,60 @@ static int by_markers(const trace_map *m, trace_rank *r)
         lt[i] = (corr_ts){l[i].corr, l[i].ts};
     if (nl > 1)
         qsort(lt, nl, sizeof(corr_ts), cmp_corr);
-    int *span_of = util_xmalloc((r->kernels.count + 1) * sizeof(int));
     trace_kernel *k = r->kernels.data;
+    int *phase_of_group = util_xmalloc(((size_t)n_groups + 1) * sizeof(int));
+    for (int i = 0; i < n_groups; i++)
+        phase_of_group[i] = -1;
     int placed = 0;
+    /* A phase per group that holds kernels, in the order of its first kernel (kernels are time-sorted). */
     for (size_t i = 0; i < r->kernels.count; i++) {
-        int s = ng ? span_at(marks, gpu, ng, k[i].ts) : -1;
-        if (s < 0 && nc && k[i].corr >= 0) {
+        int s = -1;
+        if (nc > 0 && k[i].corr >= 0 && nl > 0) {
             const corr_ts key = {k[i].corr, 0};
-            const corr_ts *hit = nl ? bsearch(&key, lt, nl, sizeof(corr_ts), cmp_corr) : NULL;
+            const corr_ts *hit = bsearch(&key, lt, nl, sizeof(corr_ts), cmp_corr);
             if (hit)
-                s = span_at(marks, cpu, nc, hit->ts);
-        }
-        span_of[i] = s;
-        placed += s >= 0;
-    }
-    /* A phase per marker span that holds kernels, in the order of its first kernel. */
-    int *phase_of_span = util_xmalloc(((size_t)nm + 1) * sizeof(int));
-    for (int i = 0; i < nm; i++)
-        phase_of_span[i] = -1;
-    for (size_t i = 0; i < r->kernels.count; i++) {
-        const int s = span_of[i];
+                s = span_at(marks, cpu, nc, hit->ts, -1);
+        } else if (nc == 0)
+            s = span_at(marks, gpu, ng, k[i].ts, k[i].stream);
         if (s < 0)
             continue;
-        if (phase_of_span[s] < 0) {
-            phase_of_span[s] = (int)r->phases.count;
-            add_phase(r, (plan_phase_kind)(trace_map_marker(m, trace_name(r, marks[s].name)) - 1), (int)i, 0, true);
+        const int g = group[s];
+        if (phase_of_group[g] < 0) {
+            phase_of_group[g] = (int)r->phases.count;
+            add_phase(r, (plan_phase_kind)(trace_map_marker(m, trace_name(r, marks[s].name)) - 1), (int)i, 0, !cut[g]);
         }
-        trace_phase *p = (trace_phase *)r->phases.data + phase_of_span[s];
+        trace_phase *p = (trace_phase *)r->phases.data + phase_of_group[g];
         p->n = (int)i - p->first + 1;
-        k[i].phase = (short)phase_of_span[s];
+        k[i].phase = (short)phase_of_group[g];
+        placed++;
+    }
+    /* A replayed graph's kernels share their launch's id, so a launch tells nothing of a kernel the
+     * trace's end cut off; but every replay of one phase runs the same kernels: the trace's last phase
+     * with fewer kernels than another of its marker was cut. */
+    const int np = (int)r->phases.count;
+    if (np > 1) {
+        int *count = util_xcalloc((size_t)np, sizeof(int)), *name = util_xmalloc((size_t)np * sizeof(int));
+        for (int i = 0; i < nm; i++)
+            if (group[i] >= 0 && phase_of_group[group[i]] >= 0)
+                name[phase_of_group[group[i]]] = marks[i].name;
+        for (size_t i = 0; i < r->kernels.count; i++)
+            if (k[i].phase >= 0)
+                count[k[i].phase]++;
+        int most = 0;
+        for (int p = 0; p < np - 1; p++)
+            if (name[p] == name[np - 1] && count[p] > most)
+                most = count[p];
+        if (count[np - 1] < most)
+            ((trace_phase *)r->phases.data)[np - 1].cycle = -2;
+        free(count);
+        free(name);
     }
     free(gpu);
     free(cpu);
+    free(group);
+    free(cut);
     free(lt);
-    free(span_of);
-    free(phase_of_span);
+    free(phase_of_group);
     return placed;
 }
 
@@ -237,8 +346,11 @@ static void group_cycles(trace_rank *r)
             continue;
         /* phases start..i: drafts, a verify, this extend */
         const int v = i - 1;
-        bool ok = v >= start && ph[v].kind == PLAN_PHASE_VERIFY && start > 0 &&
-                  (ph[start - 1].kind == PLAN_PHASE_DRAFT_EXTEND || ph[start - 1].kind == PLAN_PHASE_DECODE);
+        /* The trace's first cycle counts when it begins with a whole draft step: by markers, a range that
+         * opened inside the trace (a profiler records no range begun before it started); by the pattern
+         * the first pass is never whole, since the trace may have cut it. A verify first is the tail of a
+         * cycle whose drafts came before the trace. */
+        bool ok = v >= start && ph[v].kind == PLAN_PHASE_VERIFY && (start > 0 || v > start);
         for (int j = start; ok && j <= i; j++)
             ok = ph[j].step == 0 && (j >= v || ph[j].kind == PLAN_PHASE_DRAFT);
         const int d = v - start;

@@ -299,14 +299,16 @@ static void keep_event(reader *rd, const event_fields *f)
     const bool runtime = cat_is(f->cat, "cuda_runtime") || cat_is(f->cat, "cuda_driver");
     if (runtime && !isnan(f->corr)) {
         trace_span *s = util_vec_push(&r->launches);
-        *s = (trace_span){f->ts, dur, (long long)f->corr, trace_intern(r, name, f->name_len), false};
+        *s = (trace_span){f->ts, dur, (long long)f->corr, trace_intern(r, name, f->name_len), -1, false};
         return;
     }
     const bool gpu = cat_is(f->cat, "gpu_user_annotation");
     if ((gpu || cat_is(f->cat, "user_annotation") || cat_is(f->cat, "python_function")) &&
         rd->keep && rd->keep(name, rd->keep_ctx)) {
         trace_span *s = util_vec_push(&r->marks);
-        *s = (trace_span){f->ts, dur, -1, trace_intern(r, name, f->name_len), gpu};
+        /* kineto writes a gpu_user_annotation per stream, with the stream as its tid */
+        const int stream = gpu && !isnan(f->tid) ? (int)f->tid : -1;
+        *s = (trace_span){f->ts, dur, -1, trace_intern(r, name, f->name_len), stream, gpu};
     }
 }
 

@@ -1,10 +1,14 @@
 /* trace_stats: one phase of one rank, as the breakdown counts it.
  *
- * The critical path is the phase's main stream (the one with the most kernel time): each of its kernels
- * is charged its duration plus the idle gap before it, as model mode charges an op its time plus its
- * launch gap (model_cycle.c), so that the measured and the modelled class columns mean the same thing.
- * The gap before a phase's first kernel goes to "other" (model mode puts a graph's launch there); side-
- * stream work that runs past the main stream's last kernel too. */
+ * The critical path is the phase's main stream (the one with the most kernel time) and every kernel that
+ * runs while that stream is idle: each is charged its duration plus the idle gap before it, as model mode
+ * charges an op its time plus its launch gap (model_cycle.c), so that the measured and the modelled class
+ * columns mean the same thing. A kernel of another stream counts as side-stream work only while it runs
+ * beside the main stream's: a CUDA graph's kernels run on the streams its executor picks, not those it
+ * was captured on, so the chain of one pass moves between streams (a replayed verify's first layers on
+ * the launching stream, the rest on another) and only the overlap tells a branch from the chain. The gap
+ * before a phase's first kernel goes to "other" (model mode puts a graph's launch there); side-stream work
+ * that runs past the critical path's last kernel too. */
 #include "trace_internal.h"
 
 #include <math.h>
@@ -41,6 +45,23 @@ static int main_stream(const trace_rank *r, const trace_phase *p, int ph)
     return n ? streams[best] : 0;
 }
 
+/* Whether kernel i (not on stream ms) runs while a kernel of stream ms does. `home` holds the phase's
+ * kernels on ms in time order; they follow one another, so only the last to start before i ends can
+ * overlap it. */
+static bool beside(const trace_kernel *k, const int *home, int n_home, int i)
+{
+    const double a = k[i].ts, b = k[i].ts + k[i].dur;
+    int lo = 0, hi = n_home; /* first home kernel starting at or after b */
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (k[home[mid]].ts < b)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && k[home[lo - 1]].ts + k[home[lo - 1]].dur > a;
+}
+
 static void note_unmapped(trace_summary *sum, const char *name, double us)
 {
     for (int i = 0; i < sum->n_unmapped; i++)
@@ -61,6 +82,10 @@ void trace_stats_phase(const trace_rank *r, int ph, double prev_end, trace_phase
     const trace_phase *p = (const trace_phase *)r->phases.data + ph;
     const trace_kernel *k = r->kernels.data;
     const int ms = main_stream(r, p, ph);
+    int *home = util_xmalloc(((size_t)p->n + 1) * sizeof(int)), n_home = 0;
+    for (int i = p->first; i < p->first + p->n; i++)
+        if (k[i].phase == ph && k[i].stream == ms)
+            home[n_home++] = i;
     const bool first_of_cycle = isnan(prev_end);
     double cursor = first_of_cycle ? p->start : prev_end;
     bool first = true;
@@ -79,7 +104,7 @@ void trace_stats_phase(const trace_rank *r, int ph, double prev_end, trace_phase
             note_unmapped(sum, trace_name(r, k[i].name), k[i].dur);
         }
         sum->kernel_us += k[i].dur;
-        if (k[i].stream != ms) {
+        if (k[i].stream != ms && beside(k, home, n_home, i)) {
             if (kind >= 0)
                 acc->side_us[kind] += k[i].dur;
             continue;
@@ -114,6 +139,7 @@ void trace_stats_phase(const trace_rank *r, int ph, double prev_end, trace_phase
         span_us += p->end - cursor;
     }
     acc->ms += span_us / 1e3;
+    free(home);
 }
 
 void trace_stats_scale(trace_phase_stats *a, double n)

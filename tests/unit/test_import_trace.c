@@ -255,3 +255,53 @@ Test(import_trace, bad_kernel_table_names_its_line, .timeout = 30)
     unlink(path);
     free(path);
 }
+
+/* The shape a real kineto trace has and the first import refused ("16 marked phases found but no complete
+ * decode cycle"): CPU ranges (user_annotation) that end when the host's last launch returns, and beside
+ * them kineto's gpu_user_annotation projections, one per stream and phase, spanning other times and
+ * written before the CPU ranges. The side stream's GPU range nests in the main one's, which used to split
+ * each verify in two. Each phase is the CPU range's kernels (by correlation id), the trace's first cycle
+ * is whole (its draft marker opened inside the trace) and counts, and the round trip holds. */
+Test(import_trace, cpu_and_gpu_annotations_give_every_cycle, .timeout = 120)
+{
+    const char *modes[] = {"--ranks 2 --graph --markers --gpu-annotations", "--ranks 2 --markers --gpu-annotations",
+                           "--ranks 2 --graph --gpu-annotations"};
+    const char *graph_set[] = {"", "--set run.graph=false", ""};
+    for (int m = 0; m < 3; m++) {
+        char *dir = make_traces("configs/default.yaml", modes[m]);
+        cfg_doc *doc = json_of(th_run("import-trace %s/rank0.json %s/rank1.json --format json --out %s/sys.yaml", dir,
+                                      dir, dir));
+        const cfg_node *imp = cfg_node_at(cfg_doc_root(doc), "import");
+        cr_assert_str_eq(cfg_map_get(imp, "phases_by")->scalar, "markers", "%s", modes[m]);
+        /* make_trace.py writes 4 cycles; all 4 are whole, the first included */
+        cr_assert_eq((int)num_at(imp, "cycles"), 4, "%s: %s cycles", modes[m], cfg_map_get(imp, "cycles")->scalar);
+        const double trace_ms = num_at(imp, "cycle_ms");
+        /* each verify is one phase with all its collectives, not two halves */
+        cr_assert_eq((int)num_at(coll_of(cfg_doc_root(doc), "verify", "allreduce"), "calls_per_cycle"), 123, "%s",
+                     modes[m]);
+        cfg_doc_free(doc);
+        char args[512];
+        snprintf(args, sizeof(args), "configs/default.yaml --system %s/sys.yaml %s", dir, graph_set[m]);
+        const double model_ms = cycle_of_model(args);
+        cr_assert(fabs(model_ms - trace_ms) <= 0.05 * trace_ms, "%s: model %.3f ms, trace %.3f ms", modes[m], model_ms,
+                  trace_ms);
+        rm_rf(dir);
+        free(dir);
+    }
+}
+
+/* A phase the trace's end cut (the profiler stopped before its last kernels ran) is left out with its
+ * cycle: eager, a launch whose kernel is missing says so; in a graph, fewer kernels than another replay. */
+Test(import_trace, phase_cut_by_the_trace_end_is_left_out, .timeout = 120)
+{
+    const char *modes[] = {"--ranks 2 --markers --gpu-annotations --cut-end 3", "--ranks 2 --graph --markers --cut-end 3"};
+    for (int m = 0; m < 2; m++) {
+        char *dir = make_traces("configs/default.yaml", modes[m]);
+        th_result r = th_run("import-trace %s/rank0.json %s/rank1.json", dir, dir);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_assert_not_null(strstr(r.out, "2 rank(s), 3 matched cycle(s) of 1 draft step(s)"), "%s: %s", modes[m], r.out);
+        th_free(&r);
+        rm_rf(dir);
+        free(dir);
+    }
+}

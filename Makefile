@@ -120,7 +120,7 @@ TEST_SRCS := $(sort $(wildcard tests/unit/*.c))
 TEST_OBJS := $(TEST_SRCS:%.c=$(OBJ)/%.o)
 TEST_BIN := $(OUT)/vpsim-tests
 
-PHONY_TESTS := build-tests test-unit test-py test-docs test-loops schemas schemas-check test-extend docs docs-check samples samples-check
+PHONY_TESTS := build-tests test-unit test-py test-docs test-loops schemas schemas-check config-reference-check test-extend docs docs-check samples samples-check
 .PHONY: FORCE deps all debug asan test check test-gpu $(PHONY_TESTS) run bench clean deps-check config-reference report fuzz fuzz-smoke
 
 all: deps-check $(BIN)
@@ -218,11 +218,14 @@ samples-check: all
 SCHEMA_RECORDS := plan
 schemas: all
 	@for r in $(SCHEMA_RECORDS); do $(BIN) schema $$r > docs/schemas/$$r.schema.json.tmp && mv docs/schemas/$$r.schema.json.tmp docs/schemas/$$r.schema.json; done
+config-reference-check: all
+	@$(BIN) config-reference | cmp -s - docs/config-reference.md || { echo "config-reference-check: docs/config-reference.md differs from what vpsim config-reference prints (make config-reference rewrites it)" >&2; exit 1; }
+	@echo "config-reference-check: docs/config-reference.md current"
 schemas-check: all
 	@bad=0; for r in $(SCHEMA_RECORDS); do $(BIN) schema $$r | cmp -s - docs/schemas/$$r.schema.json || { echo "schemas-check: docs/schemas/$$r.schema.json differs from what vpsim schema $$r prints (make schemas rewrites it)" >&2; bad=1; }; done; \
 	[ $$bad = 0 ] && echo "schemas-check: $(words $(SCHEMA_RECORDS)) schema(s) current"
 
-test-docs: docs-check samples-check schemas-check
+test-docs: docs-check samples-check schemas-check config-reference-check
 
 # No two files of sim/ call each other (scripts/file_loops.py reads the objects; the loops kept on
 # purpose, with why, are in scripts/file_loops.allow).

@@ -262,6 +262,9 @@ static const cfg_field measured_compute_fields[] = {CFG_LAW_LIST(LAW_TAB){0}};
 static const cfg_field measured_fields[] = {
     {.key = "use", .type = CFG_T_BOOL, .offset = MS(use), .def = "true",
      .doc = "use the measured tables below where they apply (false = always the formulas)"},
+    {.key = "collectives", .type = CFG_T_BOOL, .offset = MS(collectives), .def = "true",
+     .doc = "use the measured collective tables (allreduce, allgather_nccl) where they apply; false = the "
+            "collectives' formulas with the compute tables kept (a variant that changes NCCL's transports)"},
     {.key = "allreduce", .type = CFG_T_MAP, .offset = MS(allreduce), .fields = measured_allreduce_fields,
      .doc = "measured allreduce latency per backend; overrides the backend's formula"},
     {.key = "allgather_nccl", .type = CFG_T_MAP, .offset = MS(allgather_nccl), .fields = table_fields,

@@ -240,6 +240,7 @@ typedef struct cfg_system {
     } memory;
     struct {
         bool use;
+        bool collectives; /* the allreduce / all-gather tables (false: their formulas, the op tables kept) */
         cfg_sys_table allreduce[CFG_SYS_AR_COUNT];
         cfg_sys_table allgather_nccl;
         cfg_sys_table ops[CFG_SYS_OPS_COUNT];

@@ -59,13 +59,18 @@ double model_op_mem_us(const cfg_system *sys, const plan_op *op, bool in_l2);
 
 /* ---- collectives ---- */
 
+/* Why a measured collective table was left out when the scenario said so (model_coll.table_skip points
+ * at one of these, so a caller tells them by address from the reasons a table did not apply). */
+extern const char model_skip_use[], model_skip_collectives[];
+
 typedef struct model_coll {
     bool available;
     double us;
     char method[96]; /* what was used: "formula: ring/LL over P2P", "measured table ..." */
     char reason[256]; /* why not, when !available */
     const cfg_sys_table *table; /* the measured table that gave `us`, NULL when a formula did */
-    const char *table_skip;     /* a table exists for this backend but does not apply: why (else NULL) */
+    const char *table_skip;     /* a table exists for this backend but does not apply: why (else NULL; one of
+                                   model_skip_use, model_skip_collectives when the scenario turned tables off) */
 } model_coll;
 
 /* The cost of one collective (`kind` PLAN_OP_ALLREDUCE or PLAN_OP_ALLGATHER) of `bytes` per rank over

@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
+const char model_skip_use[] = "measured.use is false";
+const char model_skip_collectives[] = "measured.collectives is false";
+
 /* ---------------- NCCL: what it runs (model_nccl.c, its latency tables too), priced from the links ---------------- */
 
 /* The bytes' rate: channels x the slowest link's per-channel figure, up to the GPU's link; an SHM link
@@ -282,7 +285,9 @@ static const cfg_sys_table *measured_table(const cfg_system *s, cfg_backend be, 
         return NULL;
     const char *skip = NULL;
     if (!s->measured.use)
-        skip = "measured.use is false";
+        skip = model_skip_use;
+    else if (!s->measured.collectives)
+        skip = model_skip_collectives;
     else if (t->ranks != 0 && t->ranks != n)
         skip = "measured at another group size";
     else if (t->p2p != 0 && t->p2p - 1 != s->topology.p2p)

@@ -377,7 +377,8 @@ static void coll_notes(const model_ctx *ctx, cfg_backend be, const model_coll *c
                      "and is applied to a scenario with %s (run.graph=%s): per-call costs differ between the two",
                      name, cfg_table_launch_names[c->table->launch], cfg_backend_keys[be],
                      ctx->graph ? "a CUDA graph" : "eager launches", ctx->graph ? "true" : "false");
-    if (c->table_skip && strcmp(c->table_skip, "measured.use is false"))
+    /* A table left out on purpose (measured.use, measured.collectives) is said by the method, not warned. */
+    if (c->table_skip && c->table_skip != model_skip_use && c->table_skip != model_skip_collectives)
         results_warn(r, "table-not-applied",
                      "%s: a measured table exists but is not used here (%s): this figure is the formula, not "
                      "comparable with results that use the measurement",
@@ -435,7 +436,8 @@ void model_eval(const model_ctx *ctx, cfg_backend be, bool with_ops, results_cyc
         coll_notes(ctx, be, &c, r);
         /* collectives.allreduce_split: no measured reduce-scatter tables exist, so the split is all
          * formula while the unsplit allreduce may be a measurement. */
-        if (ctx->colls[i].kind == PLAN_OP_REDUCE_SCATTER && s->measured.use && cfg_backend_has_table(be) &&
+        if (ctx->colls[i].kind == PLAN_OP_REDUCE_SCATTER && s->measured.use && s->measured.collectives &&
+            cfg_backend_has_table(be) &&
             s->measured.allreduce[be].n_bytes > 0)
             results_warn(r, "split-formula",
                          "%s: the split's reduce-scatters are the formula (there are no measured reduce-scatter "

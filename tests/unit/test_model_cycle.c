@@ -325,3 +325,34 @@ Test(model_cycle, pricing_each_shape_once_gives_what_pricing_every_op_gives)
         unload(&l);
     }
 }
+
+/* measured.collectives=false: the collectives' formulas, the compute tables kept (a variant that changes
+ * NCCL's transports on a box whose ops were measured); measured.use=false drops both. Neither warns that
+ * a table "is not applied": the scenario said so. */
+Test(model_cycle, measured_collectives_off_keeps_the_compute_tables)
+{
+    const char *off[] = {"system.measured.collectives=false"};
+    loaded l;
+    load(&l, "configs/default.yaml", NULL, off, 1);
+    results_cycle r;
+    model_eval(l.ctx, CFG_BACKEND_NCCL, false, &r);
+    cr_assert(strstr(r.allreduce_method, "formula"), "%s", r.allreduce_method);
+    for (int i = 0; i < r.n_warnings; i++)
+        cr_assert(strcmp(r.warnings[i].code, "table-not-applied"), "%s", r.warnings[i].text);
+    unload(&l);
+
+    const char *probed_sets[][2] = {{"system.measured.collectives=true", NULL},
+                                    {"system.measured.collectives=false", NULL},
+                                    {"system.measured.use=false", NULL}};
+    double gemm[3];
+    for (int k = 0; k < 3; k++) {
+        load(&l, "configs/default.yaml", "configs/systems/h200-1x-probed.yaml", probed_sets[k], 1);
+        model_eval(l.ctx, CFG_BACKEND_NONE, false, &r);
+        cr_assert(r.available, "%s", r.reason);
+        gemm[k] = r.verify_class_ms[PLAN_CLASS_GEMM];
+        unload(&l);
+    }
+    cr_assert(gemm[0] == gemm[1], "the probed laws kept: %.6f vs %.6f ms", gemm[0], gemm[1]);
+    cr_assert(fabs(gemm[2] - gemm[0]) > 0.01 * gemm[0], "measured.use=false drops them: %.6f vs %.6f ms", gemm[2],
+              gemm[0]);
+}

@@ -409,6 +409,43 @@ def section_compare(found, out, blocks, readme):
                                                          for c in ex.COMPARE_CLASSES], rows)]))
 
 
+def section_import(found, out, blocks, readme):
+    """`vpsim import-trace --breakdown` documents (a server's profile read back) beside the model of the
+    system file the import wrote: the model's results are the sample named model-<the import's file>."""
+    imports = [(p, d) for p, d in found["results"] if d["mode"] == "import-trace"]
+    if not imports:
+        return
+    blocks.append(("h2", "A server trace, imported, beside the model of it"))
+    by_name = {os.path.basename(p): (p, d) for p, d in found["results"] if d["mode"] == "model"}
+    for path, doc in imports:
+        pair = by_name.get("model-" + os.path.basename(path))
+        docs = [(path, doc)] + ([pair] if pair else [])
+        bars = ex.breakdown_bars(docs)
+        imp = doc["import"]
+        name = ex.stem(path) if ex.stem(path).startswith("import") else "import-" + ex.stem(path)
+        title = f"Imported cycle ({', '.join(os.path.basename(f) for f in imp['files'])}) and its model"
+        foot = [f"{os.path.basename(path)}: MEASURED by the server's own profiler ({imp['source']}), "
+                f"{imp['cycles']} cycles on {imp['ranks']} rank{'s' if imp['ranks'] != 1 else ''}, "
+                f"{100 * imp['named_fraction']:.1f}% of kernel time named"]
+        if pair:
+            foot.append(describe("results", pair[0], pair[1], readme) + " (the system file the import wrote)")
+        paths = draw.draw_breakdown(bars, os.path.join(out, "figures", name), foot, title)
+        blocks.append(("h3", os.path.basename(path)))
+        check = imp.get("model_check") or {}
+        blocks.append(("p", f"The trace's cycle is {imp['cycle_ms']:.3f} ms"
+                            + (f"; `vpsim model` on the system file the import wrote gives "
+                               f"{check['model_cycle_ms']:.3f} ms ({check['error_pct']:+.1f}%)" if check else "")
+                            + f". {100 * imp['named_fraction']:.1f}% of the kernel time is named by the kernel "
+                              "table; what is not named is listed by the import."))
+        blocks.append(fig_block(out, paths, title, [p for p, _ in docs]))
+        if pair and len(bars) == 2:
+            rows = [(seg, f2(bars[0]["segments"][seg]), f2(bars[1]["segments"][seg]),
+                     f"{100 * (bars[1]['segments'][seg] / bars[0]['segments'][seg] - 1):+.1f}%"
+                     if bars[0]["segments"][seg] > 0 else "-") for seg in bars[0]["segments"]]
+            blocks.append(("details", "Per segment: imported / modelled ms",
+                           [("table", ["segment", "imported ms", "modelled ms", "model - import"], rows)]))
+
+
 def section_heldout(found, out, blocks, readme):
     """bench/heldout.py's documents: the model on a probed system file against replays of scenarios the
     probe did not use, per op class and for the cycle, as a table and one figure of the errors."""
@@ -465,6 +502,7 @@ def build(folder, out):
                             "section."))
     section_ranking(found, out, blocks, readme)
     section_compare(found, out, blocks, readme)
+    section_import(found, out, blocks, readme)
     section_heldout(found, out, blocks, readme)
     section_cycle(found, out, blocks, readme)
     section_allreduce(found, out, blocks, readme)

@@ -67,6 +67,9 @@ def bar_label(doc, backend):
 def group_label(doc, backend):
     if doc["mode"] == "model":
         return f"modelled: {doc.get('system') or '?'}"
+    if doc["mode"] == "import-trace":
+        files = ", ".join(os.path.basename(f) for f in doc["import"]["files"])
+        return f"imported server trace: {files}"
     ranks = doc["measured"]["ranks"]
     where = f"measured on {gpu_name(doc)}, {ranks} rank{'s' if ranks != 1 else ''}"
     if backend == "none":

@@ -123,8 +123,9 @@ def check_results(path, doc):
     for key, kind in (("mode", "str"), ("scenario", "str"), ("tp", "int"), ("batch", "int"),
                       ("context", "int"), ("backends", "list")):
         _need(path, doc, key, "top level", kind)
-    if doc["mode"] not in ("model", "run"):
-        raise InputError(path, f"top level: 'mode' must be \"model\" or \"run\", got {json.dumps(doc['mode'])}")
+    if doc["mode"] not in ("model", "run", "import-trace"):
+        raise InputError(path, "top level: 'mode' must be \"model\", \"run\" or \"import-trace\", got "
+                               f"{json.dumps(doc['mode'])}")
     if not doc["backends"]:
         raise InputError(path, "top level: 'backends' is empty")
     for i, b in enumerate(doc["backends"]):
@@ -146,6 +147,12 @@ def check_results(path, doc):
             for key, kind in (("phase", "str"), ("index", "int"), ("name", "str"), ("kind", "str"),
                               ("us", "number")):
                 _need(path, op, key, ow, kind)
+    if doc["mode"] == "import-trace":  # `vpsim import-trace --breakdown`: a server's profile, read back
+        imp = _need(path, doc, "import", "top level (an import)", "dict")
+        for key in ("cycle_ms", "named_fraction"):
+            _need(path, imp, key, "import", "number")
+        for key, kind in (("source", "str"), ("files", "list"), ("cycles", "int"), ("ranks", "int")):
+            _need(path, imp, key, "import", kind)
     if doc["mode"] == "run":
         m = _need(path, doc, "measured", "top level (a run)", "dict")
         for key in ("cycle_median_ms", "cycle_p10_ms", "cycle_p90_ms"):

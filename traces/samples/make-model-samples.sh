@@ -32,3 +32,13 @@ BACKENDS=nccl,oneshot,twoshot,push,mpi,none
 # The optimization plan ranked (vpsim compare; the report draws it).
 "$V" compare configs/default.yaml --variants configs/plans/verify-faster.yaml --format json \
     --out $S/compare-verify-faster.json
+
+# A server trace read back (vpsim import-trace on the H200 fixture, bench/trace_fixture.py) and the model
+# of the system file it writes: the report draws them side by side (model-<the import's file> pairs them).
+imp_tmp=$(mktemp -d)
+trap 'rm -rf "$imp_tmp"' EXIT
+"$V" import-trace traces/samples/fixture-h200-graph.json.gz --system configs/systems/h200-1x.yaml \
+    --kernels traces/samples/trace-fixture-kernels.yaml --out "$imp_tmp/imported.yaml" \
+    --breakdown $S/import-fixture-h200-graph.results.json > /dev/null
+"$V" model configs/default.yaml --system "$imp_tmp/imported.yaml" --backend nccl --format json \
+    --out $S/model-import-fixture-h200-graph.results.json

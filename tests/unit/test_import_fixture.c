@@ -8,6 +8,7 @@
  * other kernel (cuBLAS nvjet, cuDNN and mem-efficient SDPA, PyTorch's norm and element-wise kernels) is
  * named by the shipped configs/trace-kernels.yaml. */
 #include "test_helpers.h"
+#include "th_json.h"
 
 #include "../../sim/config/cfg_tree.h"
 
@@ -20,27 +21,6 @@
 
 #define FIXTURE_KERNELS "traces/samples/trace-fixture-kernels.yaml"
 
-static double num_at(const cfg_node *n, const char *key)
-{
-    const cfg_node *v = cfg_node_at(n, key);
-    cr_assert(v && v->kind == CFG_NODE_SCALAR, "no number '%s'", key);
-    return atof(v->scalar);
-}
-
-/* A command's JSON output as a document (freed by the caller), after its exit status 0. */
-static cfg_doc *json_of(th_result r)
-{
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    char *path = th_write_temp(r.out, strlen(r.out), ".json");
-    th_free(&r);
-    cfg_error err;
-    cfg_doc *doc = cfg_doc_load_file(path, &err);
-    cr_assert_not_null(doc, "%s", err.msg);
-    unlink(path);
-    free(path);
-    return doc;
-}
-
 /* The fixture program's own clock: host wall time per profiled cycle (fixture-info.json). */
 static double wall_ms(const char *mode)
 {
@@ -49,7 +29,7 @@ static double wall_ms(const char *mode)
     cr_assert_not_null(doc, "%s", err.msg);
     char key[64];
     snprintf(key, sizeof(key), "modes.%s.wall_ms_per_cycle", mode);
-    const double ms = num_at(cfg_doc_root(doc), key);
+    const double ms = th_json_num(cfg_doc_root(doc), key);
     cfg_doc_free(doc);
     return ms;
 }
@@ -60,41 +40,41 @@ static void must_show(const char *mode)
     const int fd = mkstemp(sys);
     cr_assert(fd >= 0);
     close(fd);
-    cfg_doc *doc = json_of(th_run("import-trace traces/samples/fixture-h200-%s.json.gz --system "
+    cfg_doc *doc = th_json_of(th_run("import-trace traces/samples/fixture-h200-%s.json.gz --system "
                                   "configs/systems/h200-1x.yaml --kernels " FIXTURE_KERNELS " --format json --out %s",
                                   mode, sys));
     const cfg_node *root = cfg_doc_root(doc);
     const cfg_node *imp = cfg_node_at(root, "import");
     const bool graph = !strcmp(mode, "graph");
     /* the program profiled 4 cycles (fixture-info.json "cycles"); the trace holds all 4, the first whole */
-    cr_assert_eq((int)num_at(imp, "cycles"), 4, "%s", mode);
-    cr_assert_eq((int)num_at(imp, "draft_steps"), 1);
+    cr_assert_eq((int)th_json_num(imp, "cycles"), 4, "%s", mode);
+    cr_assert_eq((int)th_json_num(imp, "draft_steps"), 1);
     cr_assert_str_eq(cfg_map_get(imp, "phases_by")->scalar, "markers");
     cr_assert_str_eq(cfg_map_get(imp, "graph")->scalar, graph ? "true" : "false", "%s", mode);
-    const double trace_ms = num_at(imp, "cycle_ms");
+    const double trace_ms = th_json_num(imp, "cycle_ms");
     /* the breakdown adds up to the trace's own period between cycle ends, and to the program's wall clock
      * (which adds a synchronize per cycle) */
-    cr_assert(fabs(trace_ms - num_at(imp, "cycle_p50_ms")) <= 0.01 * trace_ms, "%s: %.3f against p50 %.3f", mode,
-              trace_ms, num_at(imp, "cycle_p50_ms"));
+    cr_assert(fabs(trace_ms - th_json_num(imp, "cycle_p50_ms")) <= 0.01 * trace_ms, "%s: %.3f against p50 %.3f", mode,
+              trace_ms, th_json_num(imp, "cycle_p50_ms"));
     cr_assert(fabs(trace_ms - wall_ms(mode)) <= 0.03 * wall_ms(mode), "%s: %.3f against wall %.3f", mode, trace_ms,
               wall_ms(mode));
     /* at least 95 % of the kernel time named (all of it, with the stand-ins named by the fixture's table) */
-    cr_assert(num_at(imp, "named_fraction") >= 0.95, "%s: named %s", mode, cfg_map_get(imp, "named_fraction")->scalar);
+    cr_assert(th_json_num(imp, "named_fraction") >= 0.95, "%s: named %s", mode, cfg_map_get(imp, "named_fraction")->scalar);
     /* the verify pass holds all 123 allreduce stand-ins of the plan's 61 layers, one phase per cycle */
     const cfg_node *phases = cfg_map_get(imp, "phases");
     cr_assert_eq((int)phases->n, 3);
     cr_assert_str_eq(cfg_map_get(phases->items[1], "name")->scalar, "verify");
     const cfg_node *coll = cfg_map_get(phases->items[1], "collectives");
-    cr_assert_eq((int)num_at(coll->items[0], "calls_per_cycle"), 123, "%s", mode);
+    cr_assert_eq((int)th_json_num(coll->items[0], "calls_per_cycle"), 123, "%s", mode);
     /* the backend the import priced its check with, as its results row names it: "nccl (trace)" */
     char backend[32];
     snprintf(backend, sizeof(backend), "%s", cfg_map_get(cfg_node_at(root, "backends")->items[0], "backend")->scalar);
     *strchr(backend, ' ') = '\0';
     cfg_doc_free(doc);
 
-    doc = json_of(th_run("model configs/default.yaml --system %s --backend %s%s --format json", sys, backend,
+    doc = th_json_of(th_run("model configs/default.yaml --system %s --backend %s%s --format json", sys, backend,
                          graph ? "" : " --set run.graph=false"));
-    const double model_ms = num_at(cfg_node_at(cfg_doc_root(doc), "backends")->items[0], "cycle_ms");
+    const double model_ms = th_json_num(cfg_node_at(cfg_doc_root(doc), "backends")->items[0], "cycle_ms");
     cfg_doc_free(doc);
     cr_assert(fabs(model_ms - trace_ms) <= 0.05 * trace_ms, "%s: model %.3f ms, trace %.3f ms", mode, model_ms, trace_ms);
     /* every value the import wrote is tagged with the fixture it came from and the day it was profiled */
@@ -114,13 +94,13 @@ Test(import_fixture, eager_trace_reproduces_its_cycle, .timeout = 60) { must_sho
  * every real PyTorch kernel of the trace is in configs/trace-kernels.yaml. */
 Test(import_fixture, shipped_table_names_every_real_kernel, .timeout = 60)
 {
-    cfg_doc *doc = json_of(th_run("import-trace traces/samples/fixture-h200-graph.json.gz --system "
+    cfg_doc *doc = th_json_of(th_run("import-trace traces/samples/fixture-h200-graph.json.gz --system "
                                   "configs/systems/h200-1x.yaml --format json"));
     const cfg_node *un = cfg_node_at(cfg_doc_root(doc), "import.unmapped");
     cr_assert(un && un->kind == CFG_NODE_SEQ);
     cr_assert_eq((int)un->n, 1);
     cr_assert_not_null(strstr(cfg_map_get(un->items[0], "name")->scalar, "spin_kernel"));
-    const double named = num_at(cfg_node_at(cfg_doc_root(doc), "import"), "named_fraction");
+    const double named = th_json_num(cfg_node_at(cfg_doc_root(doc), "import"), "named_fraction");
     cr_assert(named > 0.95 && named < 0.99, "%g", named);
     cfg_doc_free(doc);
 }

@@ -2,6 +2,7 @@
  * skew and wire time of every collective, the cycles, the unmapped kernels, the system file's round trip
  * through model mode, and the refusals of bad traces. */
 #include "test_helpers.h"
+#include "th_json.h"
 
 #include "../../sim/config/cfg_tree.h"
 
@@ -30,13 +31,6 @@ static char *make_traces(const char *plan_args, const char *gen_args)
     cr_assert_eq(r.status, 0, "%s", r.err);
     th_free(&r);
     return dir;
-}
-
-static double num_at(const cfg_node *n, const char *key)
-{
-    const cfg_node *v = cfg_map_get(n, key);
-    cr_assert(v && v->kind == CFG_NODE_SCALAR, "no number '%s'", key);
-    return atof(v->scalar);
 }
 
 /* The collective `kind` of phase `phase` in the breakdown's "import" block. */
@@ -79,44 +73,30 @@ Test(import_trace, eight_ranks_known_skew_recovered_and_split, .timeout = 120)
     for (int p = 0; p < 3; p++) {
         const cfg_node *ar = coll_of(root, phases[p], "allreduce");
         const cfg_node *sk = cfg_map_get(ar, "skew_us");
-        cr_assert_eq((int)num_at(ar, "calls_per_cycle"), calls[p], "%s", phases[p]);
-        cr_assert(fabs(num_at(sk, "p50") - 150.0) <= 5.0, "%s skew p50 %s", phases[p], cfg_map_get(sk, "p50")->scalar);
-        cr_assert(fabs(num_at(sk, "p10") - 150.0) <= 5.0 && fabs(num_at(sk, "p90") - 150.0) <= 5.0, "%s", phases[p]);
-        cr_assert(fabs(num_at(ar, "wire_us") - 40.0) <= 2.0, "%s wire %g", phases[p], num_at(ar, "wire_us"));
+        cr_assert_eq((int)th_json_num(ar, "calls_per_cycle"), calls[p], "%s", phases[p]);
+        cr_assert(fabs(th_json_num(sk, "p50") - 150.0) <= 5.0, "%s skew p50 %s", phases[p], cfg_map_get(sk, "p50")->scalar);
+        cr_assert(fabs(th_json_num(sk, "p10") - 150.0) <= 5.0 && fabs(th_json_num(sk, "p90") - 150.0) <= 5.0, "%s", phases[p]);
+        cr_assert(fabs(th_json_num(ar, "wire_us") - 40.0) <= 2.0, "%s wire %g", phases[p], th_json_num(ar, "wire_us"));
         /* each rank is late by 0..150 us in even steps, so the mean rank waits 150 - 75 us */
-        cr_assert(fabs(num_at(ar, "wait_us") - 75.0) <= 3.0, "%s wait %g", phases[p], num_at(ar, "wait_us"));
-        cr_assert(fabs(num_at(ar, "call_us") - num_at(ar, "wire_us") - num_at(ar, "wait_us")) < 0.01);
+        cr_assert(fabs(th_json_num(ar, "wait_us") - 75.0) <= 3.0, "%s wait %g", phases[p], th_json_num(ar, "wait_us"));
+        cr_assert(fabs(th_json_num(ar, "call_us") - th_json_num(ar, "wire_us") - th_json_num(ar, "wait_us")) < 0.01);
         /* the ranks' clocks (their base times) say the same */
-        cr_assert(fabs(num_at(sk, "clock_p50") - 150.0) <= 5.0, "%s", phases[p]);
+        cr_assert(fabs(th_json_num(sk, "clock_p50") - 150.0) <= 5.0, "%s", phases[p]);
     }
     /* the all-gather has no stall before it: skew within the ranks' 1 us exit jitter */
-    cr_assert(num_at(cfg_map_get(coll_of(root, "verify", "allgather"), "skew_us"), "p90") < 3.0);
+    cr_assert(th_json_num(cfg_map_get(coll_of(root, "verify", "allgather"), "skew_us"), "p90") < 3.0);
     cr_assert_eq(strcmp(cfg_node_at(root, "mode")->scalar, "import-trace"), 0);
-    cr_assert(num_at(cfg_node_at(root, "import"), "named_fraction") > 0.999);
+    cr_assert(th_json_num(cfg_node_at(root, "import"), "named_fraction") > 0.999);
     cfg_doc_free(doc);
     rm_rf(dir);
     free(dir);
 }
 
-/* A command's JSON output as a document (freed by the caller), after its exit status 0. */
-static cfg_doc *json_of(th_result r)
-{
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    char *path = th_write_temp(r.out, strlen(r.out), ".json");
-    th_free(&r);
-    cfg_error err;
-    cfg_doc *doc = cfg_doc_load_file(path, &err);
-    cr_assert_not_null(doc, "%s", err.msg);
-    unlink(path);
-    free(path);
-    return doc;
-}
-
 static double cycle_of_model(const char *args)
 {
-    cfg_doc *doc = json_of(th_run("model %s --backend nccl --format json", args));
+    cfg_doc *doc = th_json_of(th_run("model %s --backend nccl --format json", args));
     const cfg_node *be = cfg_node_at(cfg_doc_root(doc), "backends");
-    const double ms = num_at(be->items[0], "cycle_ms");
+    const double ms = th_json_num(be->items[0], "cycle_ms");
     cfg_doc_free(doc);
     return ms;
 }
@@ -128,11 +108,11 @@ Test(import_trace, system_file_reproduces_the_cycle_graph_and_eager, .timeout = 
     const char *graph_set[] = {"", "--set run.graph=false"};
     for (int m = 0; m < 2; m++) {
         char *dir = make_traces("configs/default.yaml", modes[m]);
-        cfg_doc *doc = json_of(th_run("import-trace %s/rank0.json %s/rank1.json %s/rank2.json %s/rank3.json "
+        cfg_doc *doc = th_json_of(th_run("import-trace %s/rank0.json %s/rank1.json %s/rank2.json %s/rank3.json "
                                       "%s/rank4.json %s/rank5.json %s/rank6.json %s/rank7.json --format json --out "
                                       "%s/sys.yaml",
                                       dir, dir, dir, dir, dir, dir, dir, dir, dir));
-        const double trace_ms = num_at(cfg_node_at(cfg_doc_root(doc), "import"), "cycle_ms");
+        const double trace_ms = th_json_num(cfg_node_at(cfg_doc_root(doc), "import"), "cycle_ms");
         cr_assert_str_eq(cfg_node_at(cfg_doc_root(doc), "import.phases_by")->scalar,
                          m == 1 ? "markers" : "collective pattern");
         cfg_doc_free(doc);
@@ -269,15 +249,15 @@ Test(import_trace, cpu_and_gpu_annotations_give_every_cycle, .timeout = 120)
     const char *graph_set[] = {"", "--set run.graph=false", ""};
     for (int m = 0; m < 3; m++) {
         char *dir = make_traces("configs/default.yaml", modes[m]);
-        cfg_doc *doc = json_of(th_run("import-trace %s/rank0.json %s/rank1.json --format json --out %s/sys.yaml", dir,
+        cfg_doc *doc = th_json_of(th_run("import-trace %s/rank0.json %s/rank1.json --format json --out %s/sys.yaml", dir,
                                       dir, dir));
         const cfg_node *imp = cfg_node_at(cfg_doc_root(doc), "import");
         cr_assert_str_eq(cfg_map_get(imp, "phases_by")->scalar, "markers", "%s", modes[m]);
         /* make_trace.py writes 4 cycles; all 4 are whole, the first included */
-        cr_assert_eq((int)num_at(imp, "cycles"), 4, "%s: %s cycles", modes[m], cfg_map_get(imp, "cycles")->scalar);
-        const double trace_ms = num_at(imp, "cycle_ms");
+        cr_assert_eq((int)th_json_num(imp, "cycles"), 4, "%s: %s cycles", modes[m], cfg_map_get(imp, "cycles")->scalar);
+        const double trace_ms = th_json_num(imp, "cycle_ms");
         /* each verify is one phase with all its collectives, not two halves */
-        cr_assert_eq((int)num_at(coll_of(cfg_doc_root(doc), "verify", "allreduce"), "calls_per_cycle"), 123, "%s",
+        cr_assert_eq((int)th_json_num(coll_of(cfg_doc_root(doc), "verify", "allreduce"), "calls_per_cycle"), 123, "%s",
                      modes[m]);
         cfg_doc_free(doc);
         char args[512];

@@ -86,6 +86,7 @@ cfg_system th_pcie_system(int gpus, int sockets, int gpus_per_switch)
     s.nccl.symm_base_us = 5.0;
     s.custom.push_expansion = 2.0;
     s.measured.use = true;
+    s.measured.collectives = true;
     return s;
 }
 

@@ -240,8 +240,10 @@ test-extend:
 # CI's command (.ci/run, README): the suite, the Python and docs checks, the suite under the sanitizers,
 # every fuzz harness briefly; each stage announced with its progress and duration (scripts/check.sh).
 NPROC := $(shell nproc 2>/dev/null || echo 2)
+# make check's fuzz smoke: every harness this many seconds at once (`make fuzz-smoke` alone: FUZZ_SECONDS).
+CHECK_FUZZ_SECONDS ?= 30
 check:
-	NPROC=$(NPROC) FUZZ_SECONDS=$(or $(FUZZ_SECONDS),60) bash scripts/check.sh
+	NPROC=$(NPROC) FUZZ_SECONDS=$(CHECK_FUZZ_SECONDS) bash scripts/check.sh
 
 # Kernel tests and benchmarks (tests/gpu/*.c against libvpsim.a); built here, run on a GPU machine.
 KTEST_SRCS := $(sort $(wildcard tests/gpu/*.c))

@@ -2,11 +2,11 @@
 # `make check` (CI's command): each stage announced, with its progress and its duration, and the total at
 # the end, so that a long run is never silent for minutes. Stops at the first failing stage.
 #   NPROC          parallel jobs for the builds (default: nproc)
-#   FUZZ_SECONDS   how long each fuzz harness runs (default 60)
+#   FUZZ_SECONDS   how long each fuzz harness runs (make check: 30)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 NPROC=${NPROC:-$(nproc 2>/dev/null || echo 2)}
-FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
 T0=$(date +%s)
 N_STAGES=7
 stage_no=0

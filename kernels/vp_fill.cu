@@ -81,6 +81,35 @@ extern "C" int vp_fill_random(void *buf, long long n, unsigned long long seed, v
 
 namespace {
 
+// Reads every 16 bytes of buf once and writes nothing unless the XOR of all of them is a value no
+// buffer of random fills produces (so the compiler cannot drop the loads).
+__global__ void read_sweep_kernel(const uint4 *buf, long long n16, unsigned *sink)
+{
+    unsigned x = 0;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n16; i += (long long)gridDim.x * blockDim.x) {
+        const uint4 v = buf[i];
+        x ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (x == 0x9e3779b9u)
+        *sink = x;
+}
+
+} // namespace
+
+extern "C" int vp_read_sweep(const void *buf, size_t bytes, void *sink, void *stream)
+{
+    if (!buf || !sink || bytes % 16 || (reinterpret_cast<uintptr_t>(buf) & 15))
+        return (int)cudaErrorInvalidValue;
+    int dev, sms;
+    VP_TRY(cudaGetDevice(&dev));
+    VP_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    read_sweep_kernel<<<sms * 8, 256, 0, (cudaStream_t)stream>>>((const uint4 *)buf, (long long)(bytes / 16),
+                                                                  (unsigned *)sink);
+    return (int)cudaGetLastError();
+}
+
+namespace {
+
 // Expected value of element i after the collective: the sum over ranks of their patterns (allreduce),
 // or segment i / seg of rank i / seg's pattern at i % seg (all-gather of seg elements per rank).
 // Exact in fp32 and bf16 (|sum| <= 8 * ranks), so the comparison is equality, not a tolerance.

@@ -54,6 +54,9 @@ int vp_attention_decode(const vp_attn_args *a, void *stream);
 void vp_attention_set_smem_budget(size_t bytes);
 int vp_attention_set_tuning(int stages, int splits);
 int vp_attention_set_tile(int keys);
+/* vp_attention_set_kernel: which split kernel the launches use: 1 the first (scores and softmax through
+ * shared memory), 2 the second (in registers), 0 the default. Returns 0, or cudaErrorInvalidValue. */
+int vp_attention_set_kernel(int kernel);
 int vp_attention_describe(const vp_attn_args *a, char *buf, size_t len);
 /* Benchmark probes (kernels/vp_attention_probe.cu; vpsim-kernel-tests --kernel probe):
  * vp_empty_launch: one empty kernel (1 block of 32 threads), the floor of any launch timed the same way.
@@ -94,6 +97,9 @@ int vp_fill_pattern(void *buf, long long n, int rank, int salt, void *stream);
 int vp_fill_poison(void *buf, long long n, void *stream);
 /* Fill with pseudo-random values in [-1, 1) (weights, activations); deterministic in `seed`. */
 int vp_fill_random(void *buf, long long n, unsigned long long seed, void *stream);
+/* Read `bytes` of buf (16-byte aligned, a multiple of 16) once; `sink` is a device word it may write.
+ * The kernel benchmarks' clean L2 flush: afterwards the L2 holds clean lines of buf only. */
+int vp_read_sweep(const void *buf, size_t bytes, void *sink, void *stream);
 
 /* Compare buf with the expected allreduce sum over `ranks` ranks (salt s), or with the all-gather of
  * `ranks` segments of n / ranks elements each (gather != 0). Writes the first bad index or -1 to

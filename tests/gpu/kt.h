@@ -23,6 +23,11 @@ typedef struct kt_opts {
     const char *kernel;   /* NULL or "all": every family */
     const char *filter;   /* NULL or a substring of the case name */
     unsigned long long seed;
+    /* Attention launch settings (vp_attention_set_tile / _set_tuning; 0 = automatic): the command line's
+     * one setting, or --attn-sweep's list, each validated and timed against one reference per case. */
+    int flush_clean; /* 1: the L2 flush reads a buffer (clean lines), 0: writes it (dirty lines) */
+    int attn_n;
+    int attn_cfg[32][4]; /* keys per tile, stages, splits, kernel (vp_attention_set_kernel) */
 } kt_opts;
 
 extern cudaStream_t kt_stream;
@@ -48,7 +53,8 @@ typedef struct kt_timing {
     double median_us, p10_us, p90_us;
     int valid;
 } kt_timing;
-/* Warm up, then `iters` timed launches, each after an L2 flush; fills t (t->valid = 0 without bench). */
+/* Warm up, then `iters` timed launches, each after an L2 flush (o->flush_clean: read or written); fills t
+ * (t->valid = 0 without bench). */
 void kt_time(const kt_opts *o, kt_launch_fn fn, void *ctx, kt_timing *t);
 
 /* Whether case `name` of `kernel` is selected by --kernel / --case. */

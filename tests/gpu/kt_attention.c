@@ -25,6 +25,9 @@ static const attn_case cases[] = {
     {"mla-8k", 1, 3, 8192, 8, 1, 576, 512, 1, 0.58, 0, 1},
     {"mla-32k", 1, 3, 32768, 8, 1, 576, 512, 1, 0.58, 0, 0},
     {"mla-128k", 1, 3, 131072, 8, 1, 576, 512, 1, 0.58, 1, 0},
+    {"mla-8k-h16", 1, 3, 8192, 16, 1, 576, 512, 1, 0.58, 0, 0}, /* TP=4: 16 heads per rank, 48 rows */
+    {"mla-32k-h16", 1, 3, 32768, 16, 1, 576, 512, 1, 0.58, 0, 0},
+    {"mla-128k-h16", 1, 3, 131072, 16, 1, 576, 512, 1, 0.58, 1, 0},
     {"mla-32k-q1", 1, 1, 32768, 8, 1, 576, 512, 1, 0.58, 0, 0},
     {"mla-32k-q8", 1, 8, 32768, 8, 1, 576, 512, 1, 0.58, 0, 0},
     {"gqa-8k-q1", 1, 1, 8192, 8, 8, 128, 128, 0, 0.33, 0, 1},
@@ -118,6 +121,43 @@ static double rms(const float *x, long long n)
     return n ? sqrt(ss / (double)n) : 0.0;
 }
 
+/* One launch setting of a case: validate (poisoned output, direct and graph-replayed), then time. */
+static void run_setting(const kt_opts *o, const attn_case *c, vp_attn_args *a, long long out_n, const float *ref,
+                        double floor, const char *shape, double bytes)
+{
+    const size_t ws = vp_attention_workspace_bytes(a);
+    a->workspace = ws ? kt_dev_malloc(ws) : NULL;
+    char info[256] = "";
+    const int described = vp_attention_describe(a, info, sizeof info) == 0;
+    const double tol = 1.0 / 64; /* bf16 output (2^-9) and bf16 probabilities (2^-9), with margin */
+
+    /* Poison first: an output element the kernel fails to write is NaN and fails the comparison. */
+    CUDA_CHECK(vp_fill_poison(a->out, out_n, kt_stream));
+    double err = INFINITY;
+    int ok = described && kt_launch_ok(vp_attention_decode(a, kt_stream), "vp_attention_decode");
+    CUDA_CHECK(cudaStreamSynchronize(kt_stream));
+    if (ok) {
+        float *got = kt_download_bf(a->out, out_n);
+        ok = kt_compare(got, ref, out_n, floor, tol, &err);
+        free(got);
+    }
+    if (ok && c->graph) {
+        double gerr;
+        float *got = replay_in_graph(a, out_n);
+        ok = kt_compare(got, ref, out_n, floor, tol, &gerr);
+        if (!ok)
+            fprintf(stderr, "attention %s: graph replay differs (max_err %.3e)\n", c->name, gerr);
+        free(got);
+    }
+    kt_timing t = {0};
+    if (ok)
+        kt_time(o, launch_attention, a, &t);
+    kt_report("attention", c->name, shape, ok, err, &t, bytes, info);
+    if (a->workspace)
+        CUDA_CHECK(cudaFree(a->workspace));
+    a->workspace = NULL;
+}
+
 static void run_case(const kt_opts *o, const attn_case *c)
 {
     const long long q_n = (long long)c->batch * c->q_len * c->heads * c->qk_dim;
@@ -134,44 +174,25 @@ static void run_case(const kt_opts *o, const attn_case *c)
                       .kv_len = c->kv_len, .heads = c->heads, .kv_heads = c->kv_heads, .qk_dim = c->qk_dim,
                       .v_dim = c->v_dim, .v_in_k = c->v_in_k,
                       .scale = (float)(c->score_std * 3.0 / sqrt((double)c->qk_dim))};
-    const size_t ws = vp_attention_workspace_bytes(&a);
-    a.workspace = ws ? kt_dev_malloc(ws) : NULL;
-    char info[256] = "", shape[160];
-    const int described = vp_attention_describe(&a, info, sizeof info) == 0;
+    char shape[160];
     snprintf(shape, sizeof shape, "b%d_q%d_h%d_kvh%d_kv%d_dk%d_dv%d_vink%d", c->batch, c->q_len, c->heads,
              c->kv_heads, c->kv_len, c->qk_dim, c->v_dim, c->v_in_k);
-
     float *ref = kt_malloc((size_t)out_n * sizeof(float));
     attn_ref(c, hq, hk, hv, a.scale, ref);
     const double floor = rms(ref, out_n);
-    const double tol = 1.0 / 64; /* bf16 output (2^-9) and bf16 probabilities (2^-9), with margin */
-
-    /* Poison first: an output element the kernel fails to write is NaN and fails the comparison. */
-    CUDA_CHECK(vp_fill_poison(out, out_n, kt_stream));
-    double err = INFINITY;
-    int ok = described && kt_launch_ok(vp_attention_decode(&a, kt_stream), "vp_attention_decode");
-    CUDA_CHECK(cudaStreamSynchronize(kt_stream));
-    if (ok) {
-        float *got = kt_download_bf(out, out_n);
-        ok = kt_compare(got, ref, out_n, floor, tol, &err);
-        free(got);
-    }
-    if (ok && c->graph) {
-        double gerr;
-        float *got = replay_in_graph(&a, out_n);
-        ok = kt_compare(got, ref, out_n, floor, tol, &gerr);
-        if (!ok)
-            fprintf(stderr, "attention %s: graph replay differs (max_err %.3e)\n", c->name, gerr);
-        free(got);
-    }
-
-    kt_timing t = {0};
-    if (ok)
-        kt_time(o, launch_attention, &a, &t);
     /* Bytes the op must move: q, the cache (k, and v when separate), out. The fp32 split partials are
      * extra traffic of this algorithm (written and read back, mostly from L2) and not counted. */
     const double bytes = 2.0 * (double)(q_n + k_n + v_n + out_n);
-    kt_report("attention", c->name, shape, ok, err, &t, bytes, info);
+    for (int i = 0; i < o->attn_n; i++) {
+        const int *cfg = o->attn_cfg[i];
+        CUDA_CHECK(vp_attention_set_tile(cfg[0]));
+        CUDA_CHECK(vp_attention_set_tuning(cfg[1], cfg[2]));
+        CUDA_CHECK(vp_attention_set_kernel(cfg[3]));
+        run_setting(o, c, &a, out_n, ref, floor, shape, bytes);
+    }
+    CUDA_CHECK(vp_attention_set_tile(o->attn_cfg[0][0])); /* the command line's setting again */
+    CUDA_CHECK(vp_attention_set_tuning(o->attn_cfg[0][1], o->attn_cfg[0][2]));
+    CUDA_CHECK(vp_attention_set_kernel(o->attn_cfg[0][3]));
 
     free(ref);
     free(hq);
@@ -182,8 +203,6 @@ static void run_case(const kt_opts *o, const attn_case *c)
     if (v)
         CUDA_CHECK(cudaFree(v));
     CUDA_CHECK(cudaFree(out));
-    if (a.workspace)
-        CUDA_CHECK(cudaFree(a.workspace));
 }
 
 /* Arguments the launcher must refuse (returning an error, launching nothing). */

@@ -24,8 +24,9 @@ static const probe_shape shapes[] = {
     {"tiny-mla", 1, 3, 256, 4, 1, 48, 32, 1},
 };
 
-static void *g_flush;
+static void *g_flush, *g_sink;
 static size_t g_flush_bytes;
+static int g_flush_clean; /* --flush clean: read the buffer (kt_time says why) */
 
 static void flush_l2(void)
 {
@@ -35,9 +36,14 @@ static void flush_l2(void)
         CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
         g_flush_bytes = (size_t)4 * (size_t)l2;
         g_flush = kt_dev_malloc(g_flush_bytes);
+        g_sink = kt_dev_malloc(16);
+        CUDA_CHECK(cudaMemsetAsync(g_flush, 0x5a, g_flush_bytes, kt_stream));
     }
     static int salt;
-    CUDA_CHECK(cudaMemsetAsync(g_flush, ++salt & 0xff, g_flush_bytes, kt_stream));
+    if (g_flush_clean)
+        CUDA_CHECK(vp_read_sweep(g_flush, g_flush_bytes, g_sink, kt_stream));
+    else
+        CUDA_CHECK(cudaMemsetAsync(g_flush, ++salt & 0xff, g_flush_bytes, kt_stream));
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -333,6 +339,7 @@ int kt_run_probe(const kt_opts *o)
 {
     if (!o->kernel || strcmp(o->kernel, "probe") != 0)
         return 0; /* explicit only: it times, it does not validate */
+    g_flush_clean = o->flush_clean;
     double copy_gbps = 0.0, empty_us = 0.0;
     probe_device(o, &copy_gbps, &empty_us);
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Attention launch settings on a GPU machine. First every attention case validated with each kernel of
-# VALIDATE_KERNELS (at the device's shared memory and at sm_120's 99 KB), and compute-sanitizer's
-# racecheck on RACE_CASES where the tool exists; then every case of ATTN_CASES validated and timed at
+# Attention launch settings on a GPU machine. First (VALIDATE=1) every attention case validated at the
+# device's shared memory and at sm_120's 99 KB, and compute-sanitizer's SANITIZERS on RACE_CASES where
+# the tool exists; then every case of ATTN_CASES validated and timed at
 # every setting of ATTN_SWEEP (vpsim-kernel-tests --attn-sweep, one CPU reference per case); then the
 # per-block timeline (--kernel probe) of PROBE_CASE at each setting of PROBE_SETTINGS. Settings are
-# TILE:STAGES:SPLITS[:KERNEL], 0 = automatic. Run from the repository root on the device machine with
+# TILE:STAGES:SPLITS, 0 = automatic. Run from the repository root on the device machine with
 # build/vpsim-kernel-tests carried; output under OUT.
-#   ATTN_CASES="mla-8k mla-32k" ATTN_SWEEP="0:0:0:1,0:0:0:2" bash bench/attn_sweep.sh
+#   ATTN_CASES="mla-8k mla-32k" ATTN_SWEEP="0:0:0,32:4:0" FLUSHES="dirty clean" bash bench/attn_sweep.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/attn-sweep}
 KT=${KT:-build/vpsim-kernel-tests}
@@ -17,42 +17,43 @@ PROBE_CASE=${PROBE_CASE:-mla-8k}
 PROBE_SETTINGS=${PROBE_SETTINGS:-"0:0:0 16:4:0"}
 FLUSHES=${FLUSHES:-dirty}        # the timed runs' L2 flush: dirty (memset) and/or clean (read)
 PROBE_FLUSH=${PROBE_FLUSH:-dirty}
-VALIDATE_KERNELS=${VALIDATE_KERNELS:-}
+VALIDATE=${VALIDATE:-0}
 RACE_CASES=${RACE_CASES:-}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv >"$OUT/gpu.txt" 2>&1
-for kn in $VALIDATE_KERNELS; do
+if [ "$VALIDATE" = 1 ]; then
     for budget in 0 101376; do
-        echo "== validate kernel=$kn smem_budget=$budget" >>"$OUT/validate.txt"
-        "$KT" --kernel attention --no-bench --attn-kernel "$kn" $([ "$budget" != 0 ] && echo --smem-budget $budget) >>"$OUT/validate.txt" 2>&1
+        echo "== validate smem_budget=$budget" >>"$OUT/validate.txt"
+        "$KT" --kernel attention --no-bench $([ "$budget" != 0 ] && echo --smem-budget $budget) >>"$OUT/validate.txt" 2>&1
         echo "rc=$?" >>"$OUT/validate.txt"
     done
     for c in $RACE_CASES; do
         if command -v compute-sanitizer >/dev/null; then
-            echo "== racecheck kernel=$kn case=$c" >>"$OUT/validate.txt"
-            compute-sanitizer --tool racecheck --racecheck-report hazard "$KT" --kernel attention --case "$c" --no-bench \
-                --attn-kernel "$kn" >>"$OUT/validate.txt" 2>&1
-            echo "rc=$?" >>"$OUT/validate.txt"
+            for tool in ${SANITIZERS:-racecheck}; do
+                echo "== $tool case=$c" >>"$OUT/validate.txt"
+                compute-sanitizer --tool "$tool" "$KT" --kernel attention --case "$c" --no-bench >>"$OUT/validate.txt" 2>&1
+                echo "rc=$?" >>"$OUT/validate.txt"
+            done
         fi
     done
-done
-[ -f "$OUT/validate.txt" ] && grep -E "^== |^rc=|ok=0|ERROR|hazard|RACECHECK SUMMARY" "$OUT/validate.txt" | head -60
+fi
+[ -f "$OUT/validate.txt" ] && grep -E "^== |^rc=|ok=0|ERROR SUMMARY|hazard|RACECHECK SUMMARY" "$OUT/validate.txt" | head -60
 for fl in $FLUSHES; do
     for c in $ATTN_CASES; do
         "$KT" --kernel attention --case "$c" --iters "$ATTN_ITERS" --flush "$fl" --attn-sweep "$ATTN_SWEEP" 2>&1 |
             grep -E "^kernel=|error|differs" | sed "s/\$/ flush=$fl/" >>"$OUT/sweep.txt"
     done
 done
+for pc in $PROBE_CASE; do
 for s in $PROBE_SETTINGS; do
-    IFS=: read -r t st sp kn <<<"$s"
-    kn=${kn:-0}
-    echo "== probe $PROBE_CASE tile=$t stages=$st splits=$sp kernel=$kn" >>"$OUT/probe.txt"
+    IFS=: read -r t st sp <<<"$s"
+    echo "== probe $pc tile=$t stages=$st splits=$sp" >>"$OUT/probe.txt"
     args=()
     [ "$t" != 0 ] && args+=(--attn-tile "$t")
     [ "$st" != 0 ] && args+=(--attn-stages "$st")
     [ "$sp" != 0 ] && args+=(--attn-splits "$sp")
-    [ "$kn" != 0 ] && args+=(--attn-kernel "$kn")
-    "$KT" --kernel probe --case "$PROBE_CASE" --flush "$PROBE_FLUSH" "${args[@]}" >>"$OUT/probe.txt" 2>&1
+    "$KT" --kernel probe --case "$pc" --flush "$PROBE_FLUSH" "${args[@]}" >>"$OUT/probe.txt" 2>&1
+done
 done
 # The table the reply shows: case, setting (from info), ok, median, p10, p90.
 awk '{for(i=1;i<=NF;i++){split($i,kv,"="); f[kv[1]]=substr($i,length(kv[1])+2)} print f["flush"], f["case"], f["ok"], f["median_us"], f["p10_us"], f["p90_us"], f["info"]}' "$OUT/sweep.txt" |

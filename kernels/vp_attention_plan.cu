@@ -16,9 +16,6 @@ constexpr long long MIN_SPLIT_BYTES = 64 << 10; // a split reading less costs mo
 
 size_t g_smem_budget = 0;                                 // vp_attention_set_smem_budget(); 0 = device limit
 int g_force_stages = 0, g_force_splits = 0, g_force_tile = 0; // vp_attention_set_tuning / _set_tile; 0 = auto
-int g_force_kernel = 0;                                       // vp_attention_set_kernel; 0 = VP_ATTN_DEFAULT_KERNEL
-// The kernel a launch uses unless told: 1 until the second has been validated and timed on a GPU.
-constexpr int VP_ATTN_DEFAULT_KERNEL = 1;
 
 long long ceil_div(long long a, long long b)
 {
@@ -67,8 +64,7 @@ void layout(AttnPlan *pl, int v_in_k)
     pl->off_s = align_up(end > end_o ? end : end_o, 128);
     pl->off_p = align_up(pl->off_s + (size_t)NWARPS * 16 * pl->lds * 4, 128);
     pl->off_a = align_up(pl->off_p + (size_t)pl->tn * pl->ldp * 2, 128);
-    pl->off_r = align_up(pl->off_a + (size_t)pl->rows_blk * 4, 16);
-    pl->smem = pl->kernel == 2 ? pl->off_r + 2 * 4 * 32 * sizeof(float) : pl->off_a + (size_t)pl->rows_blk * 4;
+    pl->smem = pl->off_a + (size_t)pl->rows_blk * 4;
 }
 
 // The first (largest tile, in two passes: at most half an SM's shared memory, then the budget; most
@@ -114,7 +110,6 @@ int make_plan(const vp_attn_args *a, AttnPlan *pl)
     const size_t half = di.sm_smem / 2 > 2048 ? (size_t)di.sm_smem / 2 - 2048 : 0;
 
     *pl = AttnPlan{};
-    pl->kernel = g_force_kernel ? g_force_kernel : VP_ATTN_DEFAULT_KERNEL;
     const int rows = a->q_len * (a->heads / a->kv_heads);
     const int dv16 = (int)ceil_div(a->v_dim, 16);
     pl->dkp = (int)ceil_div(a->qk_dim, 16) * 16;
@@ -130,7 +125,7 @@ int make_plan(const vp_attn_args *a, AttnPlan *pl)
     if (!fits)
         return (int)cudaErrorInvalidValue; // qk_dim (or v_dim) too large for this device's shared memory
     pl->row_chunks = (int)ceil_div(rows, pl->rows_blk);
-    VP_TRY((cudaError_t)vp_attention_kernel_setup(di.dev, pl->kernel, pl->nt, pl->mt, pl->smem, &pl->blocks_per_sm));
+    VP_TRY((cudaError_t)vp_attention_kernel_setup(di.dev, pl->nt, pl->mt, pl->smem, &pl->blocks_per_sm));
     if (a->kv_len == 0)
         return 0; // splits = 0: nothing to launch
 
@@ -182,14 +177,6 @@ extern "C" int vp_attention_set_tuning(int stages, int splits)
     return 0;
 }
 
-extern "C" int vp_attention_set_kernel(int kernel)
-{
-    if (kernel < 0 || kernel > 2)
-        return (int)cudaErrorInvalidValue;
-    g_force_kernel = kernel;
-    return 0;
-}
-
 extern "C" int vp_attention_set_tile(int keys)
 {
     if (keys != 0 && keys != 16 && keys != 32 && keys != 64)
@@ -205,9 +192,9 @@ extern "C" int vp_attention_describe(const vp_attn_args *a, char *buf, size_t le
     if (buf && len)
         snprintf(buf, len,
                  "splits=%d,keys_per_split=%d,tn=%d,stages=%d,rows_blk=%d,row_chunks=%d,dv_chunks=%d,mt=%d,"
-                 "blocks_per_sm=%d,smem=%zu,ws=%zu,kernel=%d",
+                 "blocks_per_sm=%d,smem=%zu,ws=%zu",
                  pl.splits, pl.keys_per_split, pl.tn, pl.stages, pl.rows_blk, pl.row_chunks, pl.dv_chunks, pl.mt,
-                 pl.blocks_per_sm, pl.smem, pl.workspace, pl.kernel);
+                 pl.blocks_per_sm, pl.smem, pl.workspace);
     return 0;
 }
 

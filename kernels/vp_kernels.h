@@ -54,9 +54,7 @@ int vp_attention_decode(const vp_attn_args *a, void *stream);
 void vp_attention_set_smem_budget(size_t bytes);
 int vp_attention_set_tuning(int stages, int splits);
 int vp_attention_set_tile(int keys);
-/* vp_attention_set_kernel: which split kernel the launches use: 1 the first (scores and softmax through
- * shared memory), 2 the second (in registers), 0 the default. Returns 0, or cudaErrorInvalidValue. */
-int vp_attention_set_kernel(int kernel);
+
 int vp_attention_describe(const vp_attn_args *a, char *buf, size_t len);
 /* Benchmark probes (kernels/vp_attention_probe.cu; vpsim-kernel-tests --kernel probe):
  * vp_empty_launch: one empty kernel (1 block of 32 threads), the floor of any launch timed the same way.
@@ -66,6 +64,12 @@ int vp_attention_describe(const vp_attn_args *a, char *buf, size_t len);
  * Process-wide; timing only. */
 int vp_empty_launch(void *stream);
 int vp_attention_set_probe(int stage);
+/* vp_load_probe (kernels/vp_load_probe.cu): `blocks` blocks of `threads` threads, one per SM, each
+ * bringing its `rows` rows of `row_bytes` (a multiple of 16) of src into shared memory by mechanism
+ * `mode` (0 cp.async 16 B, 1 ld.global 16 B into registers, 2 a bulk copy per row, 3 one bulk copy per
+ * block); `sink` is a device word it may write. */
+int vp_load_probe(int mode, const void *src, int blocks, int rows, int row_bytes, int threads, void *sink,
+                  void *stream);
 /* vp_attention_set_trace: a device buffer (NULL: off) into which the next launches write their
  * timeline, 16 uint64 per split-kernel block, then 3 per combine block (layout in vp_attention.cuh). */
 void vp_attention_set_trace(void *buf);

@@ -95,3 +95,47 @@ __device__ __forceinline__ void vp_grid_dep_launch_dependents()
 {
     asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 }
+
+// ----------------------------------------------------------------- bulk copies on an mbarrier (sm_90+)
+// cp.async.bulk: the copy engine moves a whole block of bytes for one thread's instruction; completion
+// is counted in bytes on an mbarrier in shared memory (PTX ISA, "mbarrier" and "cp.async.bulk").
+__device__ __forceinline__ void vp_mbar_init(uint64_t *bar, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(vp_smem_addr(bar)), "r"(count) : "memory");
+}
+
+// Makes the barriers' initialisation visible to the copy engine (the async proxy).
+__device__ __forceinline__ void vp_mbar_init_fence()
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+
+// This thread's arrival, announcing `bytes` that copies will complete on the barrier.
+__device__ __forceinline__ void vp_mbar_arrive_expect_tx(uint64_t *bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(vp_smem_addr(bar)), "r"(bytes)
+                 : "memory");
+}
+
+// Wait until the barrier's phase of parity `parity` has completed.
+__device__ __forceinline__ void vp_mbar_wait(uint64_t *bar, unsigned parity)
+{
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 "VP_MBAR_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@!p bra VP_MBAR_WAIT;\n"
+                 "}\n" ::"r"(vp_smem_addr(bar)),
+                 "r"(parity)
+                 : "memory");
+}
+
+// Global -> shared bulk copy of `bytes` (a multiple of 16; both addresses 16-byte aligned), completing
+// `bytes` on the barrier.
+__device__ __forceinline__ void vp_bulk_copy(void *dst, const void *src, unsigned bytes, uint64_t *bar)
+{
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     vp_smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(vp_smem_addr(bar))
+                 : "memory");
+}

@@ -335,6 +335,44 @@ static void probe_shape_run(const kt_opts *o, const probe_shape *p, double copy_
         CUDA_CHECK(cudaFree(c.a.workspace));
 }
 
+typedef struct load_ctx {
+    const void *src;
+    void *sink;
+    int mode, blocks, rows, row_bytes, threads;
+} load_ctx;
+
+static int launch_load(void *ctx)
+{
+    const load_ctx *c = ctx;
+    return vp_load_probe(c->mode, c->src, c->blocks, c->rows, c->row_bytes, c->threads, c->sink, kt_stream);
+}
+
+/* The load mechanisms of vp_load_probe on MLA 8K's first tiles (128 blocks x 64 keys x 1,152 bytes =
+ * 9 MiB) and on tiles of 16 keys, after the flush; GB/s = bytes read / (median - the empty launch). */
+static void probe_loads(const kt_opts *o, double empty_us)
+{
+    static const char *const names[] = {"cp.async16", "ldg16", "bulk-per-row", "bulk-per-tile"};
+    static const int shapes_rt[][3] = {{128, 64, 256}, {128, 64, 1024}, {128, 16, 256}, {132, 64, 256}};
+    const size_t bytes = (size_t)132 * 64 * 1152;
+    load_ctx c = {.src = kt_dev_malloc(bytes), .sink = kt_dev_malloc(16), .row_bytes = 1152};
+    CUDA_CHECK(vp_fill_random((void *)c.src, (long long)(bytes / 2), 7, kt_stream));
+    for (size_t k = 0; k < sizeof shapes_rt / sizeof shapes_rt[0]; k++) {
+        c.blocks = shapes_rt[k][0], c.rows = shapes_rt[k][1], c.threads = shapes_rt[k][2];
+        for (int m = 0; m < 4; m++) {
+            c.mode = m;
+            probe_run r = {.fn = launch_load, .ctx = &c, .reps = 1, .flush = 1};
+            const probe_stat st = probe_time(o, &r);
+            const double moved = (double)c.blocks * c.rows * c.row_bytes;
+            printf("probe case=loads mechanism=%s blocks=%d rows=%d threads=%d bytes=%.0f median_us=%.2f min_us=%.2f "
+                   "max_us=%.2f gbps_over_empty=%.0f\n",
+                   names[m], c.blocks, c.rows, c.threads, moved, st.med, st.lo, st.hi,
+                   st.med > empty_us ? moved / ((st.med - empty_us) * 1e3) : 0.0);
+        }
+    }
+    CUDA_CHECK(cudaFree((void *)c.src));
+    CUDA_CHECK(cudaFree(c.sink));
+}
+
 int kt_run_probe(const kt_opts *o)
 {
     if (!o->kernel || strcmp(o->kernel, "probe") != 0)
@@ -342,6 +380,8 @@ int kt_run_probe(const kt_opts *o)
     g_flush_clean = o->flush_clean;
     double copy_gbps = 0.0, empty_us = 0.0;
     probe_device(o, &copy_gbps, &empty_us);
+    if (!o->filter || strstr("loads", o->filter))
+        probe_loads(o, empty_us);
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (!o->filter || strstr(shapes[i].name, o->filter))
             probe_shape_run(o, &shapes[i], copy_gbps, empty_us);

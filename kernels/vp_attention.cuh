@@ -13,6 +13,7 @@ constexpr int VP_ATTN_MAX_SPLITS = 1024; // bounds the combine kernel's shared m
 
 // A launch configuration (vp_attention_plan.cu chooses it; the kernel reads it from its parameters).
 struct AttnPlan {
+    int kernel;                 // 1: the general kernel (vp_attention.cu), 2: the MLA kernel (_mla.cu)
     int nt, mt;                 // n8 row tiles per block, m16 value tiles per warp (template arguments)
     int tn, stages;             // keys per tile (16, 32 or 64), tile buffers (2..4)
     int rows_blk, row_chunks;   // rows per block (8 * nt), blocks along R
@@ -23,6 +24,7 @@ struct AttnPlan {
     int blocks_per_sm;          // resident blocks per SM at this shared-memory size
     size_t smem, workspace;
     size_t off_k, off_v, off_s, off_p, off_a; // byte offsets into dynamic shared memory
+    size_t off_r;               // kernel 2: per-key-tile row maxima and sums [2][4][32] fp32
 };
 
 // Kernel parameters: the arguments of vp_attn_args in kernel form, and the plan.
@@ -47,9 +49,16 @@ struct AttnParams {
 constexpr int VP_ATTN_TRACE_SLOTS = 16;
 extern unsigned long long *g_vp_attn_trace;
 
-// Opt the kernel for (nt, mt) in to `smem` bytes of dynamic shared memory and return how many of its
+// Opt kernel `kernel` (1 or 2) for (nt, mt) in to `smem` bytes of dynamic shared memory and return how many of its
 // blocks fit on one SM (cached per device: after the first call a launch makes no runtime queries).
-int vp_attention_kernel_setup(int dev, int nt, int mt, size_t smem, int *blocks_per_sm);
+int vp_attention_kernel_setup(int dev, int kernel, int nt, int mt, size_t smem, int *blocks_per_sm);
+
+typedef void (*AttnKernel)(AttnParams);
+// The MLA kernel for nt row tiles (1..3; vp_attention_mla.cu): latent rows of VP_ATTN_MLA_DIM, three
+// 64-key stages, the query fragments in registers.
+AttnKernel vp_attention_mla_kernel(int nt);
+constexpr int VP_ATTN_MLA_DIM = 576;  // kv_lora_rank 512 + qk_rope_head_dim 64 (DeepSeek-V3, Kimi-K2.5)
+constexpr int VP_ATTN_MLA_STAGES = 3;
 
 // Launch the split kernel: grid = (row_chunks * dv_chunks, splits, batch * kv_heads).
 int vp_attention_launch(const AttnParams &p, int batch, cudaStream_t stream);

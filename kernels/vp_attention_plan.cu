@@ -16,6 +16,10 @@ constexpr long long MIN_SPLIT_BYTES = 64 << 10; // a split reading less costs mo
 
 size_t g_smem_budget = 0;                                 // vp_attention_set_smem_budget(); 0 = device limit
 int g_force_stages = 0, g_force_splits = 0, g_force_tile = 0; // vp_attention_set_tuning / _set_tile; 0 = auto
+int g_force_kernel = 0;                                       // vp_attention_set_kernel; 0 = VP_ATTN_DEFAULT_KERNEL
+// The kernel a launch uses unless told: the MLA kernel where it applies. On an H200 it ran 6-17 % faster
+// than the general kernel from 16K context up, and the same at 8K (bench/NOTES.md 2026-12-02, session 17).
+constexpr int VP_ATTN_DEFAULT_KERNEL = 2;
 
 long long ceil_div(long long a, long long b)
 {
@@ -94,7 +98,32 @@ bool fit_tiles(AttnPlan *pl, int v_in_k, int nt, int mt, int dv16, size_t budget
     return false;
 }
 
-int make_plan(const vp_attn_args *a, AttnPlan *pl)
+// The MLA kernel (vp_attention_mla.cu) where it applies: latent MLA at qk_dim 576 (18 k-steps in each
+// of the two shares of a 64-key tile), values in one chunk of at most 512 columns, row chunks of at most
+// 24 rows (NT <= 3: the query fragments fit in registers), and its three 64-key stages within the
+// shared memory allowed. Fills the layout fields of pl (tile, stages, offsets, smem) and returns true.
+bool fit_mla(const vp_attn_args *a, AttnPlan *pl, size_t budget)
+{
+    if (!a->v_in_k || a->qk_dim != VP_ATTN_MLA_DIM || a->v_dim % 16 || a->v_dim <= 256 || a->v_dim > 512 ||
+        pl->nt > 3 || pl->mt != 4 || pl->dv_chunks != 1)
+        return false;
+    pl->tn = 64;
+    pl->stages = VP_ATTN_MLA_STAGES;
+    pl->ldk = pl->dkp + PAD; // the query rows, staged in the last stage's buffer, keep the padded rows
+    pl->ldp = 8 * (pl->nt | 1);
+    pl->ldo = pl->dv_w + 4;
+    pl->off_k = 0;
+    const size_t stages_end = (size_t)pl->stages * pl->tn * VP_ATTN_MLA_DIM * 2;
+    pl->off_s = stages_end; // the shares of the scores: 1 share x 4 key tiles x NT x 32 lanes x 16 B
+    pl->off_p = align_up(pl->off_s + (size_t)4 * pl->nt * 32 * 16, 128);
+    pl->off_r = align_up(pl->off_p + (size_t)pl->tn * pl->ldp * 2, 128);
+    pl->smem = pl->off_r + 2 * 4 * 32 * sizeof(float);
+    return pl->smem <= budget && (size_t)pl->rows_blk * pl->ldo * 4 <= stages_end &&
+           (size_t)pl->rows_blk * pl->ldk * 2 <= (size_t)pl->tn * VP_ATTN_MLA_DIM * 2;
+}
+
+// want: 1 the general kernel, 2 the MLA kernel where it applies (else the general one).
+int make_plan(const vp_attn_args *a, AttnPlan *pl, int want)
 {
     if (!a || a->batch < 1 || a->q_len < 1 || a->kv_len < 0 || a->heads < 1 || a->kv_heads < 1 ||
         a->heads % a->kv_heads != 0 || a->qk_dim < 1 || a->v_dim < 1 || (a->v_in_k && a->v_dim > a->qk_dim) ||
@@ -125,7 +154,15 @@ int make_plan(const vp_attn_args *a, AttnPlan *pl)
     if (!fits)
         return (int)cudaErrorInvalidValue; // qk_dim (or v_dim) too large for this device's shared memory
     pl->row_chunks = (int)ceil_div(rows, pl->rows_blk);
-    VP_TRY((cudaError_t)vp_attention_kernel_setup(di.dev, pl->nt, pl->mt, pl->smem, &pl->blocks_per_sm));
+    pl->kernel = 1;
+    if (want == 2 && !g_force_tile && !g_force_stages) {
+        AttnPlan m = *pl;
+        if (fit_mla(a, &m, budget)) {
+            *pl = m;
+            pl->kernel = 2;
+        }
+    }
+    VP_TRY((cudaError_t)vp_attention_kernel_setup(di.dev, pl->kernel, pl->nt, pl->mt, pl->smem, &pl->blocks_per_sm));
     if (a->kv_len == 0)
         return 0; // splits = 0: nothing to launch
 
@@ -158,7 +195,7 @@ extern "C" size_t vp_attention_workspace_bytes(const vp_attn_args *a)
     // make_plan also opts the kernel in to its shared memory, so a graph capture that follows makes no
     // attribute calls.
     AttnPlan pl;
-    if (make_plan(a, &pl) != 0)
+    if (make_plan(a, &pl, g_force_kernel ? g_force_kernel : VP_ATTN_DEFAULT_KERNEL) != 0)
         return 0;
     return pl.workspace;
 }
@@ -177,6 +214,14 @@ extern "C" int vp_attention_set_tuning(int stages, int splits)
     return 0;
 }
 
+extern "C" int vp_attention_set_kernel(int kernel)
+{
+    if (kernel < 0 || kernel > 2)
+        return (int)cudaErrorInvalidValue;
+    g_force_kernel = kernel;
+    return 0;
+}
+
 extern "C" int vp_attention_set_tile(int keys)
 {
     if (keys != 0 && keys != 16 && keys != 32 && keys != 64)
@@ -188,20 +233,20 @@ extern "C" int vp_attention_set_tile(int keys)
 extern "C" int vp_attention_describe(const vp_attn_args *a, char *buf, size_t len)
 {
     AttnPlan pl;
-    VP_TRY((cudaError_t)make_plan(a, &pl));
+    VP_TRY((cudaError_t)make_plan(a, &pl, g_force_kernel ? g_force_kernel : VP_ATTN_DEFAULT_KERNEL));
     if (buf && len)
         snprintf(buf, len,
                  "splits=%d,keys_per_split=%d,tn=%d,stages=%d,rows_blk=%d,row_chunks=%d,dv_chunks=%d,mt=%d,"
-                 "blocks_per_sm=%d,smem=%zu,ws=%zu",
+                 "blocks_per_sm=%d,smem=%zu,ws=%zu,kernel=%d",
                  pl.splits, pl.keys_per_split, pl.tn, pl.stages, pl.rows_blk, pl.row_chunks, pl.dv_chunks, pl.mt,
-                 pl.blocks_per_sm, pl.smem, pl.workspace);
+                 pl.blocks_per_sm, pl.smem, pl.workspace, pl.kernel);
     return 0;
 }
 
 extern "C" int vp_attention_decode(const vp_attn_args *a, void *stream)
 {
     AttnPlan pl;
-    VP_TRY((cudaError_t)make_plan(a, &pl));
+    VP_TRY((cudaError_t)make_plan(a, &pl, g_force_kernel ? g_force_kernel : VP_ATTN_DEFAULT_KERNEL));
     cudaStream_t s = (cudaStream_t)stream;
     const long long total_rows = (long long)a->batch * a->q_len * a->heads;
     if (!a->out || (a->kv_len > 0 && (!a->q || !a->k || (!a->v_in_k && !a->v) || (pl.splits > 1 && !a->workspace))))
@@ -229,6 +274,14 @@ extern "C" int vp_attention_decode(const vp_attn_args *a, void *stream)
     p.scale_log2 = a->scale * 1.4426950408889634f;
     p.vec = a->qk_dim % 8 == 0 && vp_aligned16(a->q) && vp_aligned16(a->k) &&
             (p.v_in_k || (a->v_dim % 8 == 0 && vp_aligned16(a->v)));
+    if (pl.kernel == 2 && !p.vec) { // the MLA kernel copies 16 bytes at a time: the general one instead
+        AttnPlan p1;
+        VP_TRY((cudaError_t)make_plan(a, &p1, 1));
+        if (p1.splits > 1 && (p1.splits > pl.splits || p1.workspace > pl.workspace))
+            return (int)cudaErrorInvalidValue; // not for the workspace the caller sized
+        pl = p1;
+        p.part_ml = p.part_o + (size_t)pl.splits * total_rows * a->v_dim;
+    }
     p.vec_out = vp_aligned16(a->out) && (pl.splits == 1 || vp_aligned16(a->workspace));
     p.pl = pl;
     p.trace = g_vp_attn_trace;

@@ -54,6 +54,10 @@ int vp_attention_decode(const vp_attn_args *a, void *stream);
 void vp_attention_set_smem_budget(size_t bytes);
 int vp_attention_set_tuning(int stages, int splits);
 int vp_attention_set_tile(int keys);
+/* vp_attention_set_kernel: which split kernel the launches use: 1 the general one, 2 the MLA kernel
+ * where it applies (latent MLA at qk_dim 576 with row chunks of up to 24 rows and its three stages in
+ * shared memory; the general one elsewhere), 0 the default. Returns 0, or cudaErrorInvalidValue. */
+int vp_attention_set_kernel(int kernel);
 
 int vp_attention_describe(const vp_attn_args *a, char *buf, size_t len);
 /* Benchmark probes (kernels/vp_attention_probe.cu; vpsim-kernel-tests --kernel probe):

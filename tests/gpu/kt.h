@@ -27,7 +27,7 @@ typedef struct kt_opts {
      * one setting, or --attn-sweep's list, each validated and timed against one reference per case. */
     int flush_clean; /* 1: the L2 flush reads a buffer (clean lines), 0: writes it (dirty lines) */
     int attn_n;
-    int attn_cfg[32][3]; /* keys per tile, stages, splits */
+    int attn_cfg[32][4]; /* keys per tile, stages, splits, kernel (vp_attention_set_kernel) */
 } kt_opts;
 
 extern cudaStream_t kt_stream;

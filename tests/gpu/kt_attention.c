@@ -187,10 +187,12 @@ static void run_case(const kt_opts *o, const attn_case *c)
         const int *cfg = o->attn_cfg[i];
         CUDA_CHECK(vp_attention_set_tile(cfg[0]));
         CUDA_CHECK(vp_attention_set_tuning(cfg[1], cfg[2]));
+        CUDA_CHECK(vp_attention_set_kernel(cfg[3]));
         run_setting(o, c, &a, out_n, ref, floor, shape, bytes);
     }
     CUDA_CHECK(vp_attention_set_tile(o->attn_cfg[0][0])); /* the command line's setting again */
     CUDA_CHECK(vp_attention_set_tuning(o->attn_cfg[0][1], o->attn_cfg[0][2]));
+    CUDA_CHECK(vp_attention_set_kernel(o->attn_cfg[0][3]));
 
     free(ref);
     free(hq);

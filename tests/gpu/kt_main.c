@@ -29,7 +29,8 @@ static void usage(FILE *f)
             "  --attn-tile N       force attention's keys per shared-memory tile (16, 32, 64; default automatic)\n"
             "  --flush MODE        L2 flush before each timed run: dirty (a buffer 4x the L2 written, default)\n"
             "                      or clean (read: no dirty lines for the op to write back)\n"
-            "  --attn-sweep LIST   attention settings TILE:STAGES:SPLITS,... (0 = automatic), each validated and\n"
+            "  --attn-kernel N     attention split kernel: 1 (general), 2 (the MLA kernel where it applies)\n"
+            "  --attn-sweep LIST   attention settings TILE:STAGES:SPLITS[:KERNEL],... (0 = automatic), each validated and\n"
             "                      timed against one CPU reference per case (at most 32)\n"
             "  --seed N            seed of the random inputs (default 1234)\n"
             "  --device N          CUDA device (default 0)\n"
@@ -48,20 +49,23 @@ static long long parse_int(const char *opt, const char *s, long long lo)
     return v;
 }
 
-/* "T:S:N,..." -> o->attn_cfg; each value checked as the setters check it. */
+/* "T:S:N[:K],..." -> o->attn_cfg; each value checked as the setters check it. */
 static int parse_sweep(const char *s, kt_opts *o)
 {
     o->attn_n = 0;
     while (*s) {
-        int t, st, sp, used = 0;
-        if (o->attn_n == 32 || sscanf(s, "%d:%d:%d%n", &t, &st, &sp, &used) != 3 ||
-            (t != 0 && t != 16 && t != 32 && t != 64) || (st != 0 && (st < 2 || st > 4)) || sp < 0 || sp > 1024) {
-            fprintf(stderr, "vpsim-kernel-tests: --attn-sweep wants TILE:STAGES:SPLITS,... (tile 0|16|32|64, "
-                            "stages 0|2..4, splits 0..1024, at most 32), got '%s'\n", s);
+        int t, st, sp, kn = 0, used = 0, used4 = 0;
+        const int n = sscanf(s, "%d:%d:%d%n:%d%n", &t, &st, &sp, &used, &kn, &used4);
+        if (n == 4)
+            used = used4;
+        if (o->attn_n == 32 || n < 3 || (t != 0 && t != 16 && t != 32 && t != 64) ||
+            (st != 0 && (st < 2 || st > 4)) || sp < 0 || sp > 1024 || kn < 0 || kn > 2) {
+            fprintf(stderr, "vpsim-kernel-tests: --attn-sweep wants TILE:STAGES:SPLITS[:KERNEL],... (tile 0|16|32|64, "
+                            "stages 0|2..4, splits 0..1024, kernel 0|1|2, at most 32), got '%s'\n", s);
             return 2;
         }
         int *c = o->attn_cfg[o->attn_n++];
-        c[0] = t, c[1] = st, c[2] = sp;
+        c[0] = t, c[1] = st, c[2] = sp, c[3] = kn;
         s += used;
         if (*s == ',')
             s++;
@@ -76,8 +80,8 @@ static int parse_sweep(const char *s, kt_opts *o)
 int main(int argc, char **argv)
 {
     kt_opts o = {.iters = 50, .warmup = 3, .bench = 1, .seed = 1234};
-    int device = 0, stages = 0, splits = 0, tile = 0;
-    enum { OPT_KERNEL = 256, OPT_CASE, OPT_ITERS, OPT_WARMUP, OPT_NO_BENCH, OPT_QUICK, OPT_SMEM, OPT_STAGES, OPT_SPLITS, OPT_TILE, OPT_SWEEP, OPT_FLUSH, OPT_SEED, OPT_DEVICE,
+    int device = 0, stages = 0, splits = 0, tile = 0, kernel = 0;
+    enum { OPT_KERNEL = 256, OPT_CASE, OPT_ITERS, OPT_WARMUP, OPT_NO_BENCH, OPT_QUICK, OPT_SMEM, OPT_STAGES, OPT_SPLITS, OPT_TILE, OPT_KERNEL_ATTN, OPT_SWEEP, OPT_FLUSH, OPT_SEED, OPT_DEVICE,
            OPT_HELP };
     static const struct option long_opts[] = {
         {"kernel", required_argument, NULL, OPT_KERNEL},
@@ -90,6 +94,7 @@ int main(int argc, char **argv)
         {"attn-stages", required_argument, NULL, OPT_STAGES},
         {"attn-splits", required_argument, NULL, OPT_SPLITS},
         {"attn-tile", required_argument, NULL, OPT_TILE},
+        {"attn-kernel", required_argument, NULL, OPT_KERNEL_ATTN},
         {"attn-sweep", required_argument, NULL, OPT_SWEEP},
         {"flush", required_argument, NULL, OPT_FLUSH},
         {"seed", required_argument, NULL, OPT_SEED},
@@ -129,6 +134,9 @@ int main(int argc, char **argv)
             break;
         case OPT_TILE:
             tile = (int)parse_int("--attn-tile", optarg, 16);
+            break;
+        case OPT_KERNEL_ATTN:
+            kernel = (int)parse_int("--attn-kernel", optarg, 1);
             break;
         case OPT_FLUSH:
             if (strcmp(optarg, "clean") != 0 && strcmp(optarg, "dirty") != 0) {
@@ -173,10 +181,12 @@ int main(int argc, char **argv)
 
     if (o.attn_n == 0) {
         o.attn_n = 1;
-        o.attn_cfg[0][0] = tile, o.attn_cfg[0][1] = stages, o.attn_cfg[0][2] = splits;
+        o.attn_cfg[0][0] = tile, o.attn_cfg[0][1] = stages, o.attn_cfg[0][2] = splits, o.attn_cfg[0][3] = kernel;
     }
-    if (vp_attention_set_tuning(stages, splits) != 0 || vp_attention_set_tile(tile) != 0) {
-        fprintf(stderr, "vpsim-kernel-tests: --attn-stages wants 2..4, --attn-splits 1..1024, --attn-tile 16, 32 or 64\n");
+    if (vp_attention_set_tuning(stages, splits) != 0 || vp_attention_set_tile(tile) != 0 ||
+        vp_attention_set_kernel(kernel) != 0) {
+        fprintf(stderr, "vpsim-kernel-tests: --attn-stages wants 2..4, --attn-splits 1..1024, --attn-tile 16, 32 or 64, "
+                        "--attn-kernel 1 or 2\n");
         return 2;
     }
     CUDA_CHECK(cudaSetDevice(device));

@@ -29,6 +29,8 @@ run_step kernels "$KTESTS" ${KERNEL_TEST_ARGS:-}
 # ---- the same kernels with attention held to sm_120's 99 KB of shared memory per block (the
 # configuration the RTX PRO 6000 runs), validation only.
 run_step kernels-sm120-smem "$KTESTS" --kernel attention --smem-budget 101376 --no-bench --quick
+# ---- the general attention kernel on the MLA shapes too, which the MLA kernel takes by default.
+run_step kernels-attention-general "$KTESTS" --kernel attention --attn-kernel 1 --no-bench --quick
 
 # ---- executor tests (sim/exec) live in tests/gpu/steps/*.sh (sourced here; they call run_step), e.g.
 #   run_step exec-check-np2 "${MPIRUN[@]}" -np 2 "$VPSIM" run configs/tiny.yaml --device cuda --check

@@ -21,6 +21,8 @@ static const record records[] = {
     {"plan", plan_json_schema, "the cycle's schedule: `vpsim plan --format json`, read back by `--plan FILE`"},
     {"results", results_json_schema, "results per backend: `vpsim model --format json`, `run --out`, `import-trace "
                                      "--breakdown`, read by `calibrate --results`"},
+    {"bench", exec_bench_json_schema, "a collective benchmark: `vpsim bench-allreduce --format json`, read back by "
+                                      "`--from FILE`"},
 };
 #define N_RECORDS (sizeof(records) / sizeof(records[0]))
 

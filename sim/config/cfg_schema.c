@@ -390,6 +390,12 @@ static int bind_field(const cfg_field *f, const cfg_node *n, void *base, const c
             cfg_errorf(err, n, "%s: '%.40s...' is longer than %d characters", path, n->scalar, f->max_items - 1);
             return -1;
         }
+        if (f->choices && cfg_enum_index(f->choices, n->scalar) < 0) { /* a name kept as text (a device) */
+            char list[512];
+            cfg_errorf(err, n, "%s: unknown value '%s'; valid choices: %s", path, n->scalar,
+                       cfg_enum_list(f->choices, list, sizeof(list)));
+            return -1;
+        }
         snprintf(slot, (size_t)f->max_items, "%s", n->scalar);
         return 0;
     case CFG_T_MAP:

@@ -52,7 +52,7 @@ struct cfg_field {
     size_t offset;
     const char *def;           /* default as YAML text; NULL = required (MAPs: children decide) */
     double min, max;           /* inclusive range for INT/DOUBLE and list items (ignored when min > max) */
-    const char *const *choices; /* ENUM: NULL-terminated names */
+    const char *const *choices; /* ENUM: NULL-terminated names; CHARS: the names the text may be */
     const cfg_field *fields;   /* MAP: child table */
     size_t count_offset;       /* lists: int count */
     int max_items;             /* lists: capacity */

@@ -192,6 +192,17 @@ static void type(util_json *j, const cfg_field *f, const char *t)
     util_json_arr_end(j);
 }
 
+static void enum_values(util_json *j, const cfg_field *f)
+{
+    util_json_key(j, "enum");
+    util_json_arr_begin(j);
+    for (int i = 0; f->choices[i]; i++)
+        util_json_str(j, f->choices[i]);
+    if (f->nullable)
+        util_json_null(j);
+    util_json_arr_end(j);
+}
+
 static void object_schema(util_json *j, const cfg_field *table);
 
 static void items_schema(util_json *j, const cfg_field *f)
@@ -223,16 +234,12 @@ static void value_schema(util_json *j, const cfg_field *f)
         range(j, f);
         break;
     case CFG_T_BOOL: type(j, f, "boolean"); break;
-    case CFG_T_ENUM:
-        util_json_key(j, "enum");
-        util_json_arr_begin(j);
-        for (int i = 0; f->choices[i]; i++)
-            util_json_str(j, f->choices[i]);
-        if (f->nullable)
-            util_json_null(j);
-        util_json_arr_end(j);
-        break;
+    case CFG_T_ENUM: enum_values(j, f); break;
     case CFG_T_CHARS:
+        if (f->choices) { /* one of the names, kept as text */
+            enum_values(j, f);
+            break;
+        }
         type(j, f, "string");
         util_json_kint(j, "maxLength", f->max_items - 1);
         break;

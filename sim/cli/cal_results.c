@@ -91,11 +91,13 @@ static int check_doc(const plan *p, const cfg_node *root, const results_doc *d, 
     const cfg_node *env = cfg_map_get(root, "environment");
     const char *dev = util_env_get(d->run.env, d->run.n_env, "device");
     if (!dev)
-        return refuse(why, len, env ? env : root, "no \"environment\": {\"device\": ...}: which device ran is not said, "
-                                                  "and only a GPU's times make GPU tables");
+        return refuse(why, len, env ? env : root,
+                      "no \"environment\": {\"device\": ...}: which device ran is not said, and only a GPU's times make "
+                      "GPU tables");
     if (strcmp(dev, cfg_device_names[CFG_DEVICE_CUDA]) != 0)
-        return refuse(why, len, cfg_map_get(env, "device"), "\"device\": \"%s\": a run on the %s device times %s, not a "
-                                                            "GPU; calibrate makes GPU tables from a run with --device %s",
+        return refuse(why, len, cfg_map_get(env, "device"),
+                      "\"device\": \"%s\": a run on the %s device times %s, not a GPU; calibrate makes GPU tables from a "
+                      "run with --device %s",
                       dev, dev, strcmp(dev, "cpu") == 0 ? "the host CPU" : "something else",
                       cfg_device_names[CFG_DEVICE_CUDA]);
     if (check_int(root, "tp", d->tp, p->ranks, "TP degree: the per-rank shapes", why, len) ||

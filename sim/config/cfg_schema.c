@@ -469,7 +469,8 @@ static int bind_default(const cfg_field *f, const cfg_node *parent, void *base, 
     if (f->type == CFG_T_DERIVED)
         return 0;
     if (!f->def) {
-        cfg_errorf(err, parent, "missing required key '%s' (%s)", path, f->doc ? f->doc : cfg_schema_type_name(f->type));
+        cfg_errorf(err, parent, "missing required key '%s' (%s)", path,
+                   f->doc ? f->doc : cfg_schema_type_name(f->type));
         return -1;
     }
     bool cached;

@@ -114,7 +114,8 @@ void exec_bench_table(util_buf *o, const exec_bench_result *r)
     const int kind = exec_bench_kind(r);
     util_buf_printf(o, "# vpsim bench-allreduce: collective %s, %d rank%s, device %s, type %s, op %s, %d iters, %d "
                        "warm-up%s%s%s\n",
-                    plan_op_kind_names[kind], r->ranks, r->ranks == 1 ? "" : "s", r->device, r->type, exec_bench_redop(kind),
+                    plan_op_kind_names[kind], r->ranks, r->ranks == 1 ? "" : "s", r->device, r->type,
+                    exec_bench_redop(kind),
                     r->iters, r->warmup,
                     r->graph_requested ? ", CUDA graphs requested (each backend says how it was timed)" : ", eager",
                     r->check ? ", --check" : "",
@@ -191,8 +192,9 @@ void exec_bench_csv(util_buf *o, const exec_bench_result *r)
             util_csv_field(o, r->device);
             util_buf_printf(o, ",");
             util_csv_field(o, r->type);
-            util_buf_printf(o, ",%s,%lld,%lld,%.6g,%.6g,%.6g,%s,%s,%s,%s%s\n", exec_bench_redop(kind), w->bytes, w->count, w->time_us, w->algbw, w->busbw, wrong,
-                            w->verify_size ? "true" : "false", b->graph ? "true" : "false", plan_op_kind_names[kind], m);
+            util_buf_printf(o, ",%s,%lld,%lld,%.6g,%.6g,%.6g,%s,%s,%s,%s%s\n", exec_bench_redop(kind), w->bytes, w->count,
+                            w->time_us, w->algbw, w->busbw, wrong, w->verify_size ? "true" : "false",
+                            b->graph ? "true" : "false", plan_op_kind_names[kind], m);
         }
     }
 }

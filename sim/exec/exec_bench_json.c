@@ -102,8 +102,8 @@ static int check_backend(void *obj, const cfg_node *node, const char *path, cfg_
 
 /* What check_backend accepts, for the JSON Schema: one of the backends, or policy(...). */
 #define BACKEND_NAME(id, name, ...) "{\"const\": \"" name "\"}, "
-#define BACKEND_NAME_SCHEMA                                                                                             \
-    "{\"description\": \"a backend, or a per-size policy(...)\", \"anyOf\": [" CFG_BACKEND_LIST(BACKEND_NAME)           \
+#define BACKEND_NAME_SCHEMA                                                                                            \
+    "{\"description\": \"a backend, or a per-size policy(...)\", \"anyOf\": [" CFG_BACKEND_LIST(BACKEND_NAME)          \
     "{\"type\": \"string\", \"pattern\": \"^policy\\\\(\", \"maxLength\": 95}]}"
 _Static_assert(sizeof(((exec_bench_backend *)0)->name) == 96, "BACKEND_NAME_SCHEMA's maxLength");
 
@@ -200,7 +200,8 @@ static const cfg_field model_fields[] = {
 };
 
 /* The collectives a result can have timed (checked on load: exec_bench_check_collective). */
-#define COLLECTIVES_SCHEMA "{\"enum\": [\"allreduce\", \"allgather\", \"reduce_scatter\", \"alltoall\", \"allreduce_norm\"]}"
+#define COLLECTIVES_SCHEMA                                                                                             \
+    "{\"enum\": [\"allreduce\", \"allgather\", \"reduce_scatter\", \"alltoall\", \"allreduce_norm\"]}"
 
 static const cfg_field result_fields[] = {
     {.key = "schema", .type = CFG_T_CUSTOM, .bind = bind_schema_tag, .write = write_schema_tag,
@@ -209,7 +210,8 @@ static const cfg_field result_fields[] = {
     {.key = "compare_command", .type = CFG_T_STRING, .offset = RE(compare_command), .derived = true,
      .omit = no_compare_command, .doc = "the command that compared a saved result with the model (--from)"},
     {.key = "ranks", .type = CFG_T_INT, .offset = RE(ranks), CFG_RANGE(1, 4096)},
-    {.key = "device", .type = CFG_T_CHARS, .offset = RE(device), .max_items = (int)sizeof(((exec_bench_result *)0)->device),
+    {.key = "device", .type = CFG_T_CHARS, .offset = RE(device),
+     .max_items = (int)sizeof(((exec_bench_result *)0)->device),
      .choices = cfg_device_names},
     {.key = "type", .type = CFG_T_CHARS, .offset = RE(type), .max_items = (int)sizeof(((exec_bench_result *)0)->type),
      .doc = "element type: bf16 (cuda), float (cpu)"},
@@ -235,7 +237,8 @@ static const cfg_field result_fields[] = {
     {.key = "environment", .type = CFG_T_STRING_MAP, .offset = RE(env), .count_offset = RE(n_env),
      .max_items = UTIL_ENV_MAX, .doc = "device facts"},
     {.key = "model", .type = CFG_T_MAP, .offset = 0, .fields = model_fields, .elem_size = sizeof(exec_bench_result),
-     .derived = true, .nullable = true, .null_when = not_compared, .doc = "the model this was compared with (null: none)"},
+     .derived = true, .nullable = true, .null_when = not_compared,
+     .doc = "the model this was compared with (null: none)"},
     {.key = "backends", .type = CFG_T_MAP_LIST, .offset = RE(backends), .count_offset = RE(n_backends),
      .max_items = CFG_BACKEND_COUNT + 1, .elem_size = sizeof(exec_bench_backend), .fields = backend_fields,
      .post = check_backend},

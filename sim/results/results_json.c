@@ -53,7 +53,8 @@ static const cfg_field phase_fields[] = {
     {.key = "ms", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = PH(ms), .digits = DIGITS, .unit = "ms"},
     {.key = "gemm_ms", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = PH_CLASS(PLAN_CLASS_GEMM), .digits = DIGITS,
      .doc = "each op's share of the critical path, by class (the four sum to ms)"},
-    {.key = "attention_ms", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = PH_CLASS(PLAN_CLASS_ATTENTION), .digits = DIGITS},
+    {.key = "attention_ms", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = PH_CLASS(PLAN_CLASS_ATTENTION),
+     .digits = DIGITS},
     {.key = "comm_ms", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = PH_CLASS(PLAN_CLASS_COMM), .digits = DIGITS},
     {.key = "other_ms", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = PH_CLASS(PLAN_CLASS_OTHER), .digits = DIGITS},
     {.key = "collectives", .type = CFG_T_INT, .offset = PH(collectives), CFG_RANGE(0, 1 << 24)},
@@ -65,7 +66,8 @@ static const cfg_field phase_fields[] = {
 #define OP(f) offsetof(results_op, f)
 static const cfg_field op_fields[] = {
     {.key = "phase", .type = CFG_T_CHARS, .offset = OP(phase), .max_items = PLAN_NAME_MAX},
-    {.key = "index", .type = CFG_T_INT, .offset = OP(index), CFG_RANGE(0, 1 << 20), .doc = "the op's place in its phase"},
+    {.key = "index", .type = CFG_T_INT, .offset = OP(index), CFG_RANGE(0, 1 << 20),
+     .doc = "the op's place in its phase"},
     {.key = "name", .type = CFG_T_CHARS, .offset = OP(name), .max_items = PLAN_NAME_MAX},
     {.key = "kind", .type = CFG_T_ENUM, .offset = OP(kind), .choices = plan_op_kind_names},
     {.key = "layer", .type = CFG_T_INT, .offset = OP(layer), CFG_RANGE(-1, 1 << 20)},
@@ -121,13 +123,17 @@ static void write_ops(util_json *j, const void *slot, const cfg_wctx *w)
 #define R(f) offsetof(results_cycle, f)
 #define R_CLASS(c) (R(verify_class_ms) + (c) * sizeof(double))
 /* A figure of the row: null when the backend is not available. */
-#define FIGURE(k, f, d) {.key = k, .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = (f), .digits = DIGITS, .nullable = true, .null_when = unavailable, .doc = d}
+#define FIGURE(k, f, d)                                                                                                \
+    {.key = k, .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = (f), .digits = DIGITS, .nullable = true,                  \
+     .null_when = unavailable, .doc = d}
 
 static const cfg_field engine_fields[] = {
-    {.key = "vllm", .type = CFG_T_CHARS, .offset = R(engine_vllm), .max_items = (int)sizeof(((results_cycle *)0)->engine_vllm),
-     .def = "null", .nullable = true, .null_when = no_vllm, .doc = "\"yes\", or \"no: why\"; null when not modelled"},
+    {.key = "vllm", .type = CFG_T_CHARS, .offset = R(engine_vllm),
+     .max_items = (int)sizeof(((results_cycle *)0)->engine_vllm), .def = "null", .nullable = true,
+     .null_when = no_vllm, .doc = "\"yes\", or \"no: why\"; null when not modelled"},
     {.key = "sglang", .type = CFG_T_CHARS, .offset = R(engine_sglang),
-     .max_items = (int)sizeof(((results_cycle *)0)->engine_sglang), .def = "null", .nullable = true, .null_when = no_sglang},
+     .max_items = (int)sizeof(((results_cycle *)0)->engine_sglang), .def = "null", .nullable = true,
+     .null_when = no_sglang},
     {0},
 };
 
@@ -136,7 +142,8 @@ static const cfg_field engine_fields[] = {
 static int check_row(void *obj, const cfg_node *node, const char *path, cfg_error *err);
 
 static const cfg_field row_fields[] = {
-    {.key = "backend", .type = CFG_T_CHARS, .offset = R(backend), .max_items = (int)sizeof(((results_cycle *)0)->backend),
+    {.key = "backend", .type = CFG_T_CHARS, .offset = R(backend),
+     .max_items = (int)sizeof(((results_cycle *)0)->backend),
      .doc = "a backend, or a per-size policy(...)"},
     {.key = "available", .type = CFG_T_BOOL, .offset = R(available)},
     {.key = "reason", .type = CFG_T_CHARS, .offset = R(reason), .max_items = (int)sizeof(((results_cycle *)0)->reason),
@@ -158,15 +165,20 @@ static const cfg_field row_fields[] = {
     FIGURE("cycle_ms", R(cycle_ms), "the phases plus host overhead"),
     {.key = "tokens_per_cycle", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = R(tokens_per_cycle), .digits = DIGITS},
     FIGURE("tok_per_s", R(tok_per_s), "tokens_per_cycle / cycle seconds"),
-    {.key = "tpot_ms", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = R(tpot_ms), .digits = DIGITS, .def = "null", .nullable = true,
+    {.key = "tpot_ms", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = R(tpot_ms), .digits = DIGITS, .def = "null",
+     .nullable = true,
      .null_when = unavailable, .doc = "time per output token per request"},
-    {.key = "accepted_per_cycle", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = R(accepted_per_cycle), .digits = DIGITS, .def = "0",
+    {.key = "accepted_per_cycle", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = R(accepted_per_cycle), .digits = DIGITS,
+     .def = "0",
      .doc = "draft tokens accepted per cycle"},
-    {.key = "nospec_tok_per_s", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = R(nospec_tok_per_s), .digits = DIGITS, .def = "null",
+    {.key = "nospec_tok_per_s", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = R(nospec_tok_per_s), .digits = DIGITS,
+     .def = "null",
      .nullable = true, .null_when = no_nospec, .doc = "the same backend without speculation (vpsim sweep)"},
-    {.key = "memory_gib", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = R(mem_gib), .digits = DIGITS, .def = "null", .nullable = true,
+    {.key = "memory_gib", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = R(mem_gib), .digits = DIGITS, .def = "null",
+     .nullable = true,
      .null_when = no_memory, .doc = "GPU memory per rank (null: not accounted, a replay)"},
-    {.key = "memory_capacity_gib", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = R(mem_capacity_gib), .digits = DIGITS, .def = "null",
+    {.key = "memory_capacity_gib", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = R(mem_capacity_gib), .digits = DIGITS,
+     .def = "null",
      .nullable = true, .null_when = no_memory},
     {.key = "fits", .type = CFG_T_BOOL, .offset = R(fits), .def = "null", .nullable = true, .null_when = no_memory},
     {.key = "engine", .type = CFG_T_MAP, .offset = 0, .fields = engine_fields,

@@ -27,7 +27,8 @@ static const cfg_field check_fields[] = {
 #define M(f) offsetof(results_measured, f)
 #define M_CLASS(c) (M(class_cost_ms) + (c) * sizeof(double))
 static const cfg_field class_cost_fields[] = {
-    {.key = "gemm", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M_CLASS(PLAN_CLASS_GEMM), .nullable = true, .unit = "ms"},
+    {.key = "gemm", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M_CLASS(PLAN_CLASS_GEMM), .nullable = true,
+     .unit = "ms"},
     {.key = "attention", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M_CLASS(PLAN_CLASS_ATTENTION), .nullable = true},
     {.key = "other", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M_CLASS(PLAN_CLASS_OTHER), .nullable = true},
     {.key = "method", .type = CFG_T_STRING, .derived = true},
@@ -70,17 +71,15 @@ static const cfg_field class_cmp_fields[] = {
 
 /* verify and cycle: one comparison per compute class and the total (the comm class is not compared). */
 #define C(f) offsetof(results_comparison, f)
-#define SCOPE(scope)                                                                                                    \
-    static const cfg_field scope##_fields[] = {                                                                         \
-        {.key = "gemm", .type = CFG_T_MAP, .offset = C(scope) + PLAN_CLASS_GEMM * sizeof(results_class_cmp),            \
-         .fields = class_cmp_fields},                                                                                   \
-        {.key = "attention", .type = CFG_T_MAP,                                                                         \
-         .offset = C(scope) + PLAN_CLASS_ATTENTION * sizeof(results_class_cmp), .fields = class_cmp_fields},           \
-        {.key = "other", .type = CFG_T_MAP, .offset = C(scope) + PLAN_CLASS_OTHER * sizeof(results_class_cmp),          \
-         .fields = class_cmp_fields},                                                                                   \
-        {.key = "total", .type = CFG_T_MAP, .offset = C(scope) + PLAN_CLASS_COUNT * sizeof(results_class_cmp),          \
-         .fields = class_cmp_fields},                                                                                   \
-        {0},                                                                                                            \
+#define CMP_AT(scope, c) (C(scope) + (c) * sizeof(results_class_cmp))
+#define SCOPE(scope)                                                                                                   \
+    static const cfg_field scope##_fields[] = {                                                                        \
+        {.key = "gemm", .type = CFG_T_MAP, .offset = CMP_AT(scope, PLAN_CLASS_GEMM), .fields = class_cmp_fields},      \
+        {.key = "attention", .type = CFG_T_MAP, .offset = CMP_AT(scope, PLAN_CLASS_ATTENTION),                         \
+         .fields = class_cmp_fields},                                                                                  \
+        {.key = "other", .type = CFG_T_MAP, .offset = CMP_AT(scope, PLAN_CLASS_OTHER), .fields = class_cmp_fields},    \
+        {.key = "total", .type = CFG_T_MAP, .offset = CMP_AT(scope, PLAN_CLASS_COUNT), .fields = class_cmp_fields},    \
+        {0},                                                                                                           \
     }
 SCOPE(verify);
 SCOPE(cycle);
@@ -103,9 +102,12 @@ static const cfg_field backend_cycle_fields[] = {
     {.key = "measured_ms", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = C(cycle_measured_ms), .nullable = true},
     {.key = "modelled_ms", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = C(cycle_modelled_ms), .nullable = true},
     {.key = "error_pct", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = C(cycle_error_pct), .nullable = true},
-    {.key = "host_overhead_excluded_ms", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = C(host_overhead_excluded_ms), .nullable = true},
-    {.key = "allreduce_measured_us", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = C(allreduce_measured_us), .nullable = true},
-    {.key = "allreduce_modelled_us", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = C(allreduce_modelled_us), .nullable = true},
+    {.key = "host_overhead_excluded_ms", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = C(host_overhead_excluded_ms),
+     .nullable = true},
+    {.key = "allreduce_measured_us", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = C(allreduce_measured_us),
+     .nullable = true},
+    {.key = "allreduce_modelled_us", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = C(allreduce_modelled_us),
+     .nullable = true},
     {.key = "allreduce_method", .type = CFG_T_STRING, .offset = C(allreduce_method)},
     {0},
 };
@@ -115,7 +117,8 @@ const cfg_field results_comparison_fields[] = {
     {.key = "what", .type = CFG_T_STRING, .derived = true},
     {.key = "conditions", .type = CFG_T_MAP, .offset = 0, .fields = conditions_fields,
      .doc = "what both sides were taken under"},
-    {.key = "warnings", .type = CFG_T_STRING_LIST, .offset = C(warnings), .count_offset = C(n_warnings), .max_items = 16,
+    {.key = "warnings", .type = CFG_T_STRING_LIST, .offset = C(warnings), .count_offset = C(n_warnings),
+     .max_items = 16,
      .def = "[]"},
     {.key = "verify", .type = CFG_T_MAP, .offset = 0, .fields = verify_fields, .doc = "the verify pass, main stream"},
     {.key = "cycle", .type = CFG_T_MAP, .offset = 0, .fields = cycle_fields, .doc = "the whole cycle, main stream"},
@@ -133,7 +136,8 @@ static const cfg_field skew_fields[] = {
     {.key = "p50", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = IC(skew_p50_us), .nullable = true},
     {.key = "p90", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = IC(skew_p90_us), .nullable = true},
     {.key = "max", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = IC(skew_max_us), .nullable = true},
-    {.key = "clock_p50", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = IC(clock_skew_p50_us), .def = "null", .nullable = true,
+    {.key = "clock_p50", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = IC(clock_skew_p50_us), .def = "null",
+     .nullable = true,
      .doc = "the ranks' clock offset, where the trace gives one"},
     {.key = "samples", .type = CFG_T_INT, .offset = IC(skew_samples), CFG_RANGE(0, 2147483647.0)},
     {0},
@@ -152,9 +156,9 @@ static const cfg_field coll_fields[] = {
 
 /* kernel_us: one key per op kind that ran a kernel in the phase (absent: none). */
 #define IP(f) offsetof(results_import_phase, f)
-#define KERNEL_FIELD(id, name, ...)                                                                                     \
-    {.key = name, .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = IP(kernel_us) + PLAN_OP_##id * sizeof(double), .def = "0",           \
-     .nullable = true},
+#define KERNEL_FIELD(id, name, ...)                                                                                    \
+    {.key = name, .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = IP(kernel_us) + PLAN_OP_##id * sizeof(double),         \
+     .def = "0", .nullable = true},
 static const cfg_field kernel_fields[] = {CFG_OP_LIST(KERNEL_FIELD){0}};
 _Static_assert(sizeof(kernel_fields) / sizeof(kernel_fields[0]) == PLAN_OP_KIND_COUNT + 1, "one key per op kind");
 

@@ -30,7 +30,7 @@ BENCH_SCHEMA = "vpsim.bench_allreduce/1"
 PLAN_SCHEMA = "vpsim.plan/1"
 HELDOUT_SCHEMA = "vpsim.heldout/1"
 
-# Keys every available backend row carries (report_results.c json_backend); all in ms except as named.
+# Keys every available backend row carries (sim/results/results_json.c row_fields); all in ms except as named.
 RESULT_NUMBERS = (
     "allreduce_us", "verify_ms", "verify_gemm_ms", "verify_attention_ms", "verify_comm_ms",
     "verify_other_ms", "draft_ms", "host_ms", "cycle_ms", "tokens_per_cycle", "tok_per_s",

@@ -3,7 +3,8 @@
  *
  * comm_bench.c runs it (collective over MPI_COMM_WORLD; drives the exec device and backend tables
  * directly, one device for all backends); exec_bench_fmt.c holds the plain functions (sizes, bus
- * bandwidth, table and JSON output) that the unit tests exercise without MPI or a GPU. */
+ * bandwidth, table and CSV output) that the unit tests exercise without MPI or a GPU; exec_bench_json.c
+ * the JSON record, written, read back and described by one schema table. */
 #ifndef VPSIM_EXEC_BENCH_H
 #define VPSIM_EXEC_BENCH_H
 

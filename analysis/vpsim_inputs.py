@@ -145,6 +145,8 @@ def check_record(path, doc, tag):
     v = _validators.get(tag)
     if v is None:
         name = os.path.join(SCHEMA_DIR, SCHEMA_FILES[tag])
+        if not os.path.exists(name):  # analysis/ away from its checkout: the field checks still ran
+            return doc
         with open(name, encoding="utf-8") as f:
             v = _validators[tag] = jsonschema.Draft202012Validator(json.load(f))
     err = jsonschema.exceptions.best_match(v.iter_errors(doc))

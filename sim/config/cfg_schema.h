@@ -81,7 +81,7 @@ struct cfg_field {
     /* JSON records: null, absent and empty values. */
     bool nullable;    /* may be null. Written null where null_when says so (a NULL STRING and a number that is
                          not finite are null anyway); null reads as NaN, -1 (INT, INT64), false, "" (CHARS),
-                         NULL (STRING), or a MAP's defaults */
+                         NULL (STRING); a MAP or a list is left as it is */
     bool (*null_when)(const cfg_wctx *w);
     bool (*omit)(const cfg_wctx *w); /* left out of the record where this says so */
     bool external;    /* written by the record's producer after the table's fields (blocks only one mode
@@ -94,12 +94,13 @@ struct cfg_field {
 };
 
 /* Write the fields of `base` as key-value pairs of the current JSON object, in table order: each by its
- * type (a MAP as an object, a MAP_LIST as an array of objects), `write` where set, DERIVED without a
- * `write` left out, and the `kinds` and `omit_zero` rules applied. */
+ * type (a MAP as an object, a MAP_LIST or MAP_ARRAY as an array of objects), `write` where set, null where
+ * `null_when` says, DERIVED without a `write` and `external` fields left out, and the `kinds`, `omit_zero`
+ * and `omit` rules applied. */
 void cfg_schema_write(util_json *j, const cfg_field *table, const void *base);
 /* The JSON Schema (draft 2020-12) of the table's objects as one JSON object: types, ranges, enums, the
- * required keys (no default, not derived), no other keys, and per kind of record the keys it carries
- * and the ones that must be at least 1. */
+ * null where nullable, the required keys (no default, not derived, not optional), no other keys, and per
+ * kind of record the keys it carries, the ones it needs and the ones that must be at least 1. */
 void cfg_schema_json_schema(util_json *j, const cfg_field *table, const char *title, const char *id);
 /* The record's kind (its discriminator's value, -1 without one), and whether field `f` is carried there. */
 int cfg_schema_record_kind(const cfg_field *table, const void *base);

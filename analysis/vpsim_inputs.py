@@ -5,11 +5,17 @@ run here (InputError naming the file and the key) instead of surfacing as a matp
 worse, as a plausible-looking wrong picture.
 
 Formats (their producers are the reference):
-  vpsim.results/1        `vpsim model --format json`, `vpsim run --out` (sim/report/report_results.c,
-                         sim/cli/run_report.c adds measured / environment / model_comparison / command_line)
+  vpsim.results/1        `vpsim model --format json`, `vpsim run --out`, `vpsim import-trace --breakdown`
+                         (sim/results/results_json.c; sim/cli/run_report.c adds measured / environment /
+                         model_comparison / command_line, sim/cli/import_report.c the import block)
   sweep CSV              `vpsim sweep --out` (sim/cli/cmd_sweep.c): varied keys, then the results columns
-  vpsim.bench_allreduce/1  `vpsim bench-allreduce --format json` (sim/exec/exec_bench_fmt.c)
-  vpsim.plan/1           `vpsim plan --format json` (README "Plan JSON")
+  vpsim.bench_allreduce/1  `vpsim bench-allreduce --format json` (sim/exec/exec_bench_json.c)
+  vpsim.plan/1           `vpsim plan --format json` (sim/plan/plan_json.c, README "Plan JSON")
+
+The three vpsim records are also checked against the JSON Schema vpsim emits for them (docs/schemas/,
+`vpsim schema RECORD`: made from the table that writes and reads each one, so every key, type, range and
+required key is the C reader's), after the checks below that name the usual mistakes in plainer words.
+That needs python3-jsonschema (`make deps` installs it); without it the checks below are all there is.
   vpsim.heldout/1        `bench/heldout.py FOLDER SYSTEM --json OUT`: model against replay per op class and
                          cycle on held-out scenarios
 """
@@ -24,7 +30,7 @@ BENCH_SCHEMA = "vpsim.bench_allreduce/1"
 PLAN_SCHEMA = "vpsim.plan/1"
 HELDOUT_SCHEMA = "vpsim.heldout/1"
 
-# Keys every available backend row carries (report_results.c json_backend); all in ms except as named.
+# Keys every available backend row carries (sim/results/results_json.c row_fields); all in ms except as named.
 RESULT_NUMBERS = (
     "allreduce_us", "verify_ms", "verify_gemm_ms", "verify_attention_ms", "verify_comm_ms",
     "verify_other_ms", "draft_ms", "host_ms", "cycle_ms", "tokens_per_cycle", "tok_per_s",
@@ -115,6 +121,43 @@ def _check_schema(path, doc, want):
         raise InputError(path, f"schema is {json.dumps(got)}, expected \"{want}\"")
 
 
+# ---------------------------------------------------------------- the emitted JSON Schemas
+
+SCHEMA_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "schemas")
+SCHEMA_FILES = {"vpsim.results/1": "results.schema.json", "vpsim.bench_allreduce/1": "bench.schema.json",
+                "vpsim.plan/1": "plan.schema.json"}
+_validators = {}
+
+
+def _where(parts):
+    out = ""
+    for p in parts:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out or "top level"
+
+
+def check_record(path, doc, tag):
+    """`doc` against docs/schemas/ for its tag (the record's whole description, as vpsim's reader has it)."""
+    try:
+        import jsonschema
+    except ImportError:  # the field checks of each loader still ran
+        return doc
+    v = _validators.get(tag)
+    if v is None:
+        name = os.path.join(SCHEMA_DIR, SCHEMA_FILES[tag])
+        if not os.path.exists(name):  # analysis/ away from its checkout: the field checks still ran
+            return doc
+        with open(name, encoding="utf-8") as f:
+            v = _validators[tag] = jsonschema.Draft202012Validator(json.load(f))
+    err = jsonschema.exceptions.best_match(v.iter_errors(doc))
+    if err is not None:
+        # A `false` schema: a key only records of another mode (or op kind) carry.
+        what = "no record of this kind carries it" if err.schema is False else err.message[:300]
+        raise InputError(path, f"{_where(err.absolute_path)}: {what} "
+                               f"(docs/schemas/{SCHEMA_FILES[tag]}, the {tag} record vpsim reads)")
+    return doc
+
+
 # ---------------------------------------------------------------- vpsim.results/1
 
 def check_results(path, doc):
@@ -171,7 +214,7 @@ def check_results(path, doc):
                 for cls, row in sc.items():
                     for key in ("measured_ms", "modelled_ms", "error_pct"):
                         _need(path, row, key, f"model_comparison.{scope}.{cls}", "number")
-    return doc
+    return check_record(path, doc, RESULTS_SCHEMA)
 
 
 def load_results(path):
@@ -303,12 +346,14 @@ def check_bench(path, doc):
         raise InputError(path, "top level: 'model' must be null or an object with a 'system' string")
     out["model"] = model
     backends = _need(path, doc, "backends", "top level", "list")
+    aliased = False  # a table converted by hand (nccl-tests' names) is read, but is not vpsim's record
     if not backends:
         raise InputError(path, "top level: 'backends' is empty")
     for i, b in enumerate(backends):
         where = f"backends[{i}]"
         if not isinstance(b, dict):
             raise InputError(path, f"{where}: expected an object")
+        aliased = aliased or "name" not in b
         name = b.get("name", b.get("backend"))
         if not isinstance(name, str):
             raise InputError(path, f"{where}: missing key 'name' (the backend)")
@@ -327,6 +372,7 @@ def check_bench(path, doc):
                 k = _alias(r, key)
                 if k is None:
                     raise InputError(path, f"{rw}: missing key '{key}'")
+                aliased = aliased or k != key
                 nr[key] = _need(path, r, k, rw, "number")
             if nr["bytes"] <= 0 or nr["time_us"] <= 0:
                 raise InputError(path, f"{rw}: bytes and time_us must be positive")
@@ -349,6 +395,8 @@ def check_bench(path, doc):
         if supported and not nb["rows"]:
             raise InputError(path, f"{where}: supported but has no rows")
         out["backends"].append(nb)
+    if not aliased:
+        check_record(path, doc, BENCH_SCHEMA)
     return out
 
 
@@ -375,7 +423,7 @@ def check_plan(path, doc):
         for j, op in enumerate(ph.get("ops", [])):
             _need(path, op, "kind", f"{where}.ops[{j}]", "str")
             _need(path, op, "stream", f"{where}.ops[{j}]", "str")
-    return doc
+    return check_record(path, doc, PLAN_SCHEMA)
 
 
 def load_plan(path):

@@ -79,6 +79,33 @@ def test_results_bad_op(write_json):
     rejects(load_results, write_json(doc), "ops[5]", "'us' must be a finite number")
 
 
+# What the field checks above leave to the record's JSON Schema (docs/schemas/, emitted by vpsim from the
+# table its reader uses): a key vpsim has no place for, a range, a key only another mode carries.
+
+def test_results_unknown_key_is_refused_by_the_schema(write_json):
+    doc = read_json(RTX)
+    doc["backends"][0]["speedup"] = 2
+    rejects(load_results, write_json(doc), "backends[0]", "'speedup' was unexpected", "docs/schemas/results.schema.json")
+
+
+def test_results_block_of_another_mode_is_refused(write_json):
+    doc = read_json(RTX)
+    doc["measured"] = read_json(RUN)["measured"]
+    rejects(load_results, write_json(doc), "measured: no record of this kind carries it", "docs/schemas/results.schema.json")
+
+
+def test_bench_out_of_range_is_refused_by_the_schema(write_json):
+    doc = read_json(BENCH)
+    doc["elem_bytes"] = 0
+    rejects(load_bench, write_json(doc), "elem_bytes", "docs/schemas/bench.schema.json")
+
+
+def test_plan_unknown_op_key_is_refused_by_the_schema(write_json):
+    doc = read_json(sample("default.plan.json"))
+    doc["phases"][0]["ops"][0]["bogus"] = 1
+    rejects(load_plan, write_json(doc), "phases[0].ops[0]", "docs/schemas/plan.schema.json")
+
+
 def test_run_needs_measured(write_json):
     doc = read_json(RUN)
     del doc["measured"]

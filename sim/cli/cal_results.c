@@ -4,7 +4,9 @@
 #include "cal_results.h"
 
 #include "../config/cfg_schema.h"
+#include "../results/results_doc.h"
 #include "../util/util.h"
+#include "../util/util_env.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -35,57 +37,86 @@ static int refuse(char *why, size_t len, const cfg_node *at, const char *fmt, ..
     return -1;
 }
 
-/* An integer field of the top level equal to the plan's `want`. */
-static int check_int(const cfg_node *root, const char *key, long long want, const char *what, char *why, size_t len)
+/* An integer of the top level (bound as `got`) equal to the plan's `want`. */
+static int check_int(const cfg_node *root, const char *key, long long got, long long want, const char *what, char *why,
+                     size_t len)
 {
-    const cfg_node *n = cfg_map_get(root, key);
-    long long v;
-    if (!scalar(n) || !cfg_parse_int(n->scalar, &v))
-        return refuse(why, len, n ? n : root, "no integer \"%s\": the run's %s cannot be checked against the plan's",
-                      key, what);
-    if (v != want)
-        return refuse(why, len, n, "\"%s\": %lld here but the scenario's plan has %lld (%s): run and calibrate with "
-                                  "the same scenario and --set options", key, v, want, what);
-    return 0;
+    if (got == want)
+        return 0;
+    return refuse(why, len, cfg_map_get(root, key), "\"%s\": %lld here but the scenario's plan has %lld (%s): run and "
+                                                     "calibrate with the same scenario and --set options",
+                  key, got, want, what);
 }
 
-/* One op row against the plan's op: phase, index, name, kind, layer and (sized) bytes, in that order. */
-static int check_op(const cfg_node *row, int flat, const plan_phase *ph, int i, bool sized, char *why, size_t len)
+/* One op row (bound as `row`, from node `node`) against the plan's op: phase, index, name, kind, layer and
+ * (sized) bytes, in that order; the value that differs is quoted as the file has it. */
+static int check_op(const results_op *row, const cfg_node *node, int flat, const plan_phase *ph, int i, bool sized,
+                    char *why, size_t len)
 {
     const plan_op *op = &ph->ops[i];
     char want_idx[24], want_layer[24], want_bytes[32];
     snprintf(want_idx, sizeof(want_idx), "%d", i);
     snprintf(want_layer, sizeof(want_layer), "%d", op->layer);
-    snprintf(want_bytes, sizeof(want_bytes), "%lld", llround(op->bytes_read + op->bytes_written));
+    const long long bytes = llround(op->bytes_read + op->bytes_written);
+    snprintf(want_bytes, sizeof(want_bytes), "%lld", bytes);
     const struct {
         const char *key, *want;
-    } f[] = {{"phase", ph->name},
-             {"index", want_idx},
-             {"name", op->name},
-             {"kind", plan_op_kind_names[op->kind]},
-             {"layer", want_layer},
-             {"bytes", sized ? want_bytes : NULL}};
-    if (row->kind != CFG_NODE_MAP)
-        return refuse(why, len, row, "op %d: an op is a mapping (phase, index, name, kind, layer, bytes, us)", flat);
+        bool same;
+    } f[] = {{"phase", ph->name, strcmp(row->phase, ph->name) == 0},
+             {"index", want_idx, row->index == i},
+             {"name", op->name, strcmp(row->name, op->name) == 0},
+             {"kind", plan_op_kind_names[op->kind], row->kind == op->kind},
+             {"layer", want_layer, row->layer == op->layer},
+             {"bytes", want_bytes, !sized || row->bytes == bytes}};
     for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
-        if (!f[k].want)
+        if (f[k].same)
             continue;
-        const cfg_node *n = cfg_map_get(row, f[k].key);
-        const char *v = scalar(n);
-        if (!v)
-            return refuse(why, len, row, "op %d (%s %d, %s): no \"%s\"", flat, ph->name, i, op->name, f[k].key);
-        /* Numbers compare as numbers ("5" and "5.0" are one size). */
-        long long a, b;
-        const bool num = k == 1 || k == 4 || k == 5;
-        const bool same = num ? cfg_parse_int(v, &a) && cfg_parse_int(f[k].want, &b) && a == b : strcmp(v, f[k].want) == 0;
-        if (!same)
-            return refuse(why, len, n, "op %d: \"%s\": \"%s\" here but the scenario's plan has \"%s\" (%s %d, %s): not "
-                                       "a run of this plan", flat, f[k].key, v, f[k].want, ph->name, i, op->name);
+        const cfg_node *n = cfg_map_get(node, f[k].key);
+        if (!n) /* only bytes can be absent (the schema requires the others): a run's rows carry all or none */
+            return refuse(why, len, node, "op %d (%s %d, %s): no \"%s\"", flat, ph->name, i, op->name, f[k].key);
+        return refuse(why, len, n, "op %d: \"%s\": \"%s\" here but the scenario's plan has \"%s\" (%s %d, %s): not "
+                                   "a run of this plan", flat, f[k].key, scalar(n), f[k].want, ph->name, i, op->name);
     }
-    const cfg_node *us = cfg_map_get(row, "us");
-    double t;
-    if (!scalar(us) || !cfg_parse_double(us->scalar, &t) || !(t >= 0))
-        return refuse(why, len, us ? us : row, "op %d (%s): expected a duration \"us\" >= 0", flat, op->name);
+    return 0;
+}
+
+/* The checks on the document bound by its schema (results_json_bind): which run it is and whose plan. */
+static int check_doc(const plan *p, const cfg_node *root, const results_doc *d, bool *sized, char *why, size_t len)
+{
+    const cfg_node *mode = cfg_map_get(root, "mode");
+    const results_cycle *row = d->n_backends > 0 ? &d->backends[0] : NULL;
+    if (d->mode != RESULTS_MODE_RUN || !row || !row->ops)
+        return refuse(why, len, mode ? mode : root, "not the results of a `vpsim run` with per-op times (mode \"run\", "
+                                                    "backends[0].ops)");
+    const cfg_node *env = cfg_map_get(root, "environment");
+    const char *dev = util_env_get(d->run.env, d->run.n_env, "device");
+    if (!dev)
+        return refuse(why, len, env ? env : root,
+                      "no \"environment\": {\"device\": ...}: which device ran is not said, and only a GPU's times make "
+                      "GPU tables");
+    if (strcmp(dev, cfg_device_names[CFG_DEVICE_CUDA]) != 0)
+        return refuse(why, len, cfg_map_get(env, "device"),
+                      "\"device\": \"%s\": a run on the %s device times %s, not a GPU; calibrate makes GPU tables from a "
+                      "run with --device %s",
+                      dev, dev, strcmp(dev, "cpu") == 0 ? "the host CPU" : "something else",
+                      cfg_device_names[CFG_DEVICE_CUDA]);
+    if (check_int(root, "tp", d->tp, p->ranks, "TP degree: the per-rank shapes", why, len) ||
+        check_int(root, "batch", d->batch, p->batch, "batch", why, len) ||
+        check_int(root, "context", d->context, p->context, "context: the KV lengths", why, len))
+        return -1;
+    int n_ops = 0;
+    for (int ph = 0; ph < p->n_phases; ph++)
+        n_ops += p->phases[ph].n_ops;
+    const cfg_node *ops = ops_of(root);
+    if (row->n_ops != n_ops)
+        return refuse(why, len, ops, "%d ops here but the scenario's plan has %d: run and calibrate with the same "
+                                     "scenario and --set options", row->n_ops, n_ops);
+    *sized = n_ops > 0 && row->ops[0].bytes >= 0;
+    int flat = 0;
+    for (int ph = 0; ph < p->n_phases; ph++)
+        for (int i = 0; i < p->phases[ph].n_ops; i++, flat++)
+            if (check_op(&row->ops[flat], ops->items[flat], flat, &p->phases[ph], i, *sized, why, len))
+                return -1;
     return 0;
 }
 
@@ -102,36 +133,16 @@ int cal_results_check(const plan *p, const cfg_node *root, bool *sized, char *wh
     if (strcmp(schema->scalar, CAL_RESULTS_SCHEMA) != 0)
         return refuse(why, len, schema, "\"schema\": \"%s\": calibrate reads \"%s\" (the --out of `vpsim run`)",
                       schema->scalar, CAL_RESULTS_SCHEMA);
-    const cfg_node *mode = cfg_map_get(root, "mode"), *ops = ops_of(root);
-    if (!scalar(mode) || strcmp(mode->scalar, "run") != 0 || !ops || ops->kind != CFG_NODE_SEQ)
-        return refuse(why, len, mode ? mode : root, "not the results of a `vpsim run` with per-op times (mode \"run\", "
-                                                    "backends[0].ops)");
-    const cfg_node *env = cfg_map_get(root, "environment"), *dev = cfg_map_get(env, "device");
-    if (!scalar(dev))
-        return refuse(why, len, env ? env : root, "no \"environment\": {\"device\": ...}: which device ran is not said, "
-                                                  "and only a GPU's times make GPU tables");
-    if (strcmp(dev->scalar, cfg_device_names[CFG_DEVICE_CUDA]) != 0)
-        return refuse(why, len, dev, "\"device\": \"%s\": a run on the %s device times %s, not a GPU; calibrate makes "
-                                     "GPU tables from a run with --device %s", dev->scalar, dev->scalar,
-                      strcmp(dev->scalar, "cpu") == 0 ? "the host CPU" : "something else",
-                      cfg_device_names[CFG_DEVICE_CUDA]);
-    if (check_int(root, "tp", p->ranks, "TP degree: the per-rank shapes", why, len) ||
-        check_int(root, "batch", p->batch, "batch", why, len) ||
-        check_int(root, "context", p->context, "context: the KV lengths", why, len))
-        return -1;
-    int n_ops = 0;
-    for (int ph = 0; ph < p->n_phases; ph++)
-        n_ops += p->phases[ph].n_ops;
-    if ((int)ops->n != n_ops)
-        return refuse(why, len, ops, "%zu ops here but the scenario's plan has %d: run and calibrate with the same "
-                                     "scenario and --set options", ops->n, n_ops);
-    *sized = n_ops > 0 && cfg_map_get(ops->items[0], "bytes") != NULL;
-    int flat = 0;
-    for (int ph = 0; ph < p->n_phases; ph++)
-        for (int i = 0; i < p->phases[ph].n_ops; i++, flat++)
-            if (check_op(ops->items[flat], flat, &p->phases[ph], i, *sized, why, len))
-                return -1;
-    return 0;
+    /* Every key as the record's schema has it (docs/schemas/results.schema.json), before what is this plan's. */
+    results_doc d;
+    cfg_error err;
+    int rc = results_json_bind(root, &d, &err);
+    if (rc)
+        snprintf(why, len, "%s", err.msg);
+    else
+        rc = check_doc(p, root, &d, sized, why, len);
+    results_doc_free(&d);
+    return rc;
 }
 
 double cal_results_us(const cfg_node *root, int flat)

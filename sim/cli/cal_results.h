@@ -9,12 +9,13 @@
 #include "../config/cfg_tree.h"
 #include "../exec/exec.h"
 #include "../plan/plan.h"
+#include "../results/results.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The results' schema: the one `vpsim run --out` writes (report_results.c). */
-#define CAL_RESULTS_SCHEMA "vpsim.results/1"
+/* The results' schema: the one `vpsim run --out` writes (sim/results/results_json.c). */
+#define CAL_RESULTS_SCHEMA RESULTS_SCHEMA
 
 /* 0 when `root` (the results document) is a run of plan `p` on a GPU, with `sized` saying whether its
  * ops carried their sizes (a run before they were recorded has names only: its shapes are then checked

@@ -2,7 +2,9 @@
  * does both (docs/schemas/ holds them, `make schemas` writes them, `make docs-check` compares). */
 #include "cli.h"
 
+#include "../exec/exec_bench.h"
 #include "../plan/plan_json.h"
+#include "../results/results_doc.h"
 #include "../util/util.h"
 
 #include <stdio.h>
@@ -17,6 +19,10 @@ typedef struct record {
 
 static const record records[] = {
     {"plan", plan_json_schema, "the cycle's schedule: `vpsim plan --format json`, read back by `--plan FILE`"},
+    {"results", results_json_schema, "results per backend: `vpsim model --format json`, `run --out`, `import-trace "
+                                     "--breakdown`, read by `calibrate --results`"},
+    {"bench", exec_bench_json_schema, "a collective benchmark: `vpsim bench-allreduce --format json`, read back by "
+                                      "`--from FILE`"},
 };
 #define N_RECORDS (sizeof(records) / sizeof(records[0]))
 
@@ -35,10 +41,11 @@ int cmd_schema(int argc, char **argv)
         usage();
         return VP_EXIT_OK;
     }
-    if (argc != 2) {
-        return cli_usage_error("schema", argc < 2 ? "which record? (%s)" : "one record at a time (%s)",
-                               records[0].name);
-    }
+    char valid[256] = "";
+    for (size_t i = 0; i < N_RECORDS; i++)
+        snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "%s%s", i ? ", " : "", records[i].name);
+    if (argc != 2)
+        return cli_usage_error("schema", argc < 2 ? "which record? (%s)" : "one record at a time (%s)", valid);
     for (size_t i = 0; i < N_RECORDS; i++) {
         if (strcmp(argv[1], records[i].name) != 0)
             continue;
@@ -50,8 +57,5 @@ int cmd_schema(int argc, char **argv)
         util_buf_free(&j.out);
         return rc;
     }
-    char valid[256] = "";
-    for (size_t i = 0; i < N_RECORDS; i++)
-        snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "%s%s", i ? ", " : "", records[i].name);
     return cli_usage_error("schema", "unknown record '%s' (valid: %s)", argv[1], valid);
 }

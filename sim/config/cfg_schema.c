@@ -1,8 +1,10 @@
+/* cfg_schema's binder: a cfg_tree node into the struct a table describes (cfg_schema.h), with the checks
+ * and the file:line:col messages of every configuration and JSON record vpsim reads. */
 #include "cfg_schema.h"
+#include "cfg_schema_text.h"
 
 #include "../util/util.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -11,97 +13,36 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The same strictness as every numeric command-line option (util_parse_ll): digits and an optional '-'. */
-bool cfg_parse_int(const char *s, long long *out) { return s && util_parse_ll(s, out) == 0; }
-
-/* strtod also reads hex floats ("0x1p-1"), "inf" and "nan", and skips leading blanks; a config
- * number is decimal, finite and bare, like the integers beside it. */
-bool cfg_parse_double(const char *s, double *out)
-{
-    if (!s || !*s || isspace((unsigned char)*s) || strpbrk(s, "xXpP"))
-        return false;
-    errno = 0;
-    char *end = NULL;
-    double v = strtod(s, &end);
-    if (errno != 0 || *end != '\0' || !isfinite(v))
-        return false;
-    *out = v;
-    return true;
-}
-
-int cfg_enum_index(const char *const *choices, const char *name)
-{
-    for (int i = 0; choices[i]; i++)
-        if (strcmp(choices[i], name) == 0)
-            return i;
-    return -1;
-}
-
-const char *cfg_enum_list(const char *const *choices, char *buf, size_t len)
-{
-    size_t off = 0;
-    buf[0] = '\0';
-    for (int i = 0; choices[i] && off < len; i++)
-        off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? ", " : "", choices[i]);
-    return buf;
-}
-
-static const char *type_name(cfg_type t)
-{
-    switch (t) {
-    case CFG_T_INT: return "integer";
-    case CFG_T_DOUBLE: return "number";
-    case CFG_T_BOOL: return "bool";
-    case CFG_T_STRING: return "string";
-    case CFG_T_PATH: return "path";
-    case CFG_T_ENUM: return "enum";
-    case CFG_T_MAP: return "mapping";
-    case CFG_T_DOUBLE_LIST: return "list of numbers";
-    case CFG_T_INT_LIST: return "list of integers";
-    case CFG_T_INT64: return "integer";
-    case CFG_T_CHARS: return "string";
-    case CFG_T_MAP_LIST: return "list of mappings";
-    case CFG_T_DERIVED: return "derived (ignored on load)";
-    case CFG_T_CUSTOM: return "see meaning";
-    }
-    return "?";
-}
-
-static char *join_path(const char *prefix, const char *key)
-{
-    return prefix && *prefix ? util_xasprintf("%s.%s", prefix, key) : util_xstrdup(key);
-}
-
 static bool in_range(const cfg_field *f, double v)
 {
     return f->min > f->max || (v >= f->min && v <= f->max);
-}
-
-/* Whole bounds print whole ("[0, 2147483647]", not "[0, 2.14748e+09]"). */
-static const char *bound_text(double v, char *buf, size_t len)
-{
-    if (v == floor(v) && fabs(v) < 1e15)
-        snprintf(buf, len, "%.0f", v);
-    else
-        snprintf(buf, len, "%g", v);
-    return buf;
-}
-
-static void range_text(const cfg_field *f, char *buf, size_t len)
-{
-    char lo[32], hi[32];
-    if (f->max >= 1e300)
-        snprintf(buf, len, ">= %.24s", bound_text(f->min, lo, sizeof(lo)));
-    else
-        snprintf(buf, len, "in [%.24s, %.24s]", bound_text(f->min, lo, sizeof(lo)), bound_text(f->max, hi, sizeof(hi)));
 }
 
 /* A scalar that is usable as a number: plain (not quoted). */
 static int want_scalar(const cfg_node *n, const char *path, const cfg_field *f, cfg_error *err)
 {
     if (n->kind != CFG_NODE_SCALAR) {
-        cfg_errorf(err, n, "%s: expected %s, got a %s", path, type_name(f->type),
+        cfg_errorf(err, n, "%s: expected %s, got a %s", path, cfg_schema_type_name(f->type),
                    n->kind == CFG_NODE_MAP ? "mapping" : "list");
+        return -1;
+    }
+    return 0;
+}
+
+/* JSON's null (a bare `null`): a value only where the field is nullable. */
+static bool is_null(const cfg_node *n)
+{
+    return n->kind == CFG_NODE_SCALAR && !n->quoted && strcmp(n->scalar, "null") == 0;
+}
+
+/* A string value: any scalar in YAML; in a JSON record a JSON string, so that 5, true and null (which a
+ * JSON Schema tells apart from "5") are refused here too. */
+static int want_string(const cfg_node *n, const char *path, const cfg_field *f, bool json, cfg_error *err)
+{
+    if (want_scalar(n, path, f, err))
+        return -1;
+    if (json && !n->quoted) {
+        cfg_errorf(err, n, "%s: expected a string (in double quotes), got %s", path, n->scalar);
         return -1;
     }
     return 0;
@@ -126,7 +67,7 @@ static int bind_number(const cfg_field *f, const cfg_node *n, const char *path, 
             return -1;
         }
         if (!in_range(f, (double)v) || !fits(f, v)) {
-            range_text(f, rbuf, sizeof(rbuf));
+            cfg_schema_range_text(f, rbuf, sizeof(rbuf));
             cfg_errorf(err, n, "%s: %lld is out of range (must be %s)", path, v, rbuf);
             return -1;
         }
@@ -138,7 +79,7 @@ static int bind_number(const cfg_field *f, const cfg_node *n, const char *path, 
             return -1;
         }
         if (!in_range(f, v)) {
-            range_text(f, rbuf, sizeof(rbuf));
+            cfg_schema_range_text(f, rbuf, sizeof(rbuf));
             cfg_errorf(err, n, "%s: %g is out of range (must be %s)", path, v, rbuf);
             return -1;
         }
@@ -147,12 +88,14 @@ static int bind_number(const cfg_field *f, const cfg_node *n, const char *path, 
     return 0;
 }
 
-static int bind_field(const cfg_field *f, cfg_node *n, void *base, const char *path, cfg_error *err);
+static int bind_field(const cfg_field *f, const cfg_node *n, void *base, const char *path, bool json, cfg_error *err);
+static int bind_table(const cfg_field *table, const cfg_node *node, void *base, const char *path, bool json,
+                      cfg_error *err);
 
-static int bind_list(const cfg_field *f, cfg_node *n, void *base, const char *path, cfg_error *err)
+static int bind_list(const cfg_field *f, const cfg_node *n, void *base, const char *path, cfg_error *err)
 {
     if (n->kind != CFG_NODE_SEQ) {
-        cfg_errorf(err, n, "%s: expected a %s like [1, 2], got %s", path, type_name(f->type),
+        cfg_errorf(err, n, "%s: expected a %s like [1, 2], got %s", path, cfg_schema_type_name(f->type),
                    n->kind == CFG_NODE_MAP ? "a mapping" : "a scalar");
         return -1;
     }
@@ -178,27 +121,34 @@ static int bind_list(const cfg_field *f, cfg_node *n, void *base, const char *pa
     return 0;
 }
 
-/* Elements are zeroed and counted before they are bound, so an owner that frees by count frees a
- * partly bound list too. */
-static int bind_map_list(const cfg_field *f, cfg_node *n, void *base, const char *path, cfg_error *err)
+/* The items of a MAP_LIST or MAP_ARRAY. Elements are zeroed and counted before they are bound, so an
+ * owner that frees by count frees a partly bound list too. */
+static int bind_items(const cfg_field *f, const cfg_node *n, void *base, const char *path, bool json, cfg_error *err)
 {
-    if (n->kind != CFG_NODE_SEQ || n->n == 0) {
-        cfg_errorf(err, n, "%s: expected a non-empty list of mappings", path);
+    if (n->kind != CFG_NODE_SEQ || (n->n == 0 && !f->empty_ok)) {
+        cfg_errorf(err, n, "%s: expected a %slist of mappings", path, f->empty_ok ? "" : "non-empty ");
         return -1;
     }
     if ((long long)n->n > f->max_items) {
         cfg_errorf(err, n, "%s: %zu items; at most %d are allowed", path, n->n, f->max_items);
         return -1;
     }
-    char *items = util_xcalloc(n->n, f->elem_size);
-    void **slot = (void **)((char *)base + f->offset);
-    free(*slot);
-    *slot = items;
+    char *items;
+    if (f->type == CFG_T_MAP_LIST) {
+        /* An empty list is not an absent one: it keeps a (zero) element, so that a writer tells them apart. */
+        items = util_xcalloc(n->n ? n->n : 1, f->elem_size);
+        void **slot = (void **)((char *)base + f->offset);
+        free(*slot);
+        *slot = items;
+    } else {
+        items = (char *)base + f->offset;
+        memset(items, 0, n->n * f->elem_size);
+    }
     *(int *)((char *)base + f->count_offset) = (int)n->n;
     for (size_t i = 0; i < n->n; i++) {
         char *ipath = util_xasprintf("%s[%zu]", path, i);
         void *elem = items + i * f->elem_size;
-        int rc = cfg_schema_bind(f->fields, n->items[i], elem, ipath, err);
+        int rc = bind_table(f->fields, n->items[i], elem, ipath, json, err);
         if (!rc && f->post)
             rc = f->post(elem, n->items[i], ipath, err);
         free(ipath);
@@ -208,7 +158,134 @@ static int bind_map_list(const cfg_field *f, cfg_node *n, void *base, const char
     return 0;
 }
 
-static int bind_path(const cfg_field *f, cfg_node *n, void *base, const char *path, cfg_error *err)
+static void free_strings(char **items, int n)
+{
+    for (int i = 0; items && i < n; i++)
+        free(items[i]);
+    free(items);
+}
+
+static int bind_string_list(const cfg_field *f, const cfg_node *n, void *base, const char *path, bool json,
+                            cfg_error *err)
+{
+    if (n->kind != CFG_NODE_SEQ) {
+        cfg_errorf(err, n, "%s: expected a list of strings", path);
+        return -1;
+    }
+    if ((long long)n->n > f->max_items) {
+        cfg_errorf(err, n, "%s: %zu items; at most %d are allowed", path, n->n, f->max_items);
+        return -1;
+    }
+    char ***slot = (char ***)((char *)base + f->offset);
+    int *count = (int *)((char *)base + f->count_offset);
+    free_strings(*slot, *count);
+    *slot = util_xcalloc(n->n ? n->n : 1, sizeof(char *));
+    *count = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        char *ipath = util_xasprintf("%s[%zu]", path, i);
+        const int rc = want_string(n->items[i], ipath, f, json, err);
+        free(ipath);
+        if (rc)
+            return -1;
+        (*slot)[(*count)++] = util_xstrdup(n->items[i]->scalar);
+    }
+    return 0;
+}
+
+/* An environment block: keys and values are free text, bounded by util_env_item's sizes (what a writer
+ * can have held), the count by max_items. */
+static int bind_string_map(const cfg_field *f, const cfg_node *n, void *base, const char *path, bool json,
+                           cfg_error *err)
+{
+    if (n->kind != CFG_NODE_MAP) {
+        cfg_errorf(err, n, "%s: expected a mapping of strings", path);
+        return -1;
+    }
+    if ((long long)n->n > f->max_items) {
+        cfg_errorf(err, n, "%s: %zu keys; at most %d are allowed", path, n->n, f->max_items);
+        return -1;
+    }
+    util_env_item *items = (util_env_item *)((char *)base + f->offset);
+    int *count = (int *)((char *)base + f->count_offset);
+    *count = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        const char *key = n->keys[i]->scalar;
+        char *kpath = cfg_schema_join_path(path, key);
+        int rc = want_string(n->items[i], kpath, f, json, err);
+        if (!rc && strlen(key) >= sizeof(items->key)) {
+            cfg_errorf(err, n->keys[i], "%s: a key of at most %zu characters", kpath, sizeof(items->key) - 1);
+            rc = -1;
+        } else if (!rc && strlen(n->items[i]->scalar) >= sizeof(items->value)) {
+            cfg_errorf(err, n->items[i], "%s: a value of at most %zu characters", kpath, sizeof(items->value) - 1);
+            rc = -1;
+        }
+        free(kpath);
+        if (rc)
+            return -1;
+        snprintf(items[i].key, sizeof(items[i].key), "%s", key);
+        snprintf(items[i].value, sizeof(items[i].value), "%s", n->items[i]->scalar);
+        (*count)++;
+    }
+    return 0;
+}
+
+/* A nullable field's null: the value that reads as "none" (cfg_field.nullable). */
+static void bind_null(const cfg_field *f, void *base)
+{
+    char *slot = (char *)base + f->offset;
+    switch (f->type) {
+    case CFG_T_DOUBLE: *(double *)slot = NAN; break;
+    case CFG_T_INT: *(int *)slot = -1; break;
+    case CFG_T_INT64: *(long long *)slot = -1; break;
+    case CFG_T_BOOL: *(bool *)slot = false; break;
+    case CFG_T_CHARS: slot[0] = '\0'; break;
+    case CFG_T_STRING:
+    case CFG_T_PATH:
+        free(*(char **)slot);
+        *(char **)slot = NULL;
+        break;
+    default: break; /* a MAP keeps its defaults; lists their zero count */
+    }
+}
+
+/* Bytes a derived value takes (0: not checked on load: lists, custom values, a MAP without elem_size). */
+static size_t derived_size(const cfg_field *f)
+{
+    switch (f->type) {
+    case CFG_T_INT:
+    case CFG_T_ENUM: return sizeof(int);
+    case CFG_T_INT64: return sizeof(long long);
+    case CFG_T_DOUBLE: return sizeof(double);
+    case CFG_T_BOOL: return sizeof(bool);
+    case CFG_T_STRING: return sizeof(char *);
+    case CFG_T_CHARS: return (size_t)f->max_items;
+    case CFG_T_MAP: return f->elem_size;
+    default: return 0;
+    }
+}
+
+/* A derived value is recomputed on load, but a record checked against its JSON Schema refuses one of the
+ * wrong type: so is it here, bound into scratch space and dropped. */
+static int check_derived(const cfg_field *f, const cfg_node *n, const char *path, bool json, cfg_error *err)
+{
+    const size_t size = derived_size(f);
+    if (!size || (f->nullable && is_null(n)))
+        return 0;
+    cfg_field copy = *f;
+    copy.offset = 0;
+    copy.derived = false;
+    copy.min = 1, copy.max = 0; /* no range: the JSON Schema gives a derived value none */
+    void *scratch = util_xcalloc(1, size);
+    const int rc = bind_field(&copy, n, scratch, path, json, err);
+    if (f->type == CFG_T_STRING)
+        free(*(char **)scratch);
+    else if (f->type == CFG_T_MAP)
+        cfg_schema_free(f->fields, scratch);
+    free(scratch);
+    return rc;
+}
+
+static int bind_path(const cfg_field *f, const cfg_node *n, void *base, const char *path, cfg_error *err)
 {
     if (want_scalar(n, path, f, err))
         return -1;
@@ -238,10 +315,15 @@ static int bind_path(const cfg_field *f, cfg_node *n, void *base, const char *pa
     return 0;
 }
 
-static int bind_field(const cfg_field *f, cfg_node *n, void *base, const char *path, cfg_error *err)
+static int bind_field(const cfg_field *f, const cfg_node *n, void *base, const char *path, bool json, cfg_error *err)
 {
-    if (f->derived)
+    if (f->nullable && is_null(n)) { /* (a default may be "null" too) */
+        if (!f->derived)
+            bind_null(f, base);
         return 0;
+    }
+    if (f->derived)
+        return json ? check_derived(f, n, path, json, err) : 0;
     char *slot = (char *)base + f->offset;
     double d;
     long long v;
@@ -269,7 +351,7 @@ static int bind_field(const cfg_field *f, cfg_node *n, void *base, const char *p
         }
         return 0;
     case CFG_T_STRING:
-        if (want_scalar(n, path, f, err))
+        if (want_string(n, path, f, json, err))
             return -1;
         if (f->check && n->scalar[0]) {
             char why[400];
@@ -284,7 +366,7 @@ static int bind_field(const cfg_field *f, cfg_node *n, void *base, const char *p
     case CFG_T_PATH:
         return bind_path(f, n, base, path, err);
     case CFG_T_ENUM: {
-        if (want_scalar(n, path, f, err))
+        if (want_string(n, path, f, json, err))
             return -1;
         int idx = cfg_enum_index(f->choices, n->scalar);
         if (idx < 0) {
@@ -302,23 +384,34 @@ static int bind_field(const cfg_field *f, cfg_node *n, void *base, const char *p
         *(long long *)slot = v;
         return 0;
     case CFG_T_CHARS:
-        if (want_scalar(n, path, f, err))
+        if (want_string(n, path, f, json, err))
             return -1;
         if (strlen(n->scalar) >= (size_t)f->max_items) {
             cfg_errorf(err, n, "%s: '%.40s...' is longer than %d characters", path, n->scalar, f->max_items - 1);
             return -1;
         }
+        if (f->choices && cfg_enum_index(f->choices, n->scalar) < 0) { /* a name kept as text (a device) */
+            char list[512];
+            cfg_errorf(err, n, "%s: unknown value '%s'; valid choices: %s", path, n->scalar,
+                       cfg_enum_list(f->choices, list, sizeof(list)));
+            return -1;
+        }
         snprintf(slot, (size_t)f->max_items, "%s", n->scalar);
         return 0;
     case CFG_T_MAP:
-        if (cfg_schema_bind(f->fields, n, slot, path, err))
+        if (bind_table(f->fields, n, slot, path, json, err))
             return -1;
         return f->post ? f->post(slot, n, path, err) : 0;
     case CFG_T_DOUBLE_LIST:
     case CFG_T_INT_LIST:
         return bind_list(f, n, base, path, err);
     case CFG_T_MAP_LIST:
-        return bind_map_list(f, n, base, path, err);
+    case CFG_T_MAP_ARRAY:
+        return bind_items(f, n, base, path, json, err);
+    case CFG_T_STRING_LIST:
+        return bind_string_list(f, n, base, path, json, err);
+    case CFG_T_STRING_MAP:
+        return bind_string_map(f, n, base, path, json, err);
     case CFG_T_DERIVED:
         return 0;
     case CFG_T_CUSTOM:
@@ -362,33 +455,61 @@ static cfg_doc *default_doc(const cfg_field *f, const char *path, bool *cached, 
     return d;
 }
 
-static int bind_default(const cfg_field *f, const cfg_node *parent, void *base, const char *path, cfg_error *err)
+static int bind_default(const cfg_field *f, const cfg_node *parent, void *base, const char *path, bool json,
+                        cfg_error *err)
 {
-    if (f->derived)
+    if (f->derived || f->optional)
         return 0;
     if (f->type == CFG_T_MAP) {
         /* An absent section is an empty one: its children's defaults apply, required ones complain. */
         cfg_node empty = {.kind = CFG_NODE_MAP, .src = parent->src, .from_set = parent->from_set,
                           .line = parent->line, .col = parent->col};
-        return cfg_schema_bind(f->fields, &empty, (char *)base + f->offset, path, err);
+        return bind_table(f->fields, &empty, (char *)base + f->offset, path, json, err);
     }
     if (f->type == CFG_T_DERIVED)
         return 0;
     if (!f->def) {
-        cfg_errorf(err, parent, "missing required key '%s' (%s)", path, f->doc ? f->doc : type_name(f->type));
+        cfg_errorf(err, parent, "missing required key '%s' (%s)", path,
+                   f->doc ? f->doc : cfg_schema_type_name(f->type));
         return -1;
     }
     bool cached;
     cfg_doc *d = default_doc(f, path, &cached, err);
     if (!d)
         return -1;
-    const int rc = bind_field(f, cfg_doc_root(d), base, path, err);
+    /* Defaults are YAML text in the tables ("main", "''"): bound as YAML, whatever the document. */
+    const int rc = bind_field(f, cfg_doc_root(d), base, path, false, err);
     if (!cached)
         cfg_doc_free(d);
     return rc;
 }
 
-int cfg_schema_bind(const cfg_field *table, cfg_node *node, void *base, const char *path, cfg_error *err)
+/* A JSON record's field that only some kinds carry and has no default: required where it is carried,
+ * refused where it is not (a table's fields with a default keep the record's own checks: plan ops). */
+static int check_kind(const cfg_field *table, const cfg_field *f, const cfg_node *node, const void *base,
+                      const char *path, bool *skip, cfg_error *err)
+{
+    *skip = false;
+    if (!f->kinds || f->def)
+        return 0;
+    const int kind = cfg_schema_record_kind(table, base);
+    if (cfg_schema_carried(f, kind))
+        return 0;
+    const cfg_node *child = cfg_map_get(node, f->key);
+    if (child) {
+        const cfg_field *d = table;
+        while (d->key && !(d->type == CFG_T_ENUM && (d->discriminator || strcmp(d->key, "kind") == 0)))
+            d++;
+        cfg_errorf(err, child, "%s: only some records carry it, and not one whose \"%s\" is \"%s\"", path,
+                   d->key ? d->key : "kind", d->key && kind >= 0 ? d->choices[kind] : "?");
+        return -1;
+    }
+    *skip = true;
+    return 0;
+}
+
+static int bind_table(const cfg_field *table, const cfg_node *node, void *base, const char *path, bool json,
+                      cfg_error *err)
 {
     if (node->kind != CFG_NODE_MAP) {
         cfg_errorf(err, node, "%s: expected a mapping of keys, got %s", *path ? path : "document",
@@ -405,7 +526,7 @@ int cfg_schema_bind(const cfg_field *table, cfg_node *node, void *base, const ch
             util_buf valid = {0};
             for (const cfg_field *g = table; g->key; g++)
                 util_buf_printf(&valid, "%s%s", g == table ? "" : ", ", g->key);
-            char *full = join_path(path, key);
+            char *full = cfg_schema_join_path(path, key);
             cfg_errorf(err, node->keys[i], "unknown key '%s'; valid keys here: %s", full, valid.s ? valid.s : "");
             free(full);
             util_buf_free(&valid);
@@ -413,9 +534,12 @@ int cfg_schema_bind(const cfg_field *table, cfg_node *node, void *base, const ch
         }
     }
     for (const cfg_field *f = table; f->key; f++) {
-        char *full = join_path(path, f->key);
-        cfg_node *child = cfg_map_get(node, f->key);
-        int rc = child ? bind_field(f, child, base, full, err) : bind_default(f, node, base, full, err);
+        char *full = cfg_schema_join_path(path, f->key);
+        const cfg_node *child = cfg_map_get(node, f->key);
+        bool skip = false;
+        int rc = json ? check_kind(table, f, node, base, full, &skip, err) : 0;
+        if (!rc && !skip)
+            rc = child ? bind_field(f, child, base, full, json, err) : bind_default(f, node, base, full, json, err);
         free(full);
         if (rc)
             return -1;
@@ -423,56 +547,41 @@ int cfg_schema_bind(const cfg_field *table, cfg_node *node, void *base, const ch
     return 0;
 }
 
+int cfg_schema_bind(const cfg_field *table, const cfg_node *node, void *base, const char *path, cfg_error *err)
+{
+    return bind_table(table, node, base, path, false, err);
+}
+
+int cfg_schema_bind_json(const cfg_field *table, const cfg_node *node, void *base, const char *path, cfg_error *err)
+{
+    return bind_table(table, node, base, path, true, err);
+}
+
 void cfg_schema_free(const cfg_field *table, void *base)
 {
     for (const cfg_field *f = table; f->key; f++) {
         char *slot = (char *)base + f->offset;
+        int *count = (int *)((char *)base + f->count_offset);
+        if (f->derived)
+            continue;
         if (f->type == CFG_T_STRING || f->type == CFG_T_PATH) {
             free(*(char **)slot);
             *(char **)slot = NULL;
         } else if (f->type == CFG_T_MAP) {
             cfg_schema_free(f->fields, slot);
+        } else if (f->type == CFG_T_STRING_LIST) {
+            free_strings(*(char ***)slot, *count);
+            *(char ***)slot = NULL;
+            *count = 0;
+        } else if (f->type == CFG_T_MAP_LIST || f->type == CFG_T_MAP_ARRAY) {
+            char *items = f->type == CFG_T_MAP_LIST ? *(char **)slot : slot;
+            for (int i = 0; items && i < *count; i++)
+                cfg_schema_free(f->fields, items + (size_t)i * f->elem_size);
+            if (f->type == CFG_T_MAP_LIST) {
+                free(items);
+                *(char **)slot = NULL;
+            }
+            *count = 0;
         }
-    }
-}
-
-const cfg_field *cfg_schema_find(const cfg_field *table, const char *dotted)
-{
-    const char *dot = strchr(dotted, '.');
-    size_t len = dot ? (size_t)(dot - dotted) : strlen(dotted);
-    for (const cfg_field *f = table; f->key; f++) {
-        if (strlen(f->key) == len && strncmp(f->key, dotted, len) == 0) {
-            if (!dot)
-                return f;
-            return f->type == CFG_T_MAP ? cfg_schema_find(f->fields, dot + 1) : NULL;
-        }
-    }
-    return NULL;
-}
-
-void cfg_schema_write_markdown(FILE *out, const cfg_field *table, const char *prefix)
-{
-    for (const cfg_field *f = table; f->key; f++) {
-        char *full = join_path(prefix, f->key);
-        if (f->type == CFG_T_MAP) {
-            cfg_schema_write_markdown(out, f->fields, full);
-            free(full);
-            continue;
-        }
-        char type[512];
-        if (f->type == CFG_T_ENUM) {
-            char list[400];
-            snprintf(type, sizeof(type), "one of: %s", cfg_enum_list(f->choices, list, sizeof(list)));
-        } else if ((f->type == CFG_T_INT || f->type == CFG_T_INT64 || f->type == CFG_T_DOUBLE || f->type == CFG_T_INT_LIST ||
-                    f->type == CFG_T_DOUBLE_LIST) && f->min <= f->max) {
-            char r[64];
-            range_text(f, r, sizeof(r));
-            snprintf(type, sizeof(type), "%s %s", type_name(f->type), r);
-        } else {
-            snprintf(type, sizeof(type), "%s", type_name(f->type));
-        }
-        fprintf(out, "| `%s` | %s | %s | %s | %s |\n", full, type, f->unit ? f->unit : "",
-                f->def ? f->def : "**required**", f->doc ? f->doc : "");
-        free(full);
     }
 }

@@ -328,7 +328,7 @@ int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out
     out->collective = b.op.kind;
     snprintf(out->device, sizeof(out->device), "%s", x->dev->name);
     snprintf(out->type, sizeof(out->type), "%s", x->dev->elem_bytes == 2 ? "bf16" : "float");
-    out->elem_bytes = x->dev->elem_bytes;
+    out->elem_bytes = (int)x->dev->elem_bytes;
     out->iters = o->iters;
     out->warmup = o->warmup;
     out->graph_requested = o->graph;
@@ -354,8 +354,3 @@ int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out
     return 0;
 }
 
-void exec_bench_result_free(exec_bench_result *r)
-{
-    free(r->backends);
-    memset(r, 0, sizeof(*r));
-}

@@ -3,7 +3,8 @@
  *
  * comm_bench.c runs it (collective over MPI_COMM_WORLD; drives the exec device and backend tables
  * directly, one device for all backends); exec_bench_fmt.c holds the plain functions (sizes, bus
- * bandwidth, table and JSON output) that the unit tests exercise without MPI or a GPU. */
+ * bandwidth, table and CSV output) that the unit tests exercise without MPI or a GPU; exec_bench_json.c
+ * the JSON record, written, read back and described by one schema table. */
 #ifndef VPSIM_EXEC_BENCH_H
 #define VPSIM_EXEC_BENCH_H
 
@@ -65,7 +66,7 @@ typedef struct exec_bench_result {
     char device[16];
     int collective; /* plan_op_kind timed; a value that is not a collective reads as allreduce */
     char type[8]; /* "bf16" on cuda, "float" on cpu */
-    size_t elem_bytes;
+    int elem_bytes;
     int iters, warmup;
     bool graph_requested, check;
     bool virtual_ranks; /* several ranks share a GPU */
@@ -75,7 +76,8 @@ typedef struct exec_bench_result {
     long long wrong_total;
     util_env_item env[UTIL_ENV_MAX]; /* device facts */
     int n_env;
-    char command[1024];     /* the measuring command line, when loaded from a file ("" = this process's) */
+    char *command;          /* the measuring command line, when loaded from a file (NULL = this process's) */
+    char *compare_command;  /* writing a loaded result: the command comparing it (exec_bench_json sets it) */
     char model_system[64];  /* the system the model was compared on ("" = no comparison) */
     char model_note[256];   /* what the comparison assumes (file, overrides) */
 } exec_bench_result;
@@ -83,6 +85,7 @@ typedef struct exec_bench_result {
 /* Run the benchmark (every rank). Returns 0, or 2 with a message on stderr from rank 0 when the
  * device is not available. `out` is complete on rank 0; free it with exec_bench_result_free. */
 int exec_bench_run(dist_job *d, const exec_bench_opts *o, exec_bench_result *out);
+/* Free what a run or a load allocated (exec_bench_json.c: the record's table knows what it holds). */
 void exec_bench_result_free(exec_bench_result *r);
 
 /* ---- plain helpers (exec_bench_fmt.c) ---- */
@@ -96,6 +99,10 @@ int exec_bench_kind(const exec_bench_result *r);
  * is nccl-tests' size); allgather x (n-1) (nccl-tests' size is the gathered n x the contribution). */
 double exec_bench_busbw(int kind, double algbw_gbps, int ranks);
 const char *exec_bench_busbw_definition(int kind);
+/* Whether the collective sums ("sum", the redop column) or only moves data ("none"). */
+const char *exec_bench_redop(int kind);
+/* The mean bus bandwidth of a backend's rows (0 without rows). */
+double exec_bench_avg_busbw(const exec_bench_backend *b);
 /* Algorithm bandwidth in GB/s (1e9 bytes per second) of `bytes` in `us` microseconds. */
 double comm_algbw(long long bytes, double us);
 /* Geometric sweep min, min*factor, ... <= max (nccl-tests -b -e -f); each size rounded down to a
@@ -107,8 +114,11 @@ int exec_bench_sizes(long long min, long long max, long long factor, size_t elem
 int exec_bench_add_size(long long *sizes, int n, int cap, long long bytes);
 
 /* Load a `vpsim.bench_allreduce/1` document written by exec_bench_json (to compare it with the model
- * again). 0, or -1 with "file:line:col: what" in err. Free with exec_bench_result_free. */
+ * again): every key as the record's table has it (docs/schemas/bench.schema.json), the comparison left
+ * out (it is recomputed). 0, or -1 with "file:line:col: what" in err. Free with exec_bench_result_free. */
 int exec_bench_load(const char *path, exec_bench_result *r, char *err, size_t len);
+/* The record's JSON Schema (draft 2020-12): `vpsim schema bench`. */
+void exec_bench_json_schema(util_json *j);
 
 /* nccl-tests-style table for every backend, with a header naming ranks, device, type, iterations
  * and the virtual-ranks caveat, and a footer with #wrong total and average bus bandwidth. */
@@ -118,7 +128,8 @@ void exec_bench_table(util_buf *out, const exec_bench_result *r);
  * and model_us, model_error_pct when compared with the model). Backends that could not run have no
  * rows (the table and JSON give their reasons). */
 void exec_bench_csv(util_buf *out, const exec_bench_result *r);
-/* JSON (schema "vpsim.bench_allreduce/1"): stable keys, one object per backend with its rows. */
+/* JSON (schema "vpsim.bench_allreduce/1", exec_bench_json.c): stable keys, one object per backend with its
+ * rows; `argv` is this process's command line. */
 void exec_bench_json(util_json *j, const exec_bench_result *r, int argc, char **argv);
 
 #endif

@@ -1,5 +1,5 @@
 /* The plain parts of the allreduce benchmark: size sweeps, bandwidths, the nccl-tests-style table and
- * the JSON document (see comm_bench.h). No MPI, no CUDA: unit-tested directly. */
+ * CSV (see exec_bench.h; the JSON record is exec_bench_json.c's). No MPI, no CUDA: unit-tested directly. */
 #include "exec_bench.h"
 
 #include "../comm/comm_custom.h"
@@ -40,8 +40,7 @@ const char *exec_bench_busbw_definition(int kind)
     }
 }
 
-/* Whether the collective sums (the redop column) or only moves data. */
-static const char *redop(int kind)
+const char *exec_bench_redop(int kind)
 {
     return kind == PLAN_OP_ALLGATHER || kind == PLAN_OP_ALLTOALL ? "none" : "sum";
 }
@@ -91,7 +90,7 @@ int exec_bench_sizes(long long min, long long max, long long factor, size_t elem
     return n;
 }
 
-static double avg_busbw(const exec_bench_backend *b)
+double exec_bench_avg_busbw(const exec_bench_backend *b)
 {
     double sum = 0;
     int n = 0;
@@ -115,7 +114,8 @@ void exec_bench_table(util_buf *o, const exec_bench_result *r)
     const int kind = exec_bench_kind(r);
     util_buf_printf(o, "# vpsim bench-allreduce: collective %s, %d rank%s, device %s, type %s, op %s, %d iters, %d "
                        "warm-up%s%s%s\n",
-                    plan_op_kind_names[kind], r->ranks, r->ranks == 1 ? "" : "s", r->device, r->type, redop(kind),
+                    plan_op_kind_names[kind], r->ranks, r->ranks == 1 ? "" : "s", r->device, r->type,
+                    exec_bench_redop(kind),
                     r->iters, r->warmup,
                     r->graph_requested ? ", CUDA graphs requested (each backend says how it was timed)" : ", eager",
                     r->check ? ", --check" : "",
@@ -127,7 +127,7 @@ void exec_bench_table(util_buf *o, const exec_bench_result *r)
     if (r->model_system[0])
         util_buf_printf(o, "# model: per call on system %s (%s); error = (model - time) / time\n", r->model_system,
                         r->model_note);
-    if (r->command[0])
+    if (r->command && r->command[0])
         util_buf_printf(o, "# measured by: %s\n", r->command);
     if (r->virtual_ranks)
         util_buf_printf(o, "# NOTE: %s\n", COMM_VIRTUAL_NOTE);
@@ -161,9 +161,9 @@ void exec_bench_table(util_buf *o, const exec_bench_result *r)
             else if (model)
                 snprintf(m, sizeof(m), " %9s %9s", "-", "-");
             util_buf_printf(o, "  %12lld %13lld %6s %6s %9s %8.2f %8.2f %7s%s %6s\n", w->bytes, w->count, r->type,
-                            redop(kind), t, w->algbw, w->busbw, wrong, m, w->verify_size ? "yes" : "-");
+                            exec_bench_redop(kind), t, w->algbw, w->busbw, wrong, m, w->verify_size ? "yes" : "-");
         }
-        util_buf_printf(o, "# avg bus bandwidth (%s): %.3f GB/s\n", b->name, avg_busbw(b));
+        util_buf_printf(o, "# avg bus bandwidth (%s): %.3f GB/s\n", b->name, exec_bench_avg_busbw(b));
     }
     util_buf_printf(o, "#\n# #wrong total: %lld (%s)\n", r->wrong_total, r->wrong_total ? "FAILED" : "OK");
 }
@@ -192,115 +192,9 @@ void exec_bench_csv(util_buf *o, const exec_bench_result *r)
             util_csv_field(o, r->device);
             util_buf_printf(o, ",");
             util_csv_field(o, r->type);
-            util_buf_printf(o, ",%s,%lld,%lld,%.6g,%.6g,%.6g,%s,%s,%s,%s%s\n", redop(kind), w->bytes, w->count, w->time_us, w->algbw, w->busbw, wrong,
-                            w->verify_size ? "true" : "false", b->graph ? "true" : "false", plan_op_kind_names[kind], m);
+            util_buf_printf(o, ",%s,%lld,%lld,%.6g,%.6g,%.6g,%s,%s,%s,%s%s\n", exec_bench_redop(kind), w->bytes, w->count,
+                            w->time_us, w->algbw, w->busbw, wrong, w->verify_size ? "true" : "false",
+                            b->graph ? "true" : "false", plan_op_kind_names[kind], m);
         }
     }
-}
-
-static void env_object(util_json *j, const util_env_item *env, int n)
-{
-    util_json_obj_begin(j);
-    for (int i = 0; i < n; i++)
-        util_json_kstr(j, env[i].key, env[i].value);
-    util_json_obj_end(j);
-}
-
-void exec_bench_json(util_json *j, const exec_bench_result *r, int argc, char **argv)
-{
-    util_json_obj_begin(j);
-    util_json_kstr(j, "schema", "vpsim.bench_allreduce/1");
-    util_buf cmd = {0};
-    for (int i = 0; i < argc; i++)
-        util_buf_printf(&cmd, "%s%s", i ? " " : "", argv[i]);
-    if (r->command[0]) { /* loaded from a file: the measurement's command stays, this one compares */
-        util_json_kstr(j, "command", r->command);
-        util_json_kstr(j, "compare_command", cmd.s ? cmd.s : "");
-    } else {
-        util_json_kstr(j, "command", cmd.s ? cmd.s : "");
-    }
-    util_buf_free(&cmd);
-    util_json_kint(j, "ranks", r->ranks);
-    util_json_kstr(j, "device", r->device);
-    util_json_kstr(j, "type", r->type);
-    util_json_kint(j, "elem_bytes", (long long)r->elem_bytes);
-    util_json_kstr(j, "collective", plan_op_kind_names[exec_bench_kind(r)]);
-    util_json_kstr(j, "op", redop(exec_bench_kind(r)));
-    util_json_kint(j, "iters", r->iters);
-    util_json_kint(j, "warmup", r->warmup);
-    util_json_kbool(j, "graph_requested", r->graph_requested);
-    util_json_kbool(j, "check", r->check);
-    util_json_kbool(j, "virtual_ranks", r->virtual_ranks);
-    util_json_kstr(j, "p2p", comm_p2p_names[r->p2p == COMM_P2P_SYSMEM ? COMM_P2P_SYSMEM : COMM_P2P_DIRECT]);
-    if (r->virtual_ranks)
-        util_json_kstr(j, "note", COMM_VIRTUAL_NOTE);
-    util_json_kstr(j, "time_definition", "microseconds per call, max over ranks");
-    util_json_kstr(j, "busbw_definition", exec_bench_busbw_definition(exec_bench_kind(r)));
-    util_json_key(j, "environment");
-    env_object(j, r->env, r->n_env);
-    util_json_key(j, "model");
-    if (r->model_system[0]) {
-        util_json_obj_begin(j);
-        util_json_kstr(j, "system", r->model_system);
-        util_json_kstr(j, "note", r->model_note);
-        util_json_kstr(j, "error_definition", "(model_us - time_us) / time_us, percent");
-        util_json_obj_end(j);
-    } else {
-        util_json_null(j);
-    }
-    util_json_key(j, "backends");
-    util_json_arr_begin(j);
-    for (int k = 0; k < r->n_backends; k++) {
-        const exec_bench_backend *b = &r->backends[k];
-        util_json_obj_begin(j);
-        util_json_kstr(j, "name", b->name);
-        util_json_kbool(j, "supported", b->ran);
-        util_json_key(j, "reason");
-        if (b->ran)
-            util_json_null(j);
-        else
-            util_json_str(j, b->why);
-        util_json_kbool(j, "graph", b->graph);
-        if (r->model_system[0])
-            util_json_kstr(j, "model_method", b->model_method);
-        util_json_key(j, "environment");
-        env_object(j, b->env, b->n_env);
-        util_json_key(j, "rows");
-        util_json_arr_begin(j);
-        for (int i = 0; i < b->n_rows; i++) {
-            const exec_bench_row *w = &b->rows[i];
-            util_json_obj_begin(j);
-            util_json_kint(j, "bytes", w->bytes);
-            util_json_kint(j, "count", w->count);
-            util_json_knum(j, "time_us", w->time_us);
-            util_json_knum(j, "algbw_gbps", w->algbw);
-            util_json_knum(j, "busbw_gbps", w->busbw);
-            util_json_key(j, "wrong");
-            if (w->wrong < 0)
-                util_json_null(j);
-            else
-                util_json_int(j, w->wrong);
-            util_json_kbool(j, "verify_pass", w->verify_size);
-            if (r->model_system[0]) {
-                util_json_key(j, "model_us");
-                if (isfinite(w->model_us))
-                    util_json_num(j, w->model_us);
-                else
-                    util_json_null(j);
-                util_json_key(j, "model_error_pct");
-                if (isfinite(w->model_us) && w->time_us > 0)
-                    util_json_num(j, 100.0 * (w->model_us - w->time_us) / w->time_us);
-                else
-                    util_json_null(j);
-            }
-            util_json_obj_end(j);
-        }
-        util_json_arr_end(j);
-        if (b->ran)
-            util_json_knum(j, "avg_busbw_gbps", avg_busbw(b));
-        util_json_obj_end(j);
-    }
-    util_json_arr_end(j);
-    util_json_kint(j, "wrong_total", r->wrong_total);
-    util_json_obj_end(j);
 }

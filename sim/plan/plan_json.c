@@ -57,9 +57,9 @@ static int bind_ranks(const cfg_field *f, const cfg_node *n, void *slot, const c
 #define K_COLLS (K(ALLREDUCE) | K(ALLGATHER) | K(REDUCE_SCATTER) | K(ALLTOALL) | K(ALLREDUCE_NORM))
 
 /* Collectives span ranks 0..N-1 of the TP group, written out as a list; the op keeps N. */
-static void write_ranks(util_json *j, const void *slot, const void *base)
+static void write_ranks(util_json *j, const void *slot, const cfg_wctx *w)
 {
-    (void)base;
+    (void)w;
     util_json_arr_begin(j);
     for (int r = 0; r < *(const int *)slot; r++)
         util_json_int(j, r);
@@ -173,9 +173,9 @@ static int check_op(void *obj, const cfg_node *node, const char *path, cfg_error
 }
 
 /* The phase summary: derived (written for readers, recomputed on load by plan_summarize). */
-static void write_allreduce_bytes(util_json *j, const void *slot, const void *base)
+static void write_allreduce_bytes(util_json *j, const void *slot, const cfg_wctx *w)
 {
-    const plan_phase_summary *s = base;
+    const plan_phase_summary *s = w->base;
     (void)slot;
     util_json_arr_begin(j);
     for (int k = 0; k < s->allreduce_count; k++)
@@ -220,9 +220,9 @@ static int bind_schema_tag(const cfg_field *f, const cfg_node *n, void *slot, co
     return 0;
 }
 
-static void write_schema_tag(util_json *j, const void *slot, const void *base)
+static void write_schema_tag(util_json *j, const void *slot, const cfg_wctx *w)
 {
-    (void)slot, (void)base;
+    (void)slot, (void)w;
     util_json_str(j, PLAN_SCHEMA);
 }
 
@@ -415,7 +415,7 @@ int plan_json_load(const char *path, plan *out, cfg_error *err)
         cfg_errorf(err, schema ? schema : root, "not a vpsim plan: expected \"schema\": \"%s\"", PLAN_SCHEMA);
         goto done;
     }
-    if (cfg_schema_bind(plan_fields, root, out, "", err) || check_plan(out, root, err))
+    if (cfg_schema_bind_json(plan_fields, root, out, "", err) || check_plan(out, root, err))
         goto done;
     plan_summarize(out);
     rc = 0;

@@ -1,161 +1,35 @@
 /* Results per backend as a table, JSON ("vpsim.results/1") and CSV. */
 #include "report_results.h"
 
+#include "../config/cfg_schema.h"
+#include "../results/results_doc.h"
+
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A number with six significant digits: enough for any figure here, and no binary noise
- * ("2.2000000000000002") in a document people read and diff. util_json_num prints 17 digits, so write a
- * null through the writer (which places commas) and replace its text. */
-static void json_num6(util_json *j, double v)
-{
-    util_json_null(j);
-    if (!isfinite(v))
-        return;
-    j->out.len -= 4;
-    j->out.s[j->out.len] = '\0';
-    util_buf_printf(&j->out, "%.6g", v);
-}
+void report_results_json_warnings(util_json *j, const results_cycle *r) { results_json_write_warnings(j, r); }
 
-static void knum6(util_json *j, const char *key, double v, bool present)
-{
-    util_json_key(j, key);
-    if (present)
-        json_num6(j, v);
-    else
-        util_json_null(j);
-}
-
-static void kstr_or_null(util_json *j, const char *key, const char *s)
-{
-    util_json_key(j, key);
-    if (s)
-        util_json_str(j, s);
-    else
-        util_json_null(j);
-}
-
-static const char *const class_keys[PLAN_CLASS_COUNT] = {"gemm_ms", "attention_ms", "comm_ms", "other_ms"};
-static const char *const verify_class_keys[PLAN_CLASS_COUNT] = {"verify_gemm_ms", "verify_attention_ms",
-                                                                "verify_comm_ms", "verify_other_ms"};
-
-static void json_ops(util_json *j, const results_cycle *r, const plan *p)
-{
-    util_json_key(j, "ops");
-    util_json_arr_begin(j);
-    int idx = 0;
-    for (int ph = 0; p && ph < p->n_phases; ph++) {
-        for (int o = 0; o < p->phases[ph].n_ops && idx < r->n_op_us; o++, idx++) {
-            const plan_op *op = &p->phases[ph].ops[o];
-            util_json_obj_begin(j);
-            util_json_kstr(j, "phase", p->phases[ph].name);
-            util_json_kint(j, "index", o);
-            util_json_kstr(j, "name", op->name);
-            util_json_kstr(j, "kind", plan_op_kind_names[op->kind]);
-            util_json_kint(j, "layer", op->layer);
-            /* The op's size, so that `vpsim calibrate` can tell a run of other shapes (another TP, model or
-             * --set) from this plan's op by op, not by names alone. */
-            util_json_kint(j, "bytes", llround(op->bytes_read + op->bytes_written));
-            knum6(j, "us", r->op_us[idx], true);
-            util_json_obj_end(j);
-        }
-    }
-    util_json_arr_end(j);
-}
-
-void report_results_json_warnings(util_json *j, const results_cycle *r)
-{
-    util_json_key(j, "warnings");
-    util_json_arr_begin(j);
-    for (int i = 0; i < r->n_warnings; i++) {
-        util_json_obj_begin(j);
-        util_json_kstr(j, "code", r->warnings[i].code);
-        util_json_kstr(j, "text", r->warnings[i].text);
-        util_json_obj_end(j);
-    }
-    util_json_arr_end(j);
-}
-
-static void json_backend(util_json *j, const results_cycle *r, const plan *p)
-{
-    const bool ok = r->available;
-    util_json_obj_begin(j);
-    util_json_kstr(j, "backend", r->backend);
-    util_json_kbool(j, "available", ok);
-    kstr_or_null(j, "reason", ok ? NULL : r->reason);
-    knum6(j, "allreduce_us", r->allreduce_us, ok);
-    kstr_or_null(j, "allreduce_method", ok ? r->allreduce_method : NULL);
-    knum6(j, "allgather_us", r->allgather_us, ok);
-    knum6(j, "verify_ms", r->verify_ms, ok);
-    for (int c = 0; c < PLAN_CLASS_COUNT; c++)
-        knum6(j, verify_class_keys[c], r->verify_class_ms[c], ok);
-    knum6(j, "draft_ms", r->draft_ms, ok);
-    knum6(j, "draft_steps_ms", r->draft_steps_ms, ok);
-    knum6(j, "draft_extend_ms", r->draft_extend_ms, ok);
-    knum6(j, "host_ms", r->host_ms, ok);
-    knum6(j, "cycle_ms", r->cycle_ms, ok);
-    knum6(j, "tokens_per_cycle", r->tokens_per_cycle, true);
-    knum6(j, "tok_per_s", r->tok_per_s, ok);
-    knum6(j, "tpot_ms", r->tpot_ms, ok);
-    knum6(j, "accepted_per_cycle", r->accepted_per_cycle, true);
-    knum6(j, "nospec_tok_per_s", r->nospec_tok_per_s, ok && r->nospec_tok_per_s > 0);
-    knum6(j, "memory_gib", r->mem_gib, r->mem_known);
-    knum6(j, "memory_capacity_gib", r->mem_capacity_gib, r->mem_known);
-    util_json_key(j, "fits");
-    if (r->mem_known)
-        util_json_bool(j, r->fits);
-    else
-        util_json_null(j);
-    util_json_key(j, "engine");
-    util_json_obj_begin(j);
-    kstr_or_null(j, "vllm", r->engine_vllm[0] ? r->engine_vllm : NULL);
-    kstr_or_null(j, "sglang", r->engine_sglang[0] ? r->engine_sglang : NULL);
-    util_json_obj_end(j);
-    report_results_json_warnings(j, r);
-    util_json_key(j, "phases");
-    util_json_arr_begin(j);
-    for (int i = 0; ok && i < r->n_phases; i++) {
-        const results_phase *ph = &r->phases[i];
-        util_json_obj_begin(j);
-        util_json_kstr(j, "name", ph->name);
-        util_json_kstr(j, "kind", plan_phase_kind_names[ph->kind]);
-        knum6(j, "ms", ph->ms, true);
-        for (int c = 0; c < PLAN_CLASS_COUNT; c++)
-            knum6(j, class_keys[c], ph->class_ms[c], true);
-        util_json_kint(j, "collectives", ph->collectives);
-        knum6(j, "allreduce_us", ph->collective_us_mean, true);
-        util_json_obj_end(j);
-    }
-    util_json_arr_end(j);
-    if (ok && r->op_us)
-        json_ops(j, r, p);
-    util_json_obj_end(j);
-}
-
+/* The record is results_doc's table (sim/results/results_json.c); the producer's blocks follow it. */
 void report_results_json(util_json *j, const report_results_meta *m, const results_cycle *rs, int n,
                          const plan *p)
 {
+    const int mode = cfg_enum_index(results_mode_names, m->mode ? m->mode : "");
+    if (mode < 0) {
+        fprintf(stderr, "vpsim: internal error: results of mode '%s' (not one of model, run, import-trace)\n",
+                m->mode ? m->mode : "(none)");
+        abort();
+    }
+    /* The document points at the producer's data (written, never freed). */
+    const results_doc d = {.mode = (results_mode)mode, .scenario = (char *)m->scenario,
+                           .scenario_path = (char *)m->scenario_path, .system = (char *)m->system,
+                           .model = (char *)m->model, .tp = m->tp, .batch = m->batch, .context = m->context,
+                           .graph = m->graph, .expected_tokens = m->expected_tokens,
+                           .tokens_formula = (char *)m->tokens_formula, .provenance = (char *)m->provenance,
+                           .backends = (results_cycle *)rs, .n_backends = n, .plan = p};
     util_json_obj_begin(j);
-    util_json_kstr(j, "schema", RESULTS_SCHEMA);
-    kstr_or_null(j, "mode", m->mode);
-    kstr_or_null(j, "scenario", m->scenario);
-    kstr_or_null(j, "scenario_path", m->scenario_path);
-    kstr_or_null(j, "system", m->system);
-    kstr_or_null(j, "model", m->model);
-    util_json_kint(j, "tp", m->tp);
-    util_json_kint(j, "batch", m->batch);
-    util_json_kint(j, "context", m->context);
-    util_json_kbool(j, "graph", m->graph);
-    knum6(j, "expected_tokens", m->expected_tokens, true);
-    kstr_or_null(j, "tokens_formula", m->tokens_formula);
-    kstr_or_null(j, "tok_per_s_formula", "tok_per_s = tokens_per_cycle / (cycle_ms / 1000)");
-    kstr_or_null(j, "provenance", m->provenance);
-    util_json_key(j, "backends");
-    util_json_arr_begin(j);
-    for (int i = 0; i < n; i++)
-        json_backend(j, &rs[i], p);
-    util_json_arr_end(j);
+    results_json_write_fields(j, &d);
     if (m->write_extra)
         m->write_extra(j, m->extra_ctx);
     util_json_obj_end(j); /* a pretty writer ends the document with a newline */

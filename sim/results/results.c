@@ -10,6 +10,9 @@ void results_cycle_free(results_cycle *r)
     free(r->op_us);
     r->op_us = NULL;
     r->n_op_us = 0;
+    free(r->ops);
+    r->ops = NULL;
+    r->n_ops = 0;
 }
 
 void results_cycle_set_cycle(results_cycle *r, double cycle_ms)

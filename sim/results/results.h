@@ -23,6 +23,18 @@ typedef struct results_warning {
     char text[320];
 } results_warning;
 
+/* One op's time as a results file gives it ("ops": phase, index in the phase, name, kind, layer, bytes
+ * moved, duration): what results_json_load reads; a producer gives op_us and the plan instead. */
+typedef struct results_op {
+    char phase[PLAN_NAME_MAX];
+    int index;
+    char name[PLAN_NAME_MAX];
+    plan_op_kind kind;
+    int layer;
+    long long bytes; /* -1: not recorded (a run from before sizes were) */
+    double us;
+} results_op;
+
 typedef struct results_phase {
     char name[PLAN_NAME_MAX];
     plan_phase_kind kind;
@@ -84,6 +96,9 @@ typedef struct results_cycle {
      * Owned by the result (results_cycle_free). */
     double *op_us;
     int n_op_us;
+    /* The ops of a loaded document (results_json_load), NULL when it had none; a producer leaves it NULL. */
+    results_op *ops;
+    int n_ops;
 } results_cycle;
 
 void results_cycle_free(results_cycle *r);

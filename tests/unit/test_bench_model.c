@@ -85,8 +85,8 @@ Test(bench_model, from_refuses_what_is_not_a_saved_result)
 {
     const char *bad[][2] = {
         {"{\"schema\": \"vpsim.results/1\"}\n", "not a vpsim bench-allreduce result"},
-        {"{\"schema\": \"vpsim.bench_allreduce/1\", \"command\": \"x\"}\n", "missing key 'ranks'"},
-        {"{\"schema\": \"vpsim.bench_allreduce/1\", \"command\": \"x\", \"ranks\": \"two\"}\n", "must be a number"},
+        {"{\"schema\": \"vpsim.bench_allreduce/1\", \"command\": \"x\"}\n", "missing required key 'ranks'"},
+        {"{\"schema\": \"vpsim.bench_allreduce/1\", \"command\": \"x\", \"ranks\": \"two\"}\n", "ranks: expected an integer, got 'two'"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char *f = th_write_temp(bad[i][0], strlen(bad[i][0]), ".json");

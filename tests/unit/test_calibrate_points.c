@@ -20,10 +20,22 @@ static void write_plan_and_results(int n, char **plan_path, char **results_path)
     util_buf_printf(&plan_doc, "{\"schema\": \"vpsim.plan/1\", \"scenario\": \"many-gemms\", \"ranks\": 1, \"batch\": 1,"
                            " \"context\": 16, \"expected_tokens\": 1, \"phases\": [{\"name\": \"decode\", \"kind\":"
                            " \"decode\", \"model\": \"target\", \"tokens\": 1, \"batch\": 1, \"ops\": [\n");
-    /* What calibrate checks first (cal_results.h): a GPU run of this very plan. */
-    util_buf_printf(&res, "{\"schema\": \"vpsim.results/1\", \"mode\": \"run\", \"tp\": 1, \"batch\": 1, \"context\": 16,"
+    /* What calibrate checks first (cal_results.h): a whole results record (docs/schemas/results.schema.json)
+     * of a GPU run of this very plan. */
+    util_buf_printf(&res, "{\"schema\": \"vpsim.results/1\", \"mode\": \"run\", \"scenario\": \"many-gemms\","
+                          " \"scenario_path\": null, \"system\": \"h200\", \"model\": null, \"tp\": 1, \"batch\": 1,"
+                          " \"context\": 16, \"graph\": true, \"expected_tokens\": 1, \"tokens_formula\": null,"
+                          " \"provenance\": null, \"measured\": {\"ranks\": 1, \"iters\": 1, \"graph\": true,"
+                          " \"cycle_median_ms\": 1, \"cycle_p10_ms\": 1, \"cycle_p90_ms\": 1, \"cycle_min_ms\": 1,"
+                          " \"cycle_max_ms\": 1, \"instrumented_passes\": 1, \"instrumented_pass_median_ms\": 1,"
+                          " \"instrumented_as_graph\": false, \"timer_overhead_us\": 0, \"timer_empty_pair_us\": 0,"
+                          " \"check_failures\": 0}, \"model_comparison\": null, \"command_line\": [],"
                           " \"environment\": {\"device\": \"cuda\", \"gpu\": \"NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)\"},"
-                          " \"backends\": [{\"ops\": [\n");
+                          " \"backends\": [{\"backend\": \"none\", \"available\": true, \"reason\": null,"
+                          " \"allreduce_us\": 0, \"allreduce_method\": \"\", \"allgather_us\": 0, \"verify_ms\": 1,"
+                          " \"verify_gemm_ms\": 1, \"verify_attention_ms\": 0, \"verify_comm_ms\": 0, \"verify_other_ms\": 0,"
+                          " \"draft_ms\": 0, \"draft_steps_ms\": 0, \"draft_extend_ms\": 0, \"host_ms\": 0, \"cycle_ms\": 1,"
+                          " \"tokens_per_cycle\": 1, \"tok_per_s\": 1000, \"phases\": [], \"ops\": [\n");
     for (int i = 0; i < n; i++) {
         long long nk = (long long)sqrt(16.0 * pow(1.105, i)) + 1;
         util_buf_printf(&plan_doc,

@@ -125,13 +125,13 @@ static void hp_expect_from_bad(const char *py, const char *what)
 
 Test(hostile2_plan, bench_from_numbers_bounded)
 {
-    hp_expect_from_bad("b['backends'][0]['rows'][0]['time_us'] = 1e308", "'time_us' is 1e+308");
+    hp_expect_from_bad("b['backends'][0]['rows'][0]['time_us'] = 1e308", "backends[0].rows[0].time_us: 1e+308 is out of range (must be in [0, 1000000000])");
     hp_expect_from_bad("b['backends'][0]['name'] = 'bogus'", "backend 'bogus'");
     hp_expect_from_bad("b['device'] = 'tpu'", "valid choices: cuda, cpu");
-    hp_expect_from_bad("b['elem_bytes'] = 0", "'elem_bytes' is 0");
-    hp_expect_from_bad("b['elem_bytes'] = -4", "'elem_bytes' is -4");
-    hp_expect_from_bad("b['iters'] = 0", "'iters' is 0");
-    hp_expect_from_bad("b['ranks'] = 100000", "'ranks' is 100000");
+    hp_expect_from_bad("b['elem_bytes'] = 0", "elem_bytes: 0 is out of range (must be in [1, 16])");
+    hp_expect_from_bad("b['elem_bytes'] = -4", "elem_bytes: -4 is out of range");
+    hp_expect_from_bad("b['iters'] = 0", "iters: 0 is out of range (must be in [1, 1000000])");
+    hp_expect_from_bad("b['ranks'] = 100000", "ranks: 100000 is out of range (must be in [1, 4096])");
 }
 
 Test(hostile2_plan, active_experts_above_the_expert_count_refused)

@@ -95,7 +95,7 @@ Test(p2p, a_saved_sysmem_result_says_so_and_the_model_note_names_the_difference)
 Test(p2p, a_saved_result_with_a_bad_mode_is_refused)
 {
     char *f = saved_sysmem_result("bogus");
-    th_expect_bad(th_run("bench-allreduce --from %s", f), f, "'p2p' must be direct or sysmem");
+    th_expect_bad(th_run("bench-allreduce --from %s", f), f, "p2p: unknown value 'bogus'; valid choices: direct, sysmem");
     remove(f);
     free(f);
 }

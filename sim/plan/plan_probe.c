@@ -29,7 +29,7 @@ static const long long grouped_rows[] = {1, 2, 4, 8, 16};
 /* Past 64 experts: 128, 256 and all the target's routed experts, at the rows per expert a verify pass
  * has there. How fast a grouped GEMM runs depends on how many experts share the launch, not only on its
  * bytes: Kimi-K2.5's INT4 w13 is 144 columns wide per expert, and its rate still rose from 16 to 64
- * experts (1.9 -> 2.7 TB/s at one row, h200-1x-probed.yaml), so extending the 16 -> 64 segment priced
+ * experts (2.2 -> 2.7 TB/s at one row, h200-1x-probed.yaml), so extending the 16 -> 64 segment priced
  * every larger launch at a rate the GPU had not reached (the replay's w13 at 86-244 experts ran at
  * 3.8-4.1 TB/s, bench/NOTES.md 2026-12-02). A pass over T tokens touches E (1 - (1 - k/E)^T) experts with
  * ceil(T k / that) rows each: 1 to 4 rows until T k passes 4 E (Kimi-K2.5: 190 tokens a pass). */

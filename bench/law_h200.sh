@@ -5,7 +5,7 @@
 # $OUT/law-h200.tgz (the device returns a few files only). From the repository root:
 #   bash bench/law_h200.sh
 # GPU time, estimated (bench/NOTES.md 2026-12-02: the old grid's probe 6 s, the replays 66 s): the probe
-# 10-30 s (1,741 ops, 103 GiB of private weights and caches to fill), the replays ~70 s, the two models on
+# 10-30 s (1,757 ops, 109.3 GiB of private weights and caches to fill), the replays ~70 s, the two models on
 # the host ~10 s: about 2 minutes; every step has its own timeout, the whole stays under 6 minutes.
 # Nothing here is fitted: both tables are printed as measured (bench/heldout.py).
 set -u

@@ -26,15 +26,19 @@ static const long long bmm_rows[] = {1, 2, 4, 8, 16, 32};
 static const long long grouped_wide_nk[2] = {2048, 512};
 static const int grouped_experts[] = {4, 16, 64};
 static const long long grouped_rows[] = {1, 2, 4, 8, 16};
-/* Past 64 experts: 128, 256 and all the target's routed experts, at the rows per expert a verify pass
- * has there. How fast a grouped GEMM runs depends on how many experts share the launch, not only on its
- * bytes: Kimi-K2.5's INT4 w13 is 144 columns wide per expert, and its rate still rose from 16 to 64
- * experts (2.2 -> 2.7 TB/s at one row, h200-1x-probed.yaml), so extending the 16 -> 64 segment priced
- * every larger launch at a rate the GPU had not reached (the replay's w13 at 86-244 experts ran at
- * 3.8-4.1 TB/s, bench/NOTES.md 2026-12-02). A pass over T tokens touches E (1 - (1 - k/E)^T) experts with
- * ceil(T k / that) rows each: 1 to 4 rows until T k passes 4 E (Kimi-K2.5: 190 tokens a pass). */
-static const int grouped_experts_more[] = {128, 256};
+/* Past 64 experts: 128, 256 and all the target's routed experts at 1, 2 and 4 rows per expert, and at 2
+ * rows every 64 experts between. How fast a grouped GEMM runs depends on how many experts share the
+ * launch, not only on its bytes: Kimi-K2.5's INT4 w13 is 144 columns wide per expert, and its rate still
+ * rose from 16 to 64 experts (2.2 -> 2.7 TB/s at one row, h200-1x-probed.yaml), so extending the 16 -> 64
+ * segment priced every larger launch at a rate the GPU had not reached (the replay's w13 at 86 and 244
+ * experts ran at 3.8 and 4.1 TB/s, at 188 at 3.0: bench/NOTES.md 2026-12-02, per-op times). A pass over
+ * T tokens touches E (1 - (1 - k/E)^T) experts with ceil(T k / that) rows each: 2 rows from 128 experts
+ * until T k passes 2 E (Kimi-K2.5 at 6 to about 70 tokens a pass, the common verify range), which is
+ * why the rate is followed every 64 experts there (cuBLAS picks its kernel by the batch count too, so it
+ * need not be smooth in it); 1 row at many experts is a wide expert's (bf16, low TP) at few tokens. */
+static const int grouped_experts_more[] = {128, 192, 256, 320};
 #define GROUPED_MORE_ROWS 4 /* the rows per expert the points past 64 experts are taken at: 1, 2, 4 */
+#define GROUPED_EVERY_ROWS 2 /* ... and the rows at which every count of grouped_experts_more is */
 /* (q_len, heads): query rows that share the latent, 8 to 512 in powers of two, and 24. The kernel's cost is
  * not log-linear in rows across a factor of 4 (a row tile fills, then compute grows), so every doubling is
  * a point. 24 is there because a block holds 8, 16, 24 or 32 rows (8-row tiles) and the law prices an op
@@ -229,19 +233,20 @@ static void gemms(probe *pr)
     }
 }
 
-/* The expert counts of the grouped points, ascending: the base grid (quick: its first two), then the
- * counts past it up to the target's routed experts, and those experts themselves (full grid only; a
+/* The expert counts of the grouped points at `rows` per expert, ascending: the base grid (quick: its
+ * first two), then, at rows up to GROUPED_MORE_ROWS, the counts past it below the target's routed experts
+ * (128 and 256 only, but every one at GROUPED_EVERY_ROWS) and those experts themselves (full grid only; a
  * dense target, or one with 64 experts or fewer, has none past the base). Returns how many. */
-static int grouped_expert_counts(const probe *pr, int *out)
+static int grouped_expert_counts(const probe *pr, long long rows, int *out)
 {
     int n = 0;
     for (int s = 0; s < count(pr, LEN(grouped_experts)); s++)
         out[n++] = grouped_experts[s];
     const int e = pr->sc->target.moe.experts;
-    if (pr->quick)
+    if (pr->quick || rows > GROUPED_MORE_ROWS)
         return n;
     for (int s = 0; s < LEN(grouped_experts_more); s++)
-        if (grouped_experts_more[s] < e)
+        if (grouped_experts_more[s] < e && (rows == GROUPED_EVERY_ROWS || grouped_experts_more[s] % 128 == 0))
             out[n++] = grouped_experts_more[s];
     if (e > out[n - 1])
         out[n++] = e;
@@ -282,10 +287,10 @@ static void grouped(probe *pr)
             shape[wide].n = wide ? grouped_wide_nk[0] : grouped_wide_nk[1];
             shape[wide].k = wide ? grouped_wide_nk[1] : grouped_wide_nk[0];
         }
-        int experts[LEN(grouped_experts) + LEN(grouped_experts_more) + 1], n_base = count(pr, LEN(grouped_experts));
-        const int n_exp = grouped_expert_counts(pr, experts);
-        for (int r = 0; r < count(pr, LEN(grouped_rows)); r++)
-            for (int s = 0; s < (grouped_rows[r] <= GROUPED_MORE_ROWS ? n_exp : n_base); s++) {
+        for (int r = 0; r < count(pr, LEN(grouped_rows)); r++) {
+            int experts[LEN(grouped_experts) + LEN(grouped_experts_more) + 1];
+            const int n_exp = grouped_expert_counts(pr, grouped_rows[r], experts);
+            for (int s = 0; s < n_exp; s++) {
                 plan_op t = shape[wide];
                 t.batch = experts[s];
                 t.m = grouped_rows[r] * t.batch;
@@ -293,6 +298,7 @@ static void grouped(probe *pr)
                 snprintf(size, sizeof(size), "e%d", t.batch);
                 add_point(pr, &t, wide ? "grouped_wide" : "grouped_narrow", grouped_rows[r], size);
             }
+        }
     }
 }
 

@@ -68,8 +68,9 @@ static void count_classes_nb(const plan *p, int *n, int *nb)
 }
 
 /* Grid sizes by hand (plan_probe.h; GEMM shapes listed in the next test); every point 4 ops, then the flush
- * op. configs/default.yaml's draft is GQA, so both attention classes are probed. Grouped: rows 1, 2, 4 at
- * 4, 16, 64, 128, 256 and Kimi-K2.5's 384 experts, rows 8 and 16 at the first three. MLA: 8 rows values
+ * op. configs/default.yaml's draft is GQA, so both attention classes are probed. Grouped: rows 1 and 4 at
+ * 4, 16, 64, 128, 256 and Kimi-K2.5's 384 experts, rows 2 also at 192 and 320, rows 8 and 16 at the
+ * first three. MLA: 8 rows values
  * over 5 KV lengths, the 4 of one block (8, 16, 24, 32) also at 256k and 512k. The row-wise classes and
  * attention each have a neighbour: 4 copies of it before the class's points (its baseline) and one before
  * every point op. */
@@ -82,7 +83,7 @@ Test(calibrate_measure, probe_plan_counts_per_class_and_names)
     int n[CFG_LAW_COUNT];
     const int full[CFG_LAW_COUNT] = {
         [CFG_LAW_GEMM_WIDE] = 8 * 6 * 4,   [CFG_LAW_GEMM_NARROW] = 8 * 9 * 4, [CFG_LAW_GEMM_BATCHED] = 6 * 3 * 4,
-        [CFG_LAW_GROUPED_WIDE] = (3 * 6 + 2 * 3) * 4, [CFG_LAW_GROUPED_NARROW] = (3 * 6 + 2 * 3) * 4,
+        [CFG_LAW_GROUPED_WIDE] = (6 + 8 + 6 + 3 + 3) * 4, [CFG_LAW_GROUPED_NARROW] = (6 + 8 + 6 + 3 + 3) * 4,
         [CFG_LAW_ATTENTION_MLA] = (8 * 5 + 4 * 2) * 4, [CFG_LAW_ATTENTION_GQA] = 4 * 5 * 4, [CFG_LAW_NORM] = 4 * 4 * 4,
         [CFG_LAW_ELEMENTWISE] = 4 * 4 * 4, [CFG_LAW_SILU_MUL] = 4 * 4 * 4,   [CFG_LAW_EMBEDDING] = 4 * 2 * 4,
     };
@@ -158,11 +159,11 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
      * wide o_proj 7168 x 1024, mlp.down 7168 x 2304, q_b 1536 x 1536, shared.down 7168 x 256, lm_head 20480 x
      * 7168 and generic 2048 x 256 (x 2 B each); batched x 6 rows: w_kc 512 x 128 x 8 heads and generic 256 x
      * 256 x 32 and x 128 (w_vc has w_kc's bytes: one of them); grouped (7168 x 144 + 256 x 2016) x 2 B x
-     * ((4+16+64) x 5 rows + (128+256+384) x 3 rows) x 4; embedding 20480 x (2048+7168) x 2 B x 4 rows x 4;
+     * ((4+16+64) x 5 rows + (128+256+384) x 2 rows + (128+192+256+320+384) at 2 rows) x 4; embedding 20480 x (2048+7168) x 2 B x 4 rows x 4;
      * MLA 576 x 2 B per token, GQA 8 KV heads x 256 x 2 B per token, over 1k+4k+16k+64k+128k tokens x 4
      * ops x 8 rows (MLA) and 4 rows (GQA), and 256k+512k x 4 ops x 4 rows (MLA); the neighbours' weights
      * x (4 + 16 points x 4) copies: o_proj 7168 x 1024 (norm), w_kc 512 x 128 x 8 (elementwise), w13 at
-     * the default's 24 experts 144 x 7168 x 24 (silu_mul); attention's rope has none. 103.4 GiB in all. */
+     * the default's 24 experts 144 x 7168 x 24 (silu_mul); attention's rope has none. 109.3 GiB in all. */
     const double kv = 1024 + 4096 + 16384 + 65536 + 131072;
     const double narrow = 3072.0 * 14336 + 4608 * 7168 + 4000 * 7168 + 2112 * 7168 + 384 * 7168 + 512 * 7168 +
                           7168 * 21504 + 256 * 2048 + 512 * 4096;
@@ -170,7 +171,7 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
     const double bmm = 512.0 * 128 * 8 + 256 * 256 * (32 + 128);
     const double nbrs = (7168.0 * 1024 + 512 * 128 * 8 + 144 * 7168 * 24) * 2 * (4 + 16 * 4);
     const double want = (narrow + wide) * 2 * 8 * 4 + bmm * 2 * 6 * 4 +
-                        (7168.0 * 144 + 256 * 2016) * 2 * (84 * 5 + 768 * 3) * 4 + 20480.0 * 9216 * 2 * 4 * 4 +
+                        (7168.0 * 144 + 256 * 2016) * 2 * (84 * 5 + 768 * 2 + 1280) * 4 + 20480.0 * 9216 * 2 * 4 * 4 +
                         1152 * kv * 32 + 1152 * (262144.0 + 524288) * 16 + 4096 * kv * 16 + nbrs;
     cr_assert_float_eq(plan_probe_arena_bytes(&p), want, 0.5, "%.0f", plan_probe_arena_bytes(&p));
     plan_free(&p);

@@ -47,7 +47,7 @@ static const int grouped_experts_more[] = {128, 192, 256, 320};
  * 384) were tried as points on 2026-12-02 and left out: measured there, the probe's time was 4-12 % below
  * the replay's attention at the same shape, which the interpolation between doublings had hidden
  * (bench/NOTES.md, the miss); that bias is the probe's method, which now times attention after the op
- * the plan runs before it (rowwise()). */
+ * the plan runs before it (find_neighbours). */
 static const int mla_qh[][2] = {{1, 8}, {1, 16}, {3, 8}, {2, 16}, {4, 16}, {4, 32}, {8, 32}, {8, 64}};
 static const int gqa_q[] = {1, 2, 4, 8};
 static const long long kv_full[] = {1024, 4096, 16384, 65536, 131072}; /* to the longest context asked about */
@@ -66,7 +66,7 @@ typedef struct probe {
     const cfg_scenario *sc;
     const plan *real; /* the scenario's own plan (its GEMM shapes); NULL for the quick grid */
     /* Per law class: the op the scenario's plan most often runs right before an op of the class (the
-     * row-wise ops and attention; rowwise_neighbours), and whether its baseline group is out yet. */
+     * row-wise ops and attention; find_neighbours), and whether its baseline group is out yet. */
     plan_op nb[CFG_LAW_COUNT];
     bool has_nb[CFG_LAW_COUNT], nb_done[CFG_LAW_COUNT];
     char *why;
@@ -312,8 +312,9 @@ static void attention(probe *pr)
     const int n_kv = pr->quick ? LEN(kv_quick) : LEN(kv_full);
     const cfg_model *t = &sc->target;
     if (t->attention.kind == CFG_ATTN_MLA)
-        for (int r = 0; r < count(pr, LEN(mla_qh)); r++)
-            for (int s = 0; s < n_kv + (pr->quick || mla_qh[r][0] * mla_qh[r][1] > 32 ? 0 : LEN(kv_long)); s++) {
+        for (int r = 0; r < count(pr, LEN(mla_qh)); r++) {
+            const bool one_block = !pr->quick && mla_qh[r][0] * mla_qh[r][1] <= 32;
+            for (int s = 0; s < n_kv + (one_block ? LEN(kv_long) : 0); s++) {
                 plan_op o = tmpl(pr, PLAN_OP_ATTENTION);
                 o.q_len = mla_qh[r][0];
                 o.heads = mla_qh[r][1];
@@ -326,6 +327,7 @@ static void attention(probe *pr)
                 num_label(size, sizeof(size), o.kv_len);
                 add_point(pr, &o, "attention_mla", o.q_len * o.heads, size);
             }
+        }
     /* The draft's attention when there is a draft, else the target's. */
     const cfg_model *g = sc->speculative.algorithm != CFG_SPEC_NONE ? &sc->draft : t;
     if (g->attention.kind != CFG_ATTN_GQA)

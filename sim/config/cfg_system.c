@@ -82,6 +82,13 @@ static const cfg_field gpu_fields[] = {
         "device memory a process can use (nvidia-smi's total); the memory account is held against it"),
     INT("cc", gpu, cc, "90", 10, 200, "x10",
         "compute capability x 10 (90 Hopper, 100 B200, 120 RTX PRO 6000): NCCL picks its search speeds by it"),
+    INT("smem_sm_kib", gpu, smem_sm_kib, "0", 0, 1 << 20, "KiB",
+        "shared memory per SM (228 on sm_90, 100 on sm_120): with smem_block_kib and sms, the probed attention law "
+        "computes the decode kernel's launch (splits, blocks per SM; docs/model.md \"Probed compute laws\"); "
+        "0 = not known: the law reads a batch as one long sequence"),
+    INT("smem_block_kib", gpu, smem_block_kib, "0", 0, 1 << 20, "KiB",
+        "shared memory one block may opt in to (cudaDevAttrMaxSharedMemoryPerBlockOptin: 227 on sm_90, 99 on "
+        "sm_120); 0 = not known"),
     {0},
 };
 

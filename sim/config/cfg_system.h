@@ -175,6 +175,8 @@ typedef struct cfg_system {
         double kernel_floor_us; /* shortest kernel, however little it does */
         double memory_gib;      /* device memory a process can use */
         int cc;                 /* compute capability x 10 (90 Hopper, 120 RTX PRO 6000): NCCL's search reads it */
+        int smem_sm_kib;        /* shared memory per SM, KiB (0 = not known) */
+        int smem_block_kib;     /* shared memory one block may opt in to, KiB (0 = not known) */
     } gpu;
     struct {
         double eager_us;            /* host time to launch one kernel eagerly (framework + driver) */

@@ -136,6 +136,10 @@ const char *model_law_check(const cfg_law_table *t);
  * (or one whose lists differ in length). Adds its terms when terms is not NULL: "law@rows R" per rows
  * group used (which byte points, which rule), then "t_law" (which rows, which rule). */
 double model_law_eval(const cfg_law_table *t, double rows, double bytes, model_terms *terms);
+/* The (rows, bytes) at which an attention op reads its law: the decode kernel's launch on the system's GPU
+ * (plan_attn.h) decides; `rows` and `bytes` are left as they are when the splits are set by the keys or
+ * the device's shared memory is not known. Adds "launch", "sm_keys" and "launch_rule" terms. */
+void model_attention_coords(const cfg_system *sys, const plan_op *op, double *rows, double *bytes, model_terms *terms);
 
 /* ---- the cycle ---- */
 

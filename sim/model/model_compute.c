@@ -163,6 +163,8 @@ static double probed_us(const cfg_system *sys, const plan_op *op, const cfg_law_
     model_term_add(terms, "bytes", bytes, "B", "read %.0f + written %.0f", op->bytes_read, op->bytes_written);
     model_term_add(terms, "rows", rows, "", "law measured.compute.%s (%d points); rows: docs/model.md \"Probed "
                    "compute laws\"", cfg_law_names[c], t->n_us);
+    if (op->kind == PLAN_OP_ATTENTION)
+        model_attention_coords(sys, op, &rows, &bytes, terms);
     double us = model_law_eval(t, rows, bytes, terms);
     const double top = t->rows[t->n_rows - 1];
     if ((op->kind == PLAN_OP_GEMM || op->kind == PLAN_OP_GROUPED_GEMM) && rows > top) {

@@ -2,6 +2,8 @@
  * compute laws"); which class an op belongs to is plan_op_law_class (sim/plan), shared with the probe. */
 #include "model.h"
 
+#include "../plan/plan_attn.h"
+
 #include <math.h>
 #include <stdio.h>
 
@@ -112,4 +114,53 @@ double model_law_eval(const cfg_law_table *t, double rows, double bytes, model_t
                        r_lo, r_hi, w);
     }
     return fmax(us, 0.0);
+}
+
+/* Attention priced by the decode kernel's launch (docs/model.md "Probed compute laws", "Attention: what
+ * each SM runs"). The probe times one sequence at a time; its kernel splits the keys over every SM, so a
+ * probe point is one round of blocks. A batch is another launch: kernels/vp_attention_plan.cu gives each
+ * (sequence, row chunk) ceil(slots / groups) splits, so the grid can hold more blocks than the SMs (a
+ * second round), and each block reads the keys of its own split. When the splits are set by the slots
+ * (the grid fills the GPU), the time follows the keys the busiest SM reads, at the rows one block holds:
+ * the op is priced as the one-chunk single sequence whose kernel gives every SM that many keys. When the
+ * splits are set by the keys (too few to fill the GPU) the blocks are as many as the bytes say, and the
+ * op keeps (chunked rows, bytes). Without the device facts (gpu.smem_*_kib 0) nothing changes. */
+void model_attention_coords(const cfg_system *sys, const plan_op *op, double *rows, double *bytes, model_terms *terms)
+{
+    const plan_attn_device dev = {.sms = sys->gpu.sms, .smem_sm = (long long)sys->gpu.smem_sm_kib << 10,
+                                  .smem_block = (long long)sys->gpu.smem_block_kib << 10};
+    plan_attn_launch l;
+    if (op->kind != PLAN_OP_ATTENTION || plan_attention_launch(op, &dev, &l) != 0) {
+        if (op->kind == PLAN_OP_ATTENTION)
+            model_term_add(terms, "launch", 0, "", "kernel launch not computed (gpu.smem_sm_kib / smem_block_kib "
+                           "not known): the batch read as one sequence of its bytes");
+        return;
+    }
+    model_term_add(terms, "launch", (double)l.blocks, "blocks", "%d splits of %lld keys, %d x %d rows, %d value "
+                   "chunk(s), %d per SM on %d SMs (kernels/vp_attention_plan.cu's arithmetic)", l.splits,
+                   l.keys_per_split, l.row_chunks, l.rows_blk, l.dv_chunks, l.blocks_per_sm, dev.sms);
+    if (!l.slot_limited || l.blocks < 1) {
+        model_term_add(terms, "launch_rule", 0, "", "splits set by the keys (the grid does not fill the GPU): "
+                       "chunked rows and the op's bytes");
+        return;
+    }
+    const int kv_heads = op->kv_shared ? 1 : op->kv_heads;
+    const long long used = l.blocks < l.slots ? l.blocks : l.slots;
+    const double per_sm = ceil((double)l.blocks / dev.sms), per_sm_one = ceil((double)used / dev.sms);
+    /* The single sequence: one round of `used` blocks of one row chunk, each SM reading per_sm blocks'
+     * keys. */
+    const double keys = (double)l.keys_per_split * (double)used / ((double)kv_heads * l.dv_chunks) * per_sm /
+                        per_sm_one;
+    plan_op eq = *op;
+    eq.batch = 1;
+    eq.q_len = 1;
+    eq.heads = (l.rows <= 32 ? l.rows : l.rows_blk) * kv_heads;
+    eq.kv_len = (long long)(keys + 0.5);
+    plan_op_finalize(&eq);
+    *rows = (double)(l.rows <= 32 ? l.rows : l.rows_blk);
+    *bytes = eq.bytes_read + eq.bytes_written;
+    model_term_add(terms, "sm_keys", plan_attention_sm_keys(&l, dev.sms), "keys", "the busiest SM: %.0f block(s) "
+                   "of %lld keys", per_sm, l.keys_per_split);
+    model_term_add(terms, "launch_rule", keys, "keys", "splits set by the slots: priced as one sequence of that "
+                   "many keys at %.0f rows per block (%.4g bytes)", *rows, *bytes);
 }

@@ -10,6 +10,7 @@
 #include "../util/util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The full grid. quick uses the first PROBE_QUICK entries of each list (two rows values, the two
@@ -25,14 +26,35 @@ static const long long bmm_rows[] = {1, 2, 4, 8, 16, 32};
 static const long long grouped_wide_nk[2] = {2048, 512};
 static const int grouped_experts[] = {4, 16, 64};
 static const long long grouped_rows[] = {1, 2, 4, 8, 16};
-/* (q_len, heads): query rows that share the latent, 8 to 512 in powers of two. The kernel's cost is not
- * log-linear in rows across a factor of 4 (a row tile fills, then compute grows), so every doubling is a
- * point. The rows where the kernel's chunking changes (24, 48, 96, 192, 384) were tried as points too and
- * left out: measured there, the probe's time is 4-12 % below the replay's attention at the same shape,
- * which the interpolation between doublings happened to hide (bench/NOTES.md, 2026-12-02, the miss). */
-static const int mla_qh[][2] = {{1, 8}, {1, 16}, {2, 16}, {4, 16}, {4, 32}, {8, 32}, {8, 64}};
+/* Past 64 experts: 128, 256 and all the target's routed experts at 1, 2 and 4 rows per expert, and at 2
+ * rows every 64 experts between. How fast a grouped GEMM runs depends on how many experts share the
+ * launch, not only on its bytes: Kimi-K2.5's INT4 w13 is 144 columns wide per expert, and its rate still
+ * rose from 16 to 64 experts (2.2 -> 2.7 TB/s at one row, h200-1x-probed.yaml), so extending the 16 -> 64
+ * segment priced every larger launch at a rate the GPU had not reached (the replay's w13 at 86 and 244
+ * experts ran at 3.8 and 4.1 TB/s, at 188 at 3.0: bench/NOTES.md 2026-12-02, per-op times). A pass over
+ * T tokens touches E (1 - (1 - k/E)^T) experts with ceil(T k / that) rows each: 2 rows from 128 experts
+ * until T k passes 2 E (Kimi-K2.5 at 6 to about 70 tokens a pass, the common verify range), which is
+ * why the rate is followed every 64 experts there (cuBLAS picks its kernel by the batch count too, so it
+ * need not be smooth in it); 1 row at many experts is a wide expert's (bf16, low TP) at few tokens. */
+static const int grouped_experts_more[] = {128, 192, 256, 320};
+#define GROUPED_MORE_ROWS 4 /* the rows per expert the points past 64 experts are taken at: 1, 2, 4 */
+#define GROUPED_EVERY_ROWS 2 /* ... and the rows at which every count of grouped_experts_more is */
+/* (q_len, heads): query rows that share the latent, 8 to 512 in powers of two, and 24. The kernel's cost is
+ * not log-linear in rows across a factor of 4 (a row tile fills, then compute grows), so every doubling is
+ * a point. 24 is there because a block holds 8, 16, 24 or 32 rows (8-row tiles) and the law prices an op
+ * whose splits fill the GPU at the rows of one block (model_attention_coords): 48 rows run as 2 x 24, and
+ * 3 tokens x 8 heads is the default's own shape. The other rows where the chunking changes (48, 96, 192,
+ * 384) were tried as points on 2026-12-02 and left out: measured there, the probe's time was 4-12 % below
+ * the replay's attention at the same shape, which the interpolation between doublings had hidden
+ * (bench/NOTES.md, the miss); that bias is the probe's method, which now times attention after the op
+ * the plan runs before it (find_neighbours). */
+static const int mla_qh[][2] = {{1, 8}, {1, 16}, {3, 8}, {2, 16}, {4, 16}, {4, 32}, {8, 32}, {8, 64}};
 static const int gqa_q[] = {1, 2, 4, 8};
 static const long long kv_full[] = {1024, 4096, 16384, 65536, 131072}; /* to the longest context asked about */
+/* One-chunk MLA rows (<= 32, one block's rows) also at 256k and 512k: the law prices a batch by the keys
+ * the busiest SM reads (model_attention_coords), and a batch at long context gives an SM more keys than
+ * one 128k sequence does (2 x 128k at 48 rows: 4032 keys an SM, 128k alone 1024); 512k is 4032. */
+static const long long kv_long[] = {262144, 524288};
 static const long long kv_quick[] = {256, 1024};
 static const long long row_m[] = {1, 4, 16, 64};
 static const long long row_n[] = {512, 2048, 7168, 16384};
@@ -43,6 +65,10 @@ typedef struct probe {
     bool quick;
     const cfg_scenario *sc;
     const plan *real; /* the scenario's own plan (its GEMM shapes); NULL for the quick grid */
+    /* Per law class: the op the scenario's plan most often runs right before an op of the class (the
+     * row-wise ops and attention; find_neighbours), and whether its baseline group is out yet. */
+    plan_op nb[CFG_LAW_COUNT];
+    bool has_nb[CFG_LAW_COUNT], nb_done[CFG_LAW_COUNT];
     char *why;
     size_t len;
     int rc;
@@ -74,9 +100,40 @@ static plan_op tmpl(const probe *pr, plan_op_kind kind)
     return t;
 }
 
-/* PLAN_PROBE_REPEAT copies of `t` as distinct ops of the point (class, rows, size). */
+/* One op `t` named `name`, finalised. */
+static void add_op(probe *pr, const plan_op *t, const char *name)
+{
+    plan_op *op = plan_emit_add(&pr->b, t->kind, name, -1);
+    char keep[PLAN_NAME_MAX];
+    memcpy(keep, op->name, sizeof(keep));
+    *op = *t;
+    memcpy(op->name, keep, sizeof(keep));
+    plan_op_finalize(op);
+}
+
+/* Copy i of class c's neighbour: "probe.nb.<class>.<i>" (".silu_mul" kept as the suffix of a SiLU op). */
+static void add_neighbour(probe *pr, int c, int i)
+{
+    char name[PLAN_NAME_MAX];
+    snprintf(name, sizeof(name), "probe.nb.%s.%d%s", cfg_law_names[c], i,
+             plan_op_is_silu_mul(&pr->nb[c]) ? ".silu_mul" : "");
+    add_op(pr, &pr->nb[c], name);
+}
+
+/* PLAN_PROBE_REPEAT copies of `t` as distinct ops of the point (class, rows, size); for a class with a
+ * neighbour each copy comes after a copy of the neighbour, and the neighbour's own PLAN_PROBE_REPEAT
+ * copies (its baseline) go first, once per class (plan_probe.h). */
 static void add_point(probe *pr, const plan_op *t, const char *cls, long long rows, const char *size)
 {
+    int c = 0;
+    while (c < CFG_LAW_COUNT && strcmp(cfg_law_names[c], cls) != 0)
+        c++;
+    const bool pair = c < CFG_LAW_COUNT && pr->has_nb[c];
+    if (pair && !pr->nb_done[c]) {
+        for (int i = 0; i < PLAN_PROBE_REPEAT; i++)
+            add_neighbour(pr, c, i);
+        pr->nb_done[c] = true;
+    }
     for (int i = 0; i < PLAN_PROBE_REPEAT && !pr->rc; i++) {
         char name[64];
         int n = strcmp(cls, "silu_mul") == 0 ? snprintf(name, sizeof(name), "probe.r%lld.%s.%d.silu_mul", rows, size, i)
@@ -86,12 +143,9 @@ static void add_point(probe *pr, const plan_op *t, const char *cls, long long ro
             pr->rc = -1;
             return;
         }
-        plan_op *op = plan_emit_add(&pr->b, t->kind, name, -1);
-        char keep[PLAN_NAME_MAX];
-        memcpy(keep, op->name, sizeof(keep));
-        *op = *t;
-        memcpy(op->name, keep, sizeof(keep));
-        plan_op_finalize(op);
+        if (pair)
+            add_neighbour(pr, c, i);
+        add_op(pr, t, name);
     }
 }
 
@@ -179,6 +233,26 @@ static void gemms(probe *pr)
     }
 }
 
+/* The expert counts of the grouped points at `rows` per expert, ascending: the base grid (quick: its
+ * first two), then, at rows up to GROUPED_MORE_ROWS, the counts past it below the target's routed experts
+ * (128 and 256 only, but every one at GROUPED_EVERY_ROWS) and those experts themselves (full grid only; a
+ * dense target, or one with 64 experts or fewer, has none past the base). Returns how many. */
+static int grouped_expert_counts(const probe *pr, long long rows, int *out)
+{
+    int n = 0;
+    for (int s = 0; s < count(pr, LEN(grouped_experts)); s++)
+        out[n++] = grouped_experts[s];
+    const int e = pr->sc->target.moe.experts;
+    if (pr->quick || rows > GROUPED_MORE_ROWS)
+        return n;
+    for (int s = 0; s < LEN(grouped_experts_more); s++)
+        if (grouped_experts_more[s] < e && (rows == GROUPED_EVERY_ROWS || grouped_experts_more[s] % 128 == 0))
+            out[n++] = grouped_experts_more[s];
+    if (e > out[n - 1])
+        out[n++] = e;
+    return n;
+}
+
 /* Grouped GEMMs at the per-expert shapes of the scenario's target (w13: 2 x intermediate / TP by hidden;
  * w2: hidden by intermediate / TP; the routed experts' dtype, which the replay runs as a bf16 GEMM of the
  * same bytes): how well cuBLAS fills the GPU depends on the per-expert output width, which a quantised
@@ -213,15 +287,18 @@ static void grouped(probe *pr)
             shape[wide].n = wide ? grouped_wide_nk[0] : grouped_wide_nk[1];
             shape[wide].k = wide ? grouped_wide_nk[1] : grouped_wide_nk[0];
         }
-        for (int r = 0; r < count(pr, LEN(grouped_rows)); r++)
-            for (int s = 0; s < count(pr, LEN(grouped_experts)); s++) {
+        for (int r = 0; r < count(pr, LEN(grouped_rows)); r++) {
+            int experts[LEN(grouped_experts) + LEN(grouped_experts_more) + 1];
+            const int n_exp = grouped_expert_counts(pr, grouped_rows[r], experts);
+            for (int s = 0; s < n_exp; s++) {
                 plan_op t = shape[wide];
-                t.batch = grouped_experts[s];
+                t.batch = experts[s];
                 t.m = grouped_rows[r] * t.batch;
                 char size[24];
                 snprintf(size, sizeof(size), "e%d", t.batch);
                 add_point(pr, &t, wide ? "grouped_wide" : "grouped_narrow", grouped_rows[r], size);
             }
+        }
     }
 }
 
@@ -235,13 +312,14 @@ static void attention(probe *pr)
     const int n_kv = pr->quick ? LEN(kv_quick) : LEN(kv_full);
     const cfg_model *t = &sc->target;
     if (t->attention.kind == CFG_ATTN_MLA)
-        for (int r = 0; r < count(pr, LEN(mla_qh)); r++)
-            for (int s = 0; s < n_kv; s++) {
+        for (int r = 0; r < count(pr, LEN(mla_qh)); r++) {
+            const bool one_block = !pr->quick && mla_qh[r][0] * mla_qh[r][1] <= 32;
+            for (int s = 0; s < n_kv + (one_block ? LEN(kv_long) : 0); s++) {
                 plan_op o = tmpl(pr, PLAN_OP_ATTENTION);
                 o.q_len = mla_qh[r][0];
                 o.heads = mla_qh[r][1];
                 o.kv_heads = 1;
-                o.kv_len = kv[s];
+                o.kv_len = s < n_kv ? kv[s] : kv_long[s - n_kv];
                 o.qk_dim = t->attention.kv_lora_rank + t->attention.qk_rope_head_dim;
                 o.v_dim = t->attention.kv_lora_rank;
                 o.kv_shared = true;
@@ -249,6 +327,7 @@ static void attention(probe *pr)
                 num_label(size, sizeof(size), o.kv_len);
                 add_point(pr, &o, "attention_mla", o.q_len * o.heads, size);
             }
+        }
     /* The draft's attention when there is a draft, else the target's. */
     const cfg_model *g = sc->speculative.algorithm != CFG_SPEC_NONE ? &sc->draft : t;
     if (g->attention.kind != CFG_ATTN_GQA)
@@ -304,6 +383,74 @@ static void rowwise(probe *pr)
         }
 }
 
+/* The classes timed after a neighbour: the row-wise ops and attention (embedding opens a phase: no op of
+ * the phase runs before it). */
+static const int neighboured[] = {CFG_LAW_NORM, CFG_LAW_ELEMENTWISE, CFG_LAW_SILU_MUL, CFG_LAW_ATTENTION_MLA,
+                                  CFG_LAW_ATTENTION_GQA};
+
+/* Each neighboured class's neighbour: the op shape the scenario's plan most often runs right before an op
+ * of the class on the main stream (collectives left out: a one-rank replay without a backend skips them;
+ * a tie goes to the shape seen first). What a small op adds to the cycle depends on the kernel before it:
+ * the replay's norms and element-wise ops follow GEMMs, its attention an element-wise op, and timed after
+ * their own kind they came out 1-13 % (row-wise) and 4-12 % (attention) below the replay's class cost
+ * (bench/NOTES.md 2026-12-02). The quick grid (no real plan) takes a 2048 x 256 bf16 GEMM of one row. */
+static void find_neighbours(probe *pr)
+{
+    if (!pr->real) {
+        plan_op g = tmpl(pr, PLAN_OP_GEMM);
+        g.m = 1;
+        g.n = gemm_nk[0][0];
+        g.k = gemm_nk[0][1];
+        for (int j = 0; j < LEN(neighboured); j++) {
+            pr->nb[neighboured[j]] = g;
+            pr->has_nb[neighboured[j]] = true;
+        }
+        return;
+    }
+    const plan *p = pr->real;
+    const int ns = p->n_shapes;
+    int *cnt = util_xcalloc((size_t)CFG_LAW_COUNT * (ns + 1), sizeof(int));
+    int *seen = util_xcalloc((size_t)CFG_LAW_COUNT * (ns + 1), sizeof(int));
+    int order = 0;
+    for (int ph = 0; ph < p->n_phases; ph++) {
+        const plan_phase *f = &p->phases[ph];
+        int prev = -1;
+        for (int i = 0; i < f->n_ops; i++) {
+            const plan_op *op = &f->ops[i];
+            if (op->stream != PLAN_STREAM_MAIN || plan_op_is_collective(op->kind))
+                continue;
+            const int c = plan_op_law_class(op, NULL);
+            if (c >= 0 && prev >= 0 && f->shape && f->shape[prev] >= 0 && f->shape[prev] < ns) {
+                const int k = c * (ns + 1) + f->shape[prev];
+                cnt[k]++;
+                if (!seen[k])
+                    seen[k] = ++order;
+            }
+            prev = i;
+        }
+    }
+    for (int j = 0; j < LEN(neighboured); j++) {
+        const int c = neighboured[j];
+        int best = -1;
+        for (int k = 0; k < ns; k++) {
+            const int i = c * (ns + 1) + k;
+            if (cnt[i] && (best < 0 || cnt[i] > cnt[c * (ns + 1) + best] ||
+                           (cnt[i] == cnt[c * (ns + 1) + best] && seen[i] < seen[c * (ns + 1) + best])))
+                best = k;
+        }
+        if (best < 0)
+            continue;
+        plan_op n = p->shapes[best];
+        n.layer = -1;
+        n.stream = PLAN_STREAM_MAIN;
+        n.micro_batch = 0;
+        pr->nb[c] = n;
+        pr->has_nb[c] = true;
+    }
+    free(cnt);
+    free(seen);
+}
+
 int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, size_t len)
 {
     memset(out, 0, sizeof(*out));
@@ -328,6 +475,7 @@ int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, s
     /* The smallest kernel the replay launches: what it measures is the gap a graph node costs. */
     for (int i = 0; i < PLAN_PROBE_EMPTY; i++)
         plan_emit_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.empty", -1, 1, 8);
+    find_neighbours(&pr);
     gemms(&pr);
     grouped(&pr);
     attention(&pr);

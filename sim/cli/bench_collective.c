@@ -9,19 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-int bench_collective_parse(const char *arg, exec_bench_opts *o)
-{
-    /* allreduce_norm is left out: it needs the residual and weight buffers a benchmark does not have. */
-    static const char *const kinds[] = {"allreduce", "allgather", "reduce_scatter", "alltoall", NULL};
-    if (cfg_enum_index(kinds, arg) >= 0) {
-        o->collective = cfg_enum_index(plan_op_kind_names, arg);
-        return 0;
-    }
-    char list[80];
-    return cli_usage_error("bench-allreduce", "--collective '%s': valid choices: %s", arg,
-                           cfg_enum_list(kinds, list, sizeof(list)));
-}
-
 int bench_collective_backends(exec_bench_opts *o, bool named, char *lacking, size_t len)
 {
     const char *kind = plan_op_kind_names[o->collective];

@@ -2,7 +2,10 @@
 #ifndef VPSIM_CLI_H
 #define VPSIM_CLI_H
 
+#include "cli_opts.h"
+
 #include "../config/cfg.h"
+#include "../dist/dist.h"
 #include "../plan/plan.h"
 #include "../util/util.h"
 #include "../util/util_env.h"
@@ -25,27 +28,27 @@ typedef struct cli_common {
     bool quiet;              /* print no load errors (MPI ranks other than 0) */
 } cli_common;
 
-/* Handle an option shared by scenario commands; returns 1 if consumed, 0 if not ours, -1 on a bad value
- * (message printed). `opt` is the getopt_long return value. */
-enum {
-    CLI_OPT_SET = 1000,
-    CLI_OPT_SYSTEM,
-    CLI_OPT_PLAN,
-    CLI_OPT_OUT,
-    CLI_OPT_FORMAT,
-    CLI_OPT_FIRST_PRIVATE = 1100,
-};
-int cli_common_option(cli_common *c, int opt, const char *arg);
-/* The end of every command's getopt loop: take a shared option (checking an --out target), or report
- * what is wrong with `opt`: a missing value (the optstring starts with ':'), an unknown option or a
- * value given to a flag, naming the argument as typed (a short option inside a cluster such as -zq is
- * named with its cluster). Returns 0 when the option was taken, else VP_EXIT_USAGE. */
-int cli_take_common(const char *cmd, cli_common *c, int opt, const char *arg, char **argv);
-/* Common long options, to splice into a command's getopt table (terminated by a zero entry). */
-#define CLI_COMMON_LONGOPTS                                                                                             \
-    {"set", required_argument, NULL, CLI_OPT_SET}, {"system", required_argument, NULL, CLI_OPT_SYSTEM},                 \
-        {"plan", required_argument, NULL, CLI_OPT_PLAN}, {"out", required_argument, NULL, CLI_OPT_OUT},                 \
-        {"format", required_argument, NULL, CLI_OPT_FORMAT}, {"help", no_argument, NULL, 'h'}
+/* The shared options as entries of a command's option table (cli_opts.h): T is the command's options
+ * struct, whose cli_common is its member `c`; h is the command's own help line for the option. */
+#define CLI_OPT_SET(T, h)                                                                                               \
+    {.name = "set", .kind = CLI_CUSTOM, .offset = offsetof(T, c), .set = cli_set_set, .meta = "KEY=VALUE",           \
+     .repeat = true, .help = (h)}
+#define CLI_OPT_SYSTEM(T, h) {.name = "system", .kind = CLI_STRING, .offset = offsetof(T, c.system_path), .meta = "FILE", .help = (h)}
+#define CLI_OPT_PLAN(T, h) {.name = "plan", .kind = CLI_STRING, .offset = offsetof(T, c.plan_path), .meta = "FILE", .help = (h)}
+#define CLI_OPT_OUT(T, h) {.name = "out", .kind = CLI_OUT, .offset = offsetof(T, c.out_path), .meta = "FILE", .help = (h)}
+#define CLI_OPT_FORMAT(T, h)                                                                                            \
+    {.name = "format", .kind = CLI_ENUM, .offset = offsetof(T, c.format), .choices = cli_format_names, .meta = "FMT",  \
+     .dflt = "table", .help = (h)}
+/* An option the command takes only to refuse it, saying why (hidden from the help). */
+#define CLI_OPT_REFUSED(nm, why) {.name = (nm), .kind = CLI_REFUSE, .refuse = (why), .meta = "X", .hidden = true}
+/* The help lines most commands give the shared options. */
+#define CLI_HELP_SET "override a field; model.*, draft.*, system.* reach into the files the scenario names, e.g. --set speculative.steps=3"
+#define CLI_HELP_SYSTEM "use this system file instead of the scenario's"
+#define CLI_HELP_OUT                                                                                                    \
+    "write there (atomically) instead of stdout: a regular file or a new name in an existing directory; a "         \
+    "symbolic link is followed and the file it leads to replaced; anything else is refused before any work"
+/* --set KEY=VALUE into a cli_common (checked with cfg_check_set_key; at most CFG_MAX_SETS). */
+int cli_set_set(void *common, const char *arg, const cli_opt *o, cli_parse *ps);
 
 /* Take the positional scenario argument (at most one). Returns -1 after printing on extra arguments. */
 int cli_positional(cli_common *c, int argc, char **argv, int optind_now, const char *cmd);
@@ -64,6 +67,10 @@ int cli_write_stdout(const char *text, size_t len);
  * VP_EXIT_USAGE after saying why. Called while the options are parsed, so nothing is done first. */
 int cli_check_out(const char *cmd, const char *opt, const char *path);
 
+/* A command that writes a YAML system file (calibrate, probe) takes --format only at its default: 0, or
+ * VP_EXIT_USAGE after "--format: CMD writes a YAML system file, no other format". */
+int cli_system_file_only(const cli_common *c, const char *cmd);
+
 /* The repo folder this binary belongs to (for the default scenario); caller frees. */
 char *cli_install_dir(void);
 
@@ -77,6 +84,18 @@ int cli_parse_enum(const char *cmd, const char *opt, const char *arg, const char
  * (free with cli_list_free). Returns n, or -1 after naming an empty item (",a", "a,,b", "a,", ""). */
 int cli_split_list(const char *cmd, const char *opt, const char *arg, char ***items);
 void cli_list_free(char **items, int n);
+
+/* --backend LIST of the model-mode commands (cli_backends.c): the backends, in the order given. */
+typedef struct cli_backends {
+    cfg_backend v[CFG_BACKEND_COUNT];
+    int n;
+} cli_backends;
+/* Every backend model mode takes (all but the replay-only 'model'): the default of model and sweep. */
+void cli_backends_all(cli_backends *b);
+/* The setter of --backend LIST (cli_opts.h): each item a backend's name, the list replacing any earlier. */
+int cli_set_backends(void *dest, const char *arg, const cli_opt *o, cli_parse *ps);
+/* The backends model mode takes, comma-separated (for --help). */
+const char *cli_model_backend_names(void);
 
 struct exec_fault;
 /* --inject-fault MODE:RANK:CALL[:SECONDS] (exec_fault_parse, every number a plain decimal): 0, or
@@ -108,6 +127,57 @@ void cli_p2p_model_hint(char *buf, size_t len, const char *who, int p2p, int sys
 
 /* Print "vpsim CMD: message" plus a hint to use --help, return VP_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---------------- the command skeleton (cli_command.c) ----------------
+ * Every command is the same six steps, written once in cli_command_main: parse the command line (the
+ * command's option table), check what the table cannot say, start the MPI job, load the scenario and
+ * its plan, run, write the output (atomically to --out, or to stdout; rank 0), clean up (plan, scenario,
+ * output, MPI). A command fills in a cli_cmd; what it allocates beyond the context it frees itself. */
+enum {
+    CLI_MPI = 1 << 0,  /* an MPI job: dist_init after the checks, dist_finalize at the end */
+    CLI_LOAD = 1 << 1, /* load the scenario and its plan (cli_load) before run */
+};
+
+typedef struct cli_ctx cli_ctx;
+typedef struct cli_cmd {
+    cli_spec spec;                 /* the option table and the help */
+    size_t args_size;              /* the command's options struct, zeroed, then `init`, then the table */
+    unsigned flags;                /* CLI_MPI, CLI_LOAD */
+    void (*init)(void *args);      /* defaults that no option's `dflt` gives (sentinels: "the scenario's") */
+    int (*check)(cli_ctx *x);      /* after the parse, before MPI: what one option says about another */
+    bool (*mpi)(const void *args); /* replaces CLI_MPI when set: whether this command line is an MPI job */
+    int (*load)(cli_ctx *x);       /* replaces cli_ctx_load under CLI_LOAD */
+    int (*run)(cli_ctx *x);        /* the work; leaves the text to write in x->out with x->emit set */
+} cli_cmd;
+
+struct cli_ctx {
+    const cli_cmd *cmd;
+    void *args;    /* the command's options */
+    cli_common *c; /* inside args (spec.common_offset) */
+    int argc;      /* the command's arguments (after MPI_Init for an MPI job) */
+    char **argv;
+    int optind; /* the first argument no option took */
+    cli_parse parse;
+    dist_job d;
+    bool mpi; /* d is an MPI job this skeleton started */
+    cfg_scenario sc;
+    bool have_sc;
+    plan p;
+    bool have_plan;
+    util_buf out; /* written by the skeleton when run returns 0 with emit set (rank 0) */
+    bool emit;
+};
+
+/* Run `cmd` on argv (argv[0] is the command's name): the skeleton above. Returns the exit status. */
+int cli_command_main(const cli_cmd *cmd, int argc, char **argv);
+/* Load the scenario and plan of x->c into x (cli_load), freeing what an earlier load left: the
+ * skeleton frees what this loads. VP_EXIT_OK or VP_EXIT_USAGE (said). */
+int cli_ctx_load(cli_ctx *x);
+/* Free x's scenario and plan now (the skeleton's clean-up does the same). */
+void cli_ctx_unload(cli_ctx *x);
+/* A file beside the main output (--trace, --breakdown): `b` written atomically to `path`; 0, or 1 (2
+ * for a path that cannot be a file) after "vpsim CMD: OPT 'PATH': why" (OPT NULL: "vpsim CMD: why"). */
+int cli_write_file(const char *cmd, const char *opt, const char *path, const util_buf *b);
 
 /* Subcommands. */
 int cmd_plan(int argc, char **argv);

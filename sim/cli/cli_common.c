@@ -6,7 +6,6 @@
 #include "../util/util.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -24,6 +23,13 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
     fprintf(stderr, "\n(see 'vpsim %s --help')\n", cmd);
     va_end(ap);
     return VP_EXIT_USAGE;
+}
+
+int cli_system_file_only(const cli_common *c, const char *cmd)
+{
+    if (c->format != CLI_FMT_TABLE)
+        return cli_usage_error(cmd, "--format: %s writes a YAML system file, no other format", cmd);
+    return VP_EXIT_OK;
 }
 
 int cli_check_fault_rank(const char *cmd, const exec_fault *f, const dist_job *d)
@@ -53,38 +59,22 @@ int cli_parse_fault(const char *cmd, const char *arg, exec_fault *f)
     return VP_EXIT_OK;
 }
 
-int cli_common_option(cli_common *c, int opt, const char *arg)
+int cli_set_set(void *common, const char *arg, const cli_opt *o, cli_parse *ps)
 {
-    switch (opt) {
-    case CLI_OPT_SET: {
-        if (c->n_sets >= CFG_MAX_SETS) {
-            fprintf(stderr, "%s: too many --set options (at most %d)\n", util_prog(), CFG_MAX_SETS);
-            return -1;
-        }
-        cfg_error err;
-        if (cfg_check_set_key(arg, &err)) {
-            fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
-            return -1;
-        }
-        c->sets[c->n_sets++] = arg;
-        return 1;
+    (void)o;
+    (void)ps;
+    cli_common *c = common;
+    if (c->n_sets >= CFG_MAX_SETS) {
+        fprintf(stderr, "%s: too many --set options (at most %d)\n", util_prog(), CFG_MAX_SETS);
+        return VP_EXIT_USAGE;
     }
-    case CLI_OPT_SYSTEM: c->system_path = arg; return 1;
-    case CLI_OPT_PLAN: c->plan_path = arg; return 1;
-    case CLI_OPT_OUT: c->out_path = arg; return 1;
-    case CLI_OPT_FORMAT: {
-        int f = cfg_enum_index(cli_format_names, arg);
-        if (f < 0) {
-            char list[64];
-            fprintf(stderr, "%s: --format '%s': valid choices: %s\n", util_prog(), arg,
-                    cfg_enum_list(cli_format_names, list, sizeof(list)));
-            return -1;
-        }
-        c->format = f;
-        return 1;
+    cfg_error err;
+    if (cfg_check_set_key(arg, &err)) {
+        fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
+        return VP_EXIT_USAGE;
     }
-    default: return 0;
-    }
+    c->sets[c->n_sets++] = arg;
+    return VP_EXIT_OK;
 }
 
 int cli_positional(cli_common *c, int argc, char **argv, int optind_now, const char *cmd)
@@ -298,50 +288,4 @@ void cli_list_free(char **items, int n)
     for (int i = 0; i < n; i++)
         free(items[i]);
     free(items);
-}
-
-static bool cli_is_short_cluster(const char *s)
-{
-    return s && s[0] == '-' && s[1] && s[1] != '-';
-}
-
-/* getopt stopped at a bad option; say which, naming the argument the user typed. getopt moves optind
- * past an element as it starts on the element's last character, so a short option inside a cluster
- * (-zq at 'z') is in argv[optind] and every other bad option in argv[optind - 1]. optopt is the short
- * option's character, the long option's value, or 0 for an unknown long option. */
-static int cli_bad_option(const char *cmd, int opt, char **argv)
-{
-    const char *prev = argv[optind - 1], *cur = argv[optind];
-    const char *hit = optopt > 0 && optopt < 256 && cli_is_short_cluster(cur) ? strchr(cur + 1, optopt) : NULL;
-    const bool prev_ends_in_it = cli_is_short_cluster(prev) && prev[strlen(prev) - 1] == optopt;
-    const char *tok = hit && hit[1] && !prev_ends_in_it ? cur : prev;
-    if (tok[0] == '-' && tok[1] == '-') {
-        const int name_len = (int)strcspn(tok, "=");
-        if (opt == ':')
-            return cli_usage_error(cmd, "option '%.*s' needs a value", name_len, tok);
-        if (optopt != 0 && tok[name_len] == '=')
-            return cli_usage_error(cmd, "option '%.*s' takes no value (got '%s')", name_len, tok, tok);
-        return cli_usage_error(cmd, "unknown option '%.*s'", name_len, tok);
-    }
-    char in[64] = "";
-    if (strlen(tok) > 2)
-        snprintf(in, sizeof(in), " (in '%.40s%s')", tok, strlen(tok) > 40 ? "..." : "");
-    if (opt == ':')
-        return cli_usage_error(cmd, "option '-%c' needs a value%s", optopt, in);
-    return cli_usage_error(cmd, "unknown option '-%c'%s", optopt, in);
-}
-
-int cli_take_common(const char *cmd, cli_common *c, int opt, const char *arg, char **argv)
-{
-    if (opt == ':' || opt == '?')
-        return cli_bad_option(cmd, opt, argv);
-    /* A bad --out target is refused here, before the command does any work. */
-    if (opt == CLI_OPT_OUT && cli_check_out(cmd, "--out", arg))
-        return VP_EXIT_USAGE;
-    int r = cli_common_option(c, opt, arg);
-    if (r > 0)
-        return VP_EXIT_OK;
-    if (r < 0)
-        return VP_EXIT_USAGE;
-    return cli_usage_error(cmd, "option '%s' is not handled by this command", argv[optind - 1]);
 }

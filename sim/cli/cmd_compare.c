@@ -1,54 +1,14 @@
 /* vpsim compare: model named variants of one scenario and rank them by tok/s against a baseline. */
 #include "cli.h"
 
-#include "cli_model.h"
 #include "compare.h"
 
 #include "../model/model.h"
 #include "../util/util.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void compare_help(void)
-{
-    printf("usage: vpsim compare [SCENARIO] --variants FILE [--backend LIST] [--set KEY=VALUE]...\n"
-           "                     [--system FILE] [--format table|json|md] [--out FILE]\n"
-           "\n"
-           "Model every variant of SCENARIO (default configs/default.yaml) listed in FILE and rank them best\n"
-           "first by tok/s: cycle, verify and verify-comm ms, tok/s, gain over the baseline variant, whether\n"
-           "it fits the GPU's memory, where the figures come from (probed laws, measured tables or formulas)\n"
-           "and what the serving engine would need to run it. FILE is a YAML list of variants:\n"
-           "\n"
-           "  - name: baseline NCCL\n"
-           "    baseline: true             # gains are against this one (at most one; default: the first)\n"
-           "  - name: oneshot\n"
-           "    set: [run.backend=oneshot]  # --set overrides, applied after the command line's --set\n"
-           "    note: custom one-shot allreduce\n"
-           "\n"
-           "A typo in a field or in a key of `set` is an error at FILE:line:col (exit 2); a variant whose\n"
-           "values do not load (out of range, TP not dividing the heads, ...) or that does not fit the GPU's\n"
-           "memory is ranked last with the reason, and the command still exits 0. When the scenario\n"
-           "speculates and no variant sets speculative.algorithm=none, a \"speculation off\" row (the baseline\n"
-           "with speculative.algorithm=none) is added, and the output says so.\n"
-           "\n"
-           "options:\n"
-           "  --variants FILE   the variants (required)\n"
-           "  --backend LIST    model every variant with each of these backends (default: each variant's\n"
-           "                    run.backend): %s\n"
-           "  --set KEY=VALUE   override a field for every variant (repeatable)\n"
-           "  --system FILE     use this system file instead of the scenario's\n"
-           "  --format FMT      table (default), json (schema " COMPARE_SCHEMA ") or md (Markdown)\n"
-           "  --out FILE        write there (atomically) instead of stdout\n"
-           "  -h, --help        this text\n"
-           "\n"
-           "examples:\n"
-           "  vpsim compare configs/default.yaml --variants configs/plans/verify-faster.yaml\n"
-           "  vpsim compare configs/default.yaml --variants configs/plans/verify-faster.yaml --format md\n",
-           cli_model_backend_names());
-}
 
 typedef enum { CMP_FMT_TABLE, CMP_FMT_JSON, CMP_FMT_MD } cmp_format;
 static const char *const cmp_format_names[] = {"table", "json", "md", NULL};
@@ -336,44 +296,6 @@ static void rests_rows(cmp_state *st, const cfg_scenario *base, compare_doc *d)
     }
 }
 
-enum { OPT_BACKEND = CLI_OPT_FIRST_PRIVATE, OPT_VARIANTS };
-
-static int parse_args(int argc, char **argv, cli_common *c, const char **variants, const char **backends, int *fmt)
-{
-    static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
-                                             {"backend", required_argument, NULL, OPT_BACKEND},
-                                             {"variants", required_argument, NULL, OPT_VARIANTS},
-                                             {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (opt == 'h') {
-            compare_help();
-            return -1;
-        }
-        if (opt == OPT_BACKEND || opt == OPT_VARIANTS) {
-            *(opt == OPT_BACKEND ? backends : variants) = optarg;
-            continue;
-        }
-        if (opt == CLI_OPT_FORMAT) {
-            if (cli_parse_enum("compare", "--format", optarg, cmp_format_names, fmt))
-                return VP_EXIT_USAGE;
-            continue;
-        }
-        if (opt == CLI_OPT_PLAN)
-            return cli_usage_error("compare", "--plan: each variant builds its own plan; give a SCENARIO");
-        int rc = cli_take_common("compare", c, opt, optarg, argv);
-        if (rc)
-            return rc;
-    }
-    if (cli_positional(c, argc, argv, optind, "compare"))
-        return VP_EXIT_USAGE;
-    if (!*variants)
-        return cli_usage_error("compare", "--variants FILE is required (a YAML list of variants; see --help)");
-    return 0;
-}
-
 static void render(const compare_doc *d, int fmt, util_buf *out)
 {
     if (fmt == CMP_FMT_JSON)
@@ -384,48 +306,63 @@ static void render(const compare_doc *d, int fmt, util_buf *out)
         compare_table(out, d);
 }
 
-int cmd_compare(int argc, char **argv)
+typedef struct compare_args {
+    cli_common c;
+    const char *variants;
+    cli_backends bes; /* n 0: each variant's own run.backend */
+    int format;       /* cmp_format */
+} compare_args;
+
+static const cli_opt compare_opts[] = {
+    {.name = "variants", .kind = CLI_STRING, .offset = offsetof(compare_args, variants), .meta = "FILE",
+     .help = "the variants", .required = "--variants FILE is required (a YAML list of variants; see --help)"},
+    {.name = "backend", .kind = CLI_CUSTOM, .offset = offsetof(compare_args, bes), .set = cli_set_backends,
+     .meta = "LIST", .help = "model every variant with each of these backends (default: each variant's run.backend):\n",
+     .help_tail = cli_model_backend_names},
+    CLI_OPT_SET(compare_args, "override a field for every variant"),
+    CLI_OPT_SYSTEM(compare_args, CLI_HELP_SYSTEM),
+    {.name = "format", .kind = CLI_ENUM, .offset = offsetof(compare_args, format), .choices = cmp_format_names,
+     .dflt = "table", .meta = "FMT", .help = "table, json (schema " COMPARE_SCHEMA ") or md (Markdown)"},
+    CLI_OPT_OUT(compare_args, "write there (atomically) instead of stdout"),
+    CLI_OPT_REFUSED("plan", "--plan: each variant builds its own plan; give a SCENARIO"),
+};
+
+static int compare_run(cli_ctx *x)
 {
-    cli_common c = {0};
-    const char *variants = NULL, *backend_list = NULL;
-    int fmt = CMP_FMT_TABLE;
-    int rc = parse_args(argc, argv, &c, &variants, &backend_list, &fmt);
-    if (rc)
-        return rc < 0 ? VP_EXIT_OK : rc;
-    cfg_backend bes[CFG_BACKEND_COUNT];
-    const int n_bes = backend_list ? cli_parse_backends(backend_list, bes, CFG_BACKEND_COUNT, "compare") : 0;
-    if (n_bes < 0)
-        return VP_EXIT_USAGE;
+    compare_args *a = x->args;
+    cli_common *c = &a->c;
+    const cfg_backend *bes = a->bes.v;
+    const int n_bes = a->bes.n;
     char *dflt = NULL;
-    if (!c.scenario_path) {
+    if (!c->scenario_path) {
         char *dir = cli_install_dir();
-        c.scenario_path = dflt = util_xasprintf("%s/configs/default.yaml", dir);
+        c->scenario_path = dflt = util_xasprintf("%s/configs/default.yaml", dir);
         free(dir);
     }
     /* The scenario itself must load: a broken base is no ranking at all, unlike one broken variant. */
     cfg_scenario base;
     cfg_error err;
-    if (cfg_scenario_load(c.scenario_path, c.sets, c.n_sets, c.system_path, &base, &err)) {
+    if (cfg_scenario_load(c->scenario_path, c->sets, c->n_sets, c->system_path, &base, &err)) {
         fprintf(stderr, "vpsim compare: %s\n", err.msg);
         free(dflt);
         return VP_EXIT_USAGE;
     }
     compare_file f;
-    if (compare_load(variants, &f, &err)) {
+    if (compare_load(a->variants, &f, &err)) {
         fprintf(stderr, "vpsim compare: %s\n", err.msg);
         cfg_scenario_free(&base);
         free(dflt);
         return VP_EXIT_USAGE;
     }
     /* The scenario and the variants are read now: --out must be neither (util_input_of). */
-    if (c.out_path && cli_check_out("compare", "--out", c.out_path)) {
+    if (c->out_path && cli_check_out("compare", "--out", c->out_path)) {
         compare_file_free(&f);
         cfg_scenario_free(&base);
         free(dflt);
         return VP_EXIT_USAGE;
     }
     const int per_variant = n_bes ? n_bes : 1;
-    cmp_state st = {.c = &c, .bes = bes, .n_bes = n_bes};
+    cmp_state st = {.c = c, .bes = bes, .n_bes = n_bes};
     st.plans = util_xcalloc((size_t)f.n + 1, sizeof(plan_slot));
     st.rows = util_xcalloc((size_t)(f.n + 1) * (size_t)per_variant, sizeof(compare_row));
     bool base_spec = false, any_nospec = false;
@@ -436,7 +373,7 @@ int cmd_compare(int argc, char **argv)
             base_spec = spec;
         any_nospec |= sets_nospec(&f.v[i]);
     }
-    compare_doc d = {.scenario_path = c.scenario_path, .variants_path = variants, .scenario = base.name,
+    compare_doc d = {.scenario_path = c->scenario_path, .variants_path = a->variants, .scenario = base.name,
                      .system = base.system.name, .model = base.target.name};
     if (base_spec && !any_nospec) {
         eval_variant(&st, add_nospec(&f));
@@ -447,10 +384,8 @@ int cmd_compare(int argc, char **argv)
     rests_rows(&st, &base, &d);
     d.rows = st.rows;
     d.n_rows = st.n_rows;
-    util_buf out = {0};
-    render(&d, fmt, &out);
-    rc = cli_emit(&c, out.s ? out.s : "", out.len);
-    util_buf_free(&out);
+    render(&d, a->format, &x->out);
+    x->emit = true;
     for (int i = 0; i < st.n_rows; i++)
         results_cycle_free(&st.rows[i].r);
     for (int i = 0; i < st.n_plans; i++) {
@@ -463,5 +398,32 @@ int cmd_compare(int argc, char **argv)
     compare_file_free(&f);
     cfg_scenario_free(&base);
     free(dflt);
-    return rc;
+    return VP_EXIT_OK;
 }
+
+static const cli_cmd compare_cmd = {
+    .spec = {.name = "compare", .synopsis = "vpsim compare", .pos_usage = "[SCENARIO]", .pos = CLI_POS_SCENARIO,
+             .common_offset = offsetof(compare_args, c), .opts = compare_opts, .n_opts = CLI_N(compare_opts),
+             .about = "Model every variant of SCENARIO (default configs/default.yaml) listed in FILE and rank them best\n"
+                      "first by tok/s: cycle, verify and verify-comm ms, tok/s, gain over the baseline variant, whether\n"
+                      "it fits the GPU's memory, where the figures come from (probed laws, measured tables or formulas)\n"
+                      "and what the serving engine would need to run it. FILE is a YAML list of variants:\n"
+                      "\n"
+                      "  - name: baseline NCCL\n"
+                      "    baseline: true             # gains are against this one (at most one; default: the first)\n"
+                      "  - name: oneshot\n"
+                      "    set: [run.backend=oneshot]  # --set overrides, applied after the command line's --set\n"
+                      "    note: custom one-shot allreduce\n"
+                      "\n"
+                      "A typo in a field or in a key of `set` is an error at FILE:line:col (exit 2); a variant whose\n"
+                      "values do not load (out of range, TP not dividing the heads, ...) or that does not fit the GPU's\n"
+                      "memory is ranked last with the reason, and the command still exits 0. When the scenario\n"
+                      "speculates and no variant sets speculative.algorithm=none, a \"speculation off\" row (the baseline\n"
+                      "with speculative.algorithm=none) is added, and the output says so.\n",
+             .examples = "vpsim compare configs/default.yaml --variants configs/plans/verify-faster.yaml\n"
+                         "vpsim compare configs/default.yaml --variants configs/plans/verify-faster.yaml --format md\n"},
+    .args_size = sizeof(compare_args),
+    .run = compare_run,
+};
+
+int cmd_compare(int argc, char **argv) { return cli_command_main(&compare_cmd, argc, argv); }

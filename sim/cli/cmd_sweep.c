@@ -3,7 +3,7 @@
  * Every finished scenario is appended to FILE.partial (its rows, then a commit line; sweep_resume.c), so an
  * interrupted sweep picks up where it stopped; the CSV itself is written atomically once every scenario is
  * done. */
-#include "cli_model.h"
+#include "cli.h"
 #include "sweep.h"
 
 #include "../model/model.h"
@@ -11,7 +11,6 @@
 #include "../util/util.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -26,52 +25,6 @@ static void on_sigint(int sig)
 {
     (void)sig;
     sweep_interrupted = 1;
-}
-
-static void sweep_help(void)
-{
-    printf("usage: vpsim sweep [SCENARIO] --vary KEY=V1,V2,... [--vary ...] --out FILE.csv [--backend LIST]\n"
-           "                   [--set KEY=VALUE]... [--system FILE] [--limit N] [--restart] [--top N]\n"
-           "\n"
-           "Model every combination of the --vary values (their cartesian product, the last --vary changing\n"
-           "fastest) with `vpsim model`'s formulas and write one CSV row per scenario and backend: the varied\n"
-           "values, then the columns of `vpsim model --format csv`. Keys and values are checked like --set\n"
-           "before anything runs. Finished scenarios are kept in FILE.partial, so an interrupted sweep (Ctrl-C,\n"
-           "--limit) resumes when the same command runs again; FILE is written atomically at the end.\n"
-           "A progress bar is drawn on stderr when it is a terminal.\n"
-           "\n"
-           "Tied keys: with speculative.topk=1 SGLang verifies steps + 1 tokens, so varying speculative.steps\n"
-           "alone sets speculative.num_draft_tokens = steps + 1 at each point (and varying num_draft_tokens\n"
-           "alone sets steps = num_draft_tokens - 1); the tied key gets its own CSV column. Vary both to choose\n"
-           "them yourself: combinations SGLang would reject become rows with available=false, counted once per\n"
-           "reason in the summary. With speculation on, each point is also modelled with\n"
-           "speculative.algorithm=none (column nospec_tok_per_s): the break-even of speculation.\n"
-           "\n"
-           "When the sweep is done, a summary goes to stdout: per point the best backend, its tok/s and TPOT and\n"
-           "how much faster it is than the runner-up; per backend its best point and the gain over no\n"
-           "speculation; skipped combinations; warnings (figures that are not like for like) with the points\n"
-           "they hit, including a collective figure that is measured at some points and a formula at others.\n"
-           "\n"
-           "options:\n"
-           "  --vary KEY=V1,V2  a key and its values (repeatable); A..B is every integer from A to B; commas\n"
-           "                    inside [...] stay in one value\n"
-           "  --out FILE        the CSV to write (required)\n"
-           "  --backend LIST    backends per scenario (default: all but 'model')\n"
-           "  --set KEY=VALUE   fixed overrides for every scenario (repeatable)\n"
-           "  --system FILE     use this system file instead of the scenario's\n"
-           "  --limit N         model at most N more scenarios, then stop (exit 1; run again to go on)\n"
-           "  --restart         ignore FILE.partial and start over\n"
-           "  --top N           summary: list every point up to N points (default 50), else the N best\n"
-           "  --jobs N          worker processes modelling the points (default: the cores this process may use);\n"
-           "                    the CSV, the summary and a resume are the same for every N\n"
-           "  -h, --help        this text\n"
-           "\n"
-           "examples:\n"
-           "  vpsim sweep configs/default.yaml --vary speculative.steps=1..5 --backend nccl,oneshot --out steps.csv\n"
-           "  vpsim sweep configs/default.yaml --vary system.topology.p2p=direct,sysmem \\\n"
-           "      --vary speculative.acceptance=[0.8,0.6],[0.6,0.4] --backend nccl,oneshot --out p2p.csv\n"
-           "  vpsim sweep configs/default.yaml --vary workload.context=1024,8192,65536 --vary workload.batch=1,4,16 \\\n"
-           "      --out context.csv\n");
 }
 
 /* ---------------- one scenario ---------------- */
@@ -315,8 +268,6 @@ static int run_sweep(sweep *sw)
     return rc;
 }
 
-enum { OPT_VARY = CLI_OPT_FIRST_PRIVATE, OPT_BACKEND, OPT_LIMIT, OPT_RESTART, OPT_TOP, OPT_JOBS };
-
 static void sweep_free(sweep *sw)
 {
     for (int k = 0; k < sw->n_vary; k++) {
@@ -333,62 +284,81 @@ static void sweep_free(sweep *sw)
     free(sw->header);
 }
 
-int cmd_sweep(int argc, char **argv)
+typedef struct sweep_args {
+    cli_common c;
+    const char *vary[SWEEP_MAX_VARY];
+    int n_vary;
+    cli_backends bes;
+    long long limit; /* -1: none */
+    int top, jobs;
+    bool restart;
+} sweep_args;
+
+static void sweep_init(void *args)
 {
-    static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
-                                             {"vary", required_argument, NULL, OPT_VARY},
-                                             {"backend", required_argument, NULL, OPT_BACKEND},
-                                             {"limit", required_argument, NULL, OPT_LIMIT},
-                                             {"restart", no_argument, NULL, OPT_RESTART},
-                                             {"top", required_argument, NULL, OPT_TOP},
-                                             {"jobs", required_argument, NULL, OPT_JOBS},
-                                             {0, 0, 0, 0}};
+    sweep_args *a = args;
+    a->limit = -1;
+    cli_backends_all(&a->bes);
+}
+
+static int set_vary(void *dest, const char *arg, const cli_opt *o, cli_parse *ps)
+{
+    (void)o;
+    sweep_args *a = dest;
+    if (a->n_vary == SWEEP_MAX_VARY)
+        return cli_usage_error(ps->cmd, "at most %d --vary options", SWEEP_MAX_VARY);
+    a->vary[a->n_vary++] = arg;
+    return VP_EXIT_OK;
+}
+
+static int set_limit(void *dest, const char *arg, const cli_opt *o, cli_parse *ps)
+{
+    (void)o;
+    long long v;
+    if (!cfg_parse_int(arg, &v) || v < 0)
+        return cli_usage_error(ps->cmd, "--limit '%s': expected a count >= 0", arg);
+    *(long long *)dest = v;
+    return VP_EXIT_OK;
+}
+
+static const cli_opt sweep_opts[] = {
+    /* set_vary gathers into the whole struct (offset 0) */
+    {.name = "vary", .kind = CLI_CUSTOM, .offset = 0, .set = set_vary, .meta = "KEY=V1,V2", .repeat = true,
+     .required = "nothing to vary: give at least one --vary KEY=V1,V2,...",
+     .help = "a key and its values; A..B is every integer from A to B; commas inside [...] stay in one value"},
+    {.name = "out", .kind = CLI_OUT, .offset = offsetof(sweep_args, c.out_path), .meta = "FILE",
+     .required = "--out FILE.csv is required (the sweep resumes from FILE.csv.partial)", .help = "the CSV to write"},
+    {.name = "backend", .kind = CLI_CUSTOM, .offset = offsetof(sweep_args, bes), .set = cli_set_backends,
+     .meta = "LIST", .help = "backends per scenario (default: all but 'model'):\n", .help_tail = cli_model_backend_names},
+    CLI_OPT_SET(sweep_args, "fixed overrides for every scenario"),
+    CLI_OPT_SYSTEM(sweep_args, CLI_HELP_SYSTEM),
+    {.name = "limit", .kind = CLI_CUSTOM, .offset = offsetof(sweep_args, limit), .set = set_limit, .meta = "N",
+     .help = "model at most N more scenarios, then stop (exit 1; run again to go on)"},
+    {.name = "restart", .kind = CLI_FLAG, .offset = offsetof(sweep_args, restart),
+     .help = "ignore FILE.partial and start over"},
+    {.name = "top", .kind = CLI_INT, .offset = offsetof(sweep_args, top), .lo = 1, .hi = 100000, .dflt = "50",
+     .meta = "N", .help = "summary: list every point up to N points, else the N best"},
+    {.name = "jobs", .kind = CLI_INT, .offset = offsetof(sweep_args, jobs), .lo = 1, .hi = SWEEP_MAX_JOBS,
+     .meta = "N", .help = "worker processes modelling the points (default: the cores this process may use); the CSV, "
+                          "the summary and a resume are the same for every N"},
+    {.name = "format", .kind = CLI_ENUM, .offset = offsetof(sweep_args, c.format), .choices = cli_format_names,
+     .meta = "FMT", .hidden = true}, /* csv, what it writes anyway; else refused below */
+    CLI_OPT_REFUSED("plan", "--plan is not supported: a sweep rebuilds the plan for each scenario"),
+};
+
+static int sweep_main(cli_ctx *x)
+{
+    const sweep_args *a = x->args;
     sweep sw;
     memset(&sw, 0, sizeof(sw));
-    sw.limit = -1;
-    sw.top = 50;
-    const char *backend_list = NULL;
-    const char *vary_args[SWEEP_MAX_VARY + 1];
-    int n_vary_args = 0;
-    optind = 1;
-    opterr = 0;
-    int opt, rc = VP_EXIT_USAGE;
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (opt == 'h') {
-            sweep_help();
-            return VP_EXIT_OK;
-        }
-        if (opt == OPT_VARY) {
-            if (n_vary_args == SWEEP_MAX_VARY)
-                return cli_usage_error("sweep", "at most %d --vary options", SWEEP_MAX_VARY);
-            vary_args[n_vary_args++] = optarg;
-        } else if (opt == OPT_BACKEND) {
-            backend_list = optarg;
-        } else if (opt == OPT_LIMIT) {
-            long long v;
-            if (!cfg_parse_int(optarg, &v) || v < 0)
-                return cli_usage_error("sweep", "--limit '%s': expected a count >= 0", optarg);
-            sw.limit = v;
-        } else if (opt == OPT_TOP) {
-            long long v;
-            if (cli_parse_ll("sweep", "--top", optarg, 1, 100000, &v))
-                return VP_EXIT_USAGE;
-            sw.top = (int)v;
-        } else if (opt == OPT_JOBS) {
-            long long v;
-            if (cli_parse_ll("sweep", "--jobs", optarg, 1, SWEEP_MAX_JOBS, &v))
-                return VP_EXIT_USAGE;
-            sw.jobs = (int)v;
-        } else if (opt == OPT_RESTART) {
-            sw.restart = true;
-        } else {
-            int bad = cli_take_common("sweep", &sw.c, opt, optarg, argv);
-            if (bad)
-                return bad;
-        }
-    }
-    if (cli_positional(&sw.c, argc, argv, optind, "sweep"))
-        return VP_EXIT_USAGE;
+    sw.c = a->c;
+    sw.limit = a->limit;
+    sw.top = a->top;
+    sw.jobs = a->jobs;
+    sw.restart = a->restart;
+    sw.n_bes = a->bes.n;
+    memcpy(sw.bes, a->bes.v, sizeof(sw.bes));
+    int rc = VP_EXIT_USAGE;
     char *dflt = NULL;
     if (!sw.c.scenario_path) {
         char *dir = cli_install_dir();
@@ -396,30 +366,16 @@ int cmd_sweep(int argc, char **argv)
         free(dir);
         sw.c.scenario_path = dflt;
     }
-    if (sw.c.plan_path) {
-        cli_usage_error("sweep", "--plan is not supported: a sweep rebuilds the plan for each scenario");
-        goto out;
-    }
     if (sw.c.format != CLI_FMT_TABLE && sw.c.format != CLI_FMT_CSV) {
         cli_usage_error("sweep", "--format: a sweep writes CSV only");
         goto out;
     }
-    if (!sw.c.out_path) {
-        cli_usage_error("sweep", "--out FILE.csv is required (the sweep resumes from FILE.csv.partial)");
-        goto out;
-    }
     if (sweep_check_out(sw.c.out_path))
         goto out;
-    if (n_vary_args == 0) {
-        cli_usage_error("sweep", "nothing to vary: give at least one --vary KEY=V1,V2,...");
-        goto out;
-    }
-    for (int i = 0; i < n_vary_args; i++)
-        if (sweep_add_vary(&sw, vary_args[i]))
+    for (int i = 0; i < a->n_vary; i++)
+        if (sweep_add_vary(&sw, a->vary[i]))
             goto out;
     sweep_setup_tie(&sw);
-    if ((sw.n_bes = cli_parse_backends(backend_list, sw.bes, CFG_BACKEND_COUNT, "sweep")) < 0)
-        goto out;
     sw.total = 1;
     for (int k = 0; k < sw.n_vary; k++) {
         sw.total *= sw.v[k].n;
@@ -442,3 +398,36 @@ out:
     free(dflt);
     return rc;
 }
+
+static const cli_cmd sweep_cmd = {
+    .spec = {.name = "sweep", .synopsis = "vpsim sweep", .pos_usage = "[SCENARIO]", .pos = CLI_POS_SCENARIO,
+             .common_offset = offsetof(sweep_args, c), .opts = sweep_opts, .n_opts = CLI_N(sweep_opts),
+             .about = "Model every combination of the --vary values (their cartesian product, the last --vary changing\n"
+                      "fastest) with `vpsim model`'s formulas and write one CSV row per scenario and backend: the varied\n"
+                      "values, then the columns of `vpsim model --format csv`. Keys and values are checked like --set\n"
+                      "before anything runs. Finished scenarios are kept in FILE.partial, so an interrupted sweep (Ctrl-C,\n"
+                      "--limit) resumes when the same command runs again; FILE is written atomically at the end.\n"
+                      "A progress bar is drawn on stderr when it is a terminal.\n"
+                      "\n"
+                      "Tied keys: with speculative.topk=1 SGLang verifies steps + 1 tokens, so varying speculative.steps\n"
+                      "alone sets speculative.num_draft_tokens = steps + 1 at each point (and varying num_draft_tokens\n"
+                      "alone sets steps = num_draft_tokens - 1); the tied key gets its own CSV column. Vary both to choose\n"
+                      "them yourself: combinations SGLang would reject become rows with available=false, counted once per\n"
+                      "reason in the summary. With speculation on, each point is also modelled with\n"
+                      "speculative.algorithm=none (column nospec_tok_per_s): the break-even of speculation.\n"
+                      "\n"
+                      "When the sweep is done, a summary goes to stdout: per point the best backend, its tok/s and TPOT and\n"
+                      "how much faster it is than the runner-up; per backend its best point and the gain over no\n"
+                      "speculation; skipped combinations; warnings (figures that are not like for like) with the points\n"
+                      "they hit, including a collective figure that is measured at some points and a formula at others.\n",
+             .examples = "vpsim sweep configs/default.yaml --vary speculative.steps=1..5 --backend nccl,oneshot --out steps.csv\n"
+                         "vpsim sweep configs/default.yaml --vary system.topology.p2p=direct,sysmem \\\n"
+                         "    --vary speculative.acceptance=[0.8,0.6],[0.6,0.4] --backend nccl,oneshot --out p2p.csv\n"
+                         "vpsim sweep configs/default.yaml --vary workload.context=1024,8192,65536 --vary workload.batch=1,4,16 \\\n"
+                         "    --out context.csv\n"},
+    .args_size = sizeof(sweep_args),
+    .init = sweep_init,
+    .run = sweep_main,
+};
+
+int cmd_sweep(int argc, char **argv) { return cli_command_main(&sweep_cmd, argc, argv); }

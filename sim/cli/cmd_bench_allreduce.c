@@ -202,7 +202,7 @@ static const cli_opt bench_opts[] = {
      .help = "nccl-tests' spelling: N > 0 is --graph, 0 is eager (vpsim launches its graph of -n calls once per size; "
              "N is not a launch count here)"},
     {BENCH_OPT("check", CLI_CUSTOM, o.check), .short_name = 'c', .set = set_check, .meta = "0|1", .optional = true,
-     .group = BENCH_MEASURE,
+     .label = "--check", .group = BENCH_MEASURE,
      .help = "--check or -c 1: also check random data (within bf16/fp32 tolerance of an fp64 reference and "
              "bit-identical on every rank) and an in-place call, per size; reduce_scatter: random data on each rank's "
              "block, no in-place call; allgather, alltoall: a second pattern check; --check 0 / -c 0: only the pattern "

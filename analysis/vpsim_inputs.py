@@ -6,8 +6,8 @@ worse, as a plausible-looking wrong picture.
 
 Formats (their producers are the reference):
   vpsim.results/1        `vpsim model --format json`, `vpsim run --out` (sim/report/report_results.c,
-                         sim/cli/run_report.c adds measured / environment / model_comparison / command_line)
-  sweep CSV              `vpsim sweep --out` (sim/cli/cmd_sweep.c): varied keys, then the results columns
+                         sim/report/report_run.c adds measured / environment / model_comparison / command_line)
+  sweep CSV              `vpsim sweep --out` (sim/sweep/sweep_run.c): varied keys, then the results columns
   vpsim.bench_allreduce/1  `vpsim bench-allreduce --format json` (sim/exec/exec_bench_fmt.c)
   vpsim.plan/1           `vpsim plan --format json` (README "Plan JSON")
   vpsim.heldout/1        `bench/heldout.py FOLDER SYSTEM --json OUT`: model against replay per op class and

@@ -80,10 +80,6 @@ char *cli_install_dir(void);
 int cli_parse_int(const char *cmd, const char *opt, const char *arg, int lo, int hi, int *out);
 int cli_parse_ll(const char *cmd, const char *opt, const char *arg, long long lo, long long hi, long long *out);
 int cli_parse_enum(const char *cmd, const char *opt, const char *arg, const char *const *choices, int *out);
-/* The items of a comma-separated option value, any length and count: `*items` holds n fresh strings
- * (free with cli_list_free). Returns n, or -1 after naming an empty item (",a", "a,,b", "a,", ""). */
-int cli_split_list(const char *cmd, const char *opt, const char *arg, char ***items);
-void cli_list_free(char **items, int n);
 
 /* --backend LIST of the model-mode commands (cli_backends.c): the backends, in the order given. */
 typedef struct cli_backends {
@@ -109,24 +105,14 @@ int cli_check_fault_rank(const char *cmd, const struct exec_fault *f, const stru
  * rank 0 said why, e.g. "vpsim run: no usable CUDA device here (...): use --device cpu". Collective. */
 int cli_device_ready(const char *cmd, const struct dist_job *d, int device);
 
-/* --p2p direct|sysmem (cli_p2p.c; comm.h's comm_p2p). */
-/* A custom backend (oneshot, twoshot, push: the ones --p2p applies to). */
-bool cli_backend_is_custom(int backend);
-/* --p2p `p2p` has something to apply to: direct always; sysmem needs the cuda device and a custom
- * backend among `backends` (n of them) or the policy's rules. 0 (and, when `say`, a note naming the
- * requested backends it does not apply to), or VP_EXIT_USAGE (said when `say`). */
+/* --p2p `p2p` has something to apply to (cli_p2p.c): direct always; sysmem needs the cuda device and a
+ * custom backend (comm_backend_is_custom) among `backends` (n of them) or the policy's rules. 0 (and,
+ * when `say`, a note naming the requested backends it does not apply to), or VP_EXIT_USAGE (said when
+ * `say`). */
 struct cfg_policy;
 int cli_p2p_check(const char *cmd, int p2p, int device, const int *backends, int n, const struct cfg_policy *policy,
                   bool say);
-/* The mode a custom backend reported in its environment ("custom_p2p"), or -1 when none ran. */
-int cli_p2p_of_env(const util_env_item *env, int n_env);
-/* The replay's mode (-1: no custom backend ran) is not the model system's topology.p2p (cfg_p2p). */
-bool cli_p2p_model_differs(int p2p, int system_p2p);
-/* "WHO ran with --p2p X but the model's system has topology.p2p=Y; add --set ... to compare like with like" */
-void cli_p2p_model_hint(char *buf, size_t len, const char *who, int p2p, int system_p2p);
 
-/* Print "vpsim CMD: message" plus a hint to use --help, return VP_EXIT_USAGE. */
-int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---------------- the command skeleton (cli_command.c) ----------------
  * Every command is the same six steps, written once in cli_command_main: parse the command line (the
@@ -136,6 +122,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format
 enum {
     CLI_MPI = 1 << 0,  /* an MPI job: dist_init after the checks, dist_finalize at the end */
     CLI_LOAD = 1 << 1, /* load the scenario and its plan (cli_load) before run */
+    CLI_LOAD_SCENARIO = 1 << 2, /* load the scenario only (the default one when none is named) before run */
 };
 
 typedef struct cli_ctx cli_ctx;
@@ -166,6 +153,7 @@ struct cli_ctx {
     bool have_plan;
     util_buf out; /* written by the skeleton when run returns 0 with emit set (rank 0) */
     bool emit;
+    char *default_path; /* configs/default.yaml of the install, when c->scenario_path was filled with it */
 };
 
 /* Run `cmd` on argv (argv[0] is the command's name): the skeleton above. Returns the exit status. */
@@ -173,6 +161,12 @@ int cli_command_main(const cli_cmd *cmd, int argc, char **argv);
 /* Load the scenario and plan of x->c into x (cli_load), freeing what an earlier load left: the
  * skeleton frees what this loads. VP_EXIT_OK or VP_EXIT_USAGE (said). */
 int cli_ctx_load(cli_ctx *x);
+/* The scenario x->c names, filling in configs/default.yaml of the install when it names none (for the
+ * commands that load a scenario per variant or point, by path). */
+const char *cli_ctx_scenario_path(cli_ctx *x);
+/* Load the scenario alone (cli_ctx_scenario_path, --set, --system) into x->sc: VP_EXIT_OK, or
+ * VP_EXIT_USAGE after "vpsim CMD: file:line:col: why". */
+int cli_ctx_load_scenario(cli_ctx *x);
 /* Free x's scenario and plan now (the skeleton's clean-up does the same). */
 void cli_ctx_unload(cli_ctx *x);
 /* A file beside the main output (--trace, --breakdown): `b` written atomically to `path`; 0, or 1 (2
@@ -195,49 +189,5 @@ int cmd_bench_allreduce(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 /* `vpsim import-trace` (cmd_import_trace.c): a server's per-rank PyTorch traces as measured input. */
 int cmd_import_trace(int argc, char **argv);
-
-/* run_report.c: what `vpsim run` reports. */
-struct exec_result;
-struct results_cycle;
-struct report_results_meta;
-struct util_json;
-int cli_model_collective_us(const cli_common *c, const cfg_scenario *sc, const plan *p, const char *target,
-                            int model_backend, double **out);
-void cli_fill_measured(struct results_cycle *r, const plan *p, const struct exec_result *res, const char *backend);
-struct report_results_meta cli_results_meta(const cli_common *c, const cfg_scenario *sc, const plan *p,
-                                            const char *mode, bool graph);
-void cli_run_summary(util_buf *out, const plan *p, const struct exec_result *res, const struct results_cycle *r);
-/* --check's verdict in one line: passed (with the collectives checked), failed, or not run. */
-void cli_run_check_verdict(util_buf *out, const plan *p, const struct exec_result *res);
-/* Model (compute only, on the scenario's system) against the measured per-op times, per op class. */
-typedef struct cli_compare {
-    bool have;
-    char system[64];
-    char note[320];
-    double measured_ms[PLAN_CLASS_COUNT + 1], modelled_ms[PLAN_CLASS_COUNT + 1]; /* verify; [COUNT] = total */
-    double measured_cycle_ms[PLAN_CLASS_COUNT + 1], modelled_cycle_ms[PLAN_CLASS_COUNT + 1];
-    /* The whole cycle with the run's backend, as the replay runs it (graph or eager; the model's
-     * host.cycle_overhead_us, which a replay has no serving stack to pay, left out). */
-    bool have_cycle;
-    char backend[64];
-    bool graph;
-    double cycle_measured_ms, cycle_modelled_ms, host_excluded_ms;
-    double allreduce_measured_us, allreduce_modelled_us; /* mean per verify allreduce */
-    char allreduce_method[96];
-    /* What both sides were taken under (the model uses the run's plan, so TP, batch, context and launch
-     * mode agree by construction; the device may not), and the caveats when they do not agree. */
-    int tp, batch, context;
-    bool model_graph;
-    char run_gpu[160];
-    char model_gpu[96];
-    int n_warnings;
-    char warnings[2][320];
-} cli_compare;
-/* `backend`: the run's cfg_backend, or -1 (a per-size policy: no whole-cycle comparison). */
-int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const struct exec_result *res,
-                    int backend, const struct results_cycle *measured);
-void cli_run_compare_table(util_buf *out, const cli_compare *cmp);
-void cli_run_json(struct util_json *j, const struct report_results_meta *m, const struct results_cycle *r,
-                  const plan *p, const struct exec_result *res, const cli_compare *cmp, int argc, char **argv);
 
 #endif

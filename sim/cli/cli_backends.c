@@ -35,7 +35,7 @@ int cli_set_backends(void *dest, const char *arg, const cli_opt *o, cli_parse *p
     (void)o;
     cli_backends *b = dest;
     char **items;
-    const int n_items = cli_split_list(ps->cmd, "--backend", arg, &items);
+    const int n_items = util_split_list(ps->cmd, "--backend", arg, &items);
     if (n_items < 0)
         return VP_EXIT_USAGE;
     int n = 0, rc = VP_EXIT_OK;
@@ -43,15 +43,15 @@ int cli_set_backends(void *dest, const char *arg, const cli_opt *o, cli_parse *p
         int k = cfg_enum_index(cfg_backend_names, items[i]);
         if (k < 0) {
             char names[256];
-            rc = cli_usage_error(ps->cmd, "--backend: unknown backend '%s'; valid: %s", items[i],
+            rc = util_usage_error(ps->cmd, "--backend: unknown backend '%s'; valid: %s", items[i],
                                  cfg_enum_list(cfg_backend_names, names, sizeof(names)));
         } else if (n == CFG_BACKEND_COUNT) {
-            rc = cli_usage_error(ps->cmd, "--backend: too many backends (at most %d)", CFG_BACKEND_COUNT);
+            rc = util_usage_error(ps->cmd, "--backend: too many backends (at most %d)", CFG_BACKEND_COUNT);
         } else {
             b->v[n++] = (cfg_backend)k;
         }
     }
-    cli_list_free(items, n_items);
+    util_list_free(items, n_items);
     if (rc == VP_EXIT_OK)
         b->n = n;
     return rc;

@@ -17,6 +17,28 @@ int cli_ctx_load(cli_ctx *x)
     return rc;
 }
 
+const char *cli_ctx_scenario_path(cli_ctx *x)
+{
+    if (!x->c->scenario_path) {
+        char *dir = cli_install_dir();
+        x->c->scenario_path = x->default_path = util_xasprintf("%s/configs/default.yaml", dir);
+        free(dir);
+    }
+    return x->c->scenario_path;
+}
+
+int cli_ctx_load_scenario(cli_ctx *x)
+{
+    cli_ctx_unload(x);
+    cfg_error err;
+    if (cfg_scenario_load(cli_ctx_scenario_path(x), x->c->sets, x->c->n_sets, x->c->system_path, &x->sc, &err)) {
+        fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
+        return VP_EXIT_USAGE;
+    }
+    x->have_sc = true;
+    return VP_EXIT_OK;
+}
+
 void cli_ctx_unload(cli_ctx *x)
 {
     if (x->have_plan)
@@ -65,11 +87,14 @@ int cli_command_main(const cli_cmd *cmd, int argc, char **argv)
     }
     if ((cmd->flags & CLI_LOAD) && (rc = cmd->load ? cmd->load(&x) : cli_ctx_load(&x)) != 0)
         goto out;
+    if ((cmd->flags & CLI_LOAD_SCENARIO) && (rc = cli_ctx_load_scenario(&x)) != 0)
+        goto out;
     rc = cmd->run(&x);
     if (rc == VP_EXIT_OK && x.emit && (!x.mpi || x.d.rank == 0))
         rc = cli_emit(x.c, x.out.s ? x.out.s : "", x.out.len);
 out:
     cli_ctx_unload(&x);
+    free(x.default_path);
     util_buf_free(&x.out);
     cli_parse_free(&x.parse);
     if (x.mpi) {

@@ -14,21 +14,10 @@
 
 const char *const cli_format_names[] = {"table", "json", "csv", NULL};
 
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "vpsim %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n(see 'vpsim %s --help')\n", cmd);
-    va_end(ap);
-    return VP_EXIT_USAGE;
-}
-
 int cli_system_file_only(const cli_common *c, const char *cmd)
 {
     if (c->format != CLI_FMT_TABLE)
-        return cli_usage_error(cmd, "--format: %s writes a YAML system file, no other format", cmd);
+        return util_usage_error(cmd, "--format: %s writes a YAML system file, no other format", cmd);
     return VP_EXIT_OK;
 }
 
@@ -37,7 +26,7 @@ int cli_check_fault_rank(const char *cmd, const exec_fault *f, const dist_job *d
     if (f->mode == EXEC_FAULT_NONE || f->rank < d->size)
         return 0;
     if (d->rank == 0)
-        cli_usage_error(cmd, "--inject-fault: rank %d does not exist in a job of %d rank(s)", f->rank, d->size);
+        util_usage_error(cmd, "--inject-fault: rank %d does not exist in a job of %d rank(s)", f->rank, d->size);
     return VP_EXIT_USAGE;
 }
 
@@ -55,7 +44,7 @@ int cli_parse_fault(const char *cmd, const char *arg, exec_fault *f)
 {
     char why[256];
     if (exec_fault_parse(arg, f, why, sizeof(why)))
-        return cli_usage_error(cmd, "%s", why);
+        return util_usage_error(cmd, "%s", why);
     return VP_EXIT_OK;
 }
 
@@ -82,7 +71,7 @@ int cli_positional(cli_common *c, int argc, char **argv, int optind_now, const c
     if (optind_now < argc)
         c->scenario_path = argv[optind_now++];
     if (optind_now < argc) {
-        cli_usage_error(cmd, "unexpected argument '%s' (one scenario file at most)", argv[optind_now]);
+        util_usage_error(cmd, "unexpected argument '%s' (one scenario file at most)", argv[optind_now]);
         return -1;
     }
     return 0;
@@ -203,7 +192,7 @@ int cli_check_out(const char *cmd, const char *opt, const char *path)
     char why[512];
     char *target = util_out_target(path, why, sizeof(why));
     if (!target)
-        return cli_usage_error(cmd, "%s '%s': %s", opt, path, why);
+        return util_usage_error(cmd, "%s '%s': %s", opt, path, why);
     free(target);
     return VP_EXIT_OK;
 }
@@ -235,7 +224,7 @@ int cli_parse_ll(const char *cmd, const char *opt, const char *arg, long long lo
 {
     long long v;
     if (util_parse_ll(arg, &v) || v < lo || v > hi)
-        return cli_usage_error(cmd, "%s '%s': expected an integer in [%lld, %lld]", opt, arg, lo, hi);
+        return util_usage_error(cmd, "%s '%s': expected an integer in [%lld, %lld]", opt, arg, lo, hi);
     *out = v;
     return VP_EXIT_OK;
 }
@@ -254,38 +243,9 @@ int cli_parse_enum(const char *cmd, const char *opt, const char *arg, const char
     int v = cfg_enum_index(choices, arg);
     if (v < 0) {
         char list[256];
-        return cli_usage_error(cmd, "%s '%s': valid choices: %s", opt, arg, cfg_enum_list(choices, list, sizeof(list)));
+        return util_usage_error(cmd, "%s '%s': valid choices: %s", opt, arg, cfg_enum_list(choices, list, sizeof(list)));
     }
     *out = v;
     return VP_EXIT_OK;
 }
 
-int cli_split_list(const char *cmd, const char *opt, const char *arg, char ***items)
-{
-    int n = 1;
-    for (const char *p = arg; *p; p++)
-        n += *p == ',';
-    char **v = util_xcalloc((size_t)n, sizeof(char *));
-    const char *p = arg;
-    for (int i = 0; i < n; i++) {
-        size_t len = strcspn(p, ",");
-        if (len == 0) {
-            cli_list_free(v, i);
-            cli_usage_error(cmd, "%s: item %d of %d is empty; expected items separated by single commas, with none "
-                                 "before the first or after the last",
-                            opt, i + 1, n);
-            return -1;
-        }
-        v[i] = util_xstrndup(p, len);
-        p += len + 1;
-    }
-    *items = v;
-    return n;
-}
-
-void cli_list_free(char **items, int n)
-{
-    for (int i = 0; i < n; i++)
-        free(items[i]);
-    free(items);
-}

@@ -43,17 +43,17 @@ static int cli_bad_option(const char *cmd, int opt, char **argv)
     if (tok[0] == '-' && tok[1] == '-') {
         const int name_len = (int)strcspn(tok, "=");
         if (opt == ':')
-            return cli_usage_error(cmd, "option '%.*s' needs a value", name_len, tok);
+            return util_usage_error(cmd, "option '%.*s' needs a value", name_len, tok);
         if (optopt != 0 && tok[name_len] == '=')
-            return cli_usage_error(cmd, "option '%.*s' takes no value (got '%s')", name_len, tok, tok);
-        return cli_usage_error(cmd, "unknown option '%.*s'", name_len, tok);
+            return util_usage_error(cmd, "option '%.*s' takes no value (got '%s')", name_len, tok, tok);
+        return util_usage_error(cmd, "unknown option '%.*s'", name_len, tok);
     }
     char in[64] = "";
     if (strlen(tok) > 2)
         snprintf(in, sizeof(in), " (in '%.40s%s')", tok, strlen(tok) > 40 ? "..." : "");
     if (opt == ':')
-        return cli_usage_error(cmd, "option '-%c' needs a value%s", optopt, in);
-    return cli_usage_error(cmd, "unknown option '-%c'%s", optopt, in);
+        return util_usage_error(cmd, "option '-%c' needs a value%s", optopt, in);
+    return util_usage_error(cmd, "unknown option '-%c'%s", optopt, in);
 }
 
 /* Flags take none; a setter or a refusal takes one when the table names it (meta). */
@@ -80,14 +80,14 @@ static int take(const cli_opt *o, const char *arg, cli_parse *ps)
     case CLI_DOUBLE: {
         double v;
         if (!cfg_parse_double(arg, &v) || !(v >= o->dlo && v <= o->dhi))
-            return cli_usage_error(ps->cmd, "%s '%s': expected a number in [%g, %g]", label, arg, o->dlo, o->dhi);
+            return util_usage_error(ps->cmd, "%s '%s': expected a number in [%g, %g]", label, arg, o->dlo, o->dhi);
         *(double *)dest = v;
         return 0;
     }
     case CLI_BYTES: {
         long long v;
         if (cfg_parse_bytes(arg, &v) || v < o->lo)
-            return cli_usage_error(ps->cmd, "%s '%s': expected a size in bytes, optionally with K, M or G", label,
+            return util_usage_error(ps->cmd, "%s '%s': expected a size in bytes, optionally with K, M or G", label,
                                    arg);
         *(long long *)dest = v;
         return 0;
@@ -99,7 +99,7 @@ static int take(const cli_opt *o, const char *arg, cli_parse *ps)
         return 0;
     case CLI_STRING: *(const char **)dest = arg; return 0;
     case CLI_ENUM: return cli_parse_enum(ps->cmd, label, arg, o->choices, dest);
-    case CLI_REFUSE: return cli_usage_error(ps->cmd, "%s", o->refuse);
+    case CLI_REFUSE: return util_usage_error(ps->cmd, "%s", o->refuse);
     case CLI_CUSTOM: return o->set(dest, arg, o, ps);
     }
     return VP_EXIT_USAGE;
@@ -141,7 +141,7 @@ static int take_positional(const cli_spec *spec, cli_parse *ps)
         return 0;
     }
     if (i < ps->argc)
-        return cli_usage_error(spec->name, "unexpected argument '%s'", ps->argv[i]);
+        return util_usage_error(spec->name, "unexpected argument '%s'", ps->argv[i]);
     return 0;
 }
 
@@ -201,7 +201,7 @@ int cli_parse_args(const cli_spec *spec, void *args, int argc, char **argv, cli_
         rc = take_positional(spec, ps);
     for (int i = 0; rc == 0 && i < spec->n_opts; i++)
         if (spec->opts[i].required && !ps->seen[i])
-            rc = cli_usage_error(spec->name, "%s", spec->opts[i].required);
+            rc = util_usage_error(spec->name, "%s", spec->opts[i].required);
     return rc;
 }
 

@@ -26,7 +26,7 @@ typedef enum cli_kind {
 struct cli_parse;
 struct cli_opt;
 /* A CLI_CUSTOM setter: `dest` is the command's options at `offset`, `arg` the value (NULL for a flag or
- * a missing optional value). 0, or VP_EXIT_USAGE after saying why (cli_usage_error). */
+ * a missing optional value). 0, or VP_EXIT_USAGE after saying why (util_usage_error). */
 typedef int (*cli_setter)(void *dest, const char *arg, const struct cli_opt *o, struct cli_parse *ps);
 
 typedef struct cli_opt {

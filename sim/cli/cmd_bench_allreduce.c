@@ -5,8 +5,8 @@
 
 #include "../config/cfg_schema.h"
 #include "../exec/exec_bench.h"
-#include "bench_collective.h"
-#include "bench_model.h"
+#include "../bench/bench_collective.h"
+#include "../bench/bench_model.h"
 #include "../config/cfg_policy.h"
 #include "../exec/exec.h"
 #include "../exec/exec_watch.h"
@@ -73,7 +73,7 @@ static int set_policy(void *dest, const char *arg, const cli_opt *o, cli_parse *
     exec_bench_opts *eo = dest;
     char why[256];
     if (cfg_policy_parse(arg, &eo->policy, why, sizeof(why)))
-        return cli_usage_error(ps->cmd, "--policy: %s", why);
+        return util_usage_error(ps->cmd, "--policy: %s", why);
     eo->with_policy = true;
     return VP_EXIT_OK;
 }
@@ -103,7 +103,7 @@ static int check_datatype(const bench_args *a)
     const char *const *ok = a->o.device == CFG_DEVICE_CUDA ? bf16_names : f32_names;
     if (!a->datatype || cfg_enum_index(ok, a->datatype) >= 0)
         return 0;
-    return cli_usage_error("bench-allreduce", "-d/--datatype '%s': the %s device reduces %s (valid: %s, %s)",
+    return util_usage_error("bench-allreduce", "-d/--datatype '%s': the %s device reduces %s (valid: %s, %s)",
                            a->datatype, cfg_device_names[a->o.device], ok[0], ok[0], ok[1]);
 }
 
@@ -113,7 +113,7 @@ static int finish_args(bench_args *a)
     char why[256];
     const exec_device *dev = exec_find_device(a->o.device, why, sizeof(why));
     if (!dev)
-        return cli_usage_error("bench-allreduce", "%s", why);
+        return util_usage_error("bench-allreduce", "%s", why);
     if (check_datatype(a))
         return VP_EXIT_USAGE;
     /* With --policy alone, only the policy runs; a policy counts as explicitly requested. */
@@ -133,7 +133,7 @@ static int finish_args(bench_args *a)
     int n = exec_bench_sizes(a->min, a->max, a->factor, dev->elem_bytes, a->o.sizes, BENCH_MAX_USER_SIZES, why,
                              sizeof(why));
     if (n < 0)
-        return cli_usage_error("bench-allreduce", "%s", why);
+        return util_usage_error("bench-allreduce", "%s", why);
     a->o.n_sizes = n;
     return 0;
 }
@@ -254,11 +254,11 @@ static int bench_check(cli_ctx *x)
     char lb[64];
     const cli_opt *measure = cli_first_given(&x->parse, BENCH_MEASURE), *range = cli_first_given(&x->parse, BENCH_RANGE);
     if (a->from && measure)
-        return cli_usage_error("bench-allreduce", "%s applies to a measurement, not to --from (the saved result "
+        return util_usage_error("bench-allreduce", "%s applies to a measurement, not to --from (the saved result "
                                                   "says what it measured; --system, --set and SCENARIO steer the model)",
                                cli_opt_label(measure, lb, sizeof(lb)));
     if (a->sizes && range)
-        return cli_usage_error("bench-allreduce", "%s and --sizes both choose the sizes; give one of them",
+        return util_usage_error("bench-allreduce", "%s and --sizes both choose the sizes; give one of them",
                                cli_opt_label(range, lb, sizeof(lb)));
     return finish_args(a);
 }
@@ -331,7 +331,7 @@ static int compare_saved(cli_ctx *x)
             bench_attach_model(&res, &x->sc);
             rc = emit(a, &res, x->argc, x->argv);
         } else {
-            rc = cli_usage_error("bench-allreduce", "--from needs a scenario or the default one (not --plan alone)");
+            rc = util_usage_error("bench-allreduce", "--from needs a scenario or the default one (not --plan alone)");
         }
     }
     exec_bench_result_free(&res);

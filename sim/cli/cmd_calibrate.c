@@ -2,9 +2,9 @@
  * file (measured.ops.<kind>: bytes -> us), so model mode interpolates measurements instead of its
  * roofline for that GPU. It writes a whole system file (a base system file with those tables put in),
  * never a fragment to paste; the tables carry their provenance (the results file, GPU of the run). */
-#include "cal_facts.h"
-#include "cal_results.h"
-#include "cal_system.h"
+#include "../calib/cal_facts.h"
+#include "../calib/cal_results.h"
+#include "../calib/cal_system.h"
 #include "cli.h"
 
 #include "../config/cfg_emit.h"
@@ -55,7 +55,7 @@ static int set_ops(void *dest, const char *arg, const cli_opt *o, cli_parse *ps)
     (void)o;
     bool *want = dest;
     char **items;
-    const int n = cli_split_list(ps->cmd, "--ops", arg, &items);
+    const int n = util_split_list(ps->cmd, "--ops", arg, &items);
     if (n < 0)
         return VP_EXIT_USAGE;
     int rc = 0;
@@ -63,11 +63,11 @@ static int set_ops(void *dest, const char *arg, const cli_opt *o, cli_parse *ps)
     for (int i = 0; i < n && !rc; i++) {
         int k = cfg_enum_index(plan_op_kind_names, items[i]);
         if (k < 0 || !plan_op_is_compute(k))
-            rc = cli_usage_error(ps->cmd, "--ops '%s': valid choices: %s", items[i], compute_kinds());
+            rc = util_usage_error(ps->cmd, "--ops '%s': valid choices: %s", items[i], compute_kinds());
         else
             want[k] = true;
     }
-    cli_list_free(items, n);
+    util_list_free(items, n);
     return rc;
 }
 
@@ -130,7 +130,7 @@ static int tables_text(const cal_args *a, cfg_node *root, cal_point **pts, const
         fprintf(stderr, "vpsim calibrate: nothing written; --ops KIND,... keeps the sound tables, or measure again "
                         "(more --iters)\n");
     else if (!written)
-        rc = cli_usage_error("calibrate", "the run timed no op of the kinds asked for (--ops)");
+        rc = util_usage_error("calibrate", "the run timed no op of the kinds asked for (--ops)");
     return rc;
 }
 
@@ -210,7 +210,7 @@ static int cal_run(cli_ctx *x)
     const cal_args *a = x->args;
     const char *base = a->base ? a->base : x->have_sc ? x->sc.system_path : NULL;
     if (!base)
-        return cli_usage_error("calibrate", "--base SYSTEM.yaml is needed with --plan (no scenario names a system)");
+        return util_usage_error("calibrate", "--base SYSTEM.yaml is needed with --plan (no scenario names a system)");
     const int rc = calibrate(a, &x->p, base, &x->out);
     x->emit = true;
     return rc;
@@ -230,7 +230,7 @@ static void cal_about(util_buf *out)
                     "first mismatch is named with its file:line:col (exit 2, nothing written).\n"
                     "A table is refused (exit 2, nothing written, the op kind and size named) when a point is 0 us or\n"
                     "less, or lies below the slowest point at a smaller size by more than %.0f %% or %.1f us (the\n"
-                    "noise of a per-op time: sim/cli/cal_system.h says why); --ops then keeps the sound kinds.\n",
+                    "noise of a per-op time: sim/calib/cal_system.h says why); --ops then keeps the sound kinds.\n",
                     CAL_MAX_POINTS, CAL_RESULTS_SCHEMA, CAL_FALL_REL * 100, CAL_FALL_ABS_US);
 }
 

@@ -3,8 +3,8 @@
  * attribute to ops of those shapes, and writes a whole system file with one measured.compute.<class>
  * law table per op class and the graph gap launch.graph_node_us it measured. Which class an op belongs
  * to and its rows coordinate come from plan_op_law_class alone, the function model mode prices ops by. */
-#include "cal_facts.h"
-#include "cal_system.h"
+#include "../calib/cal_facts.h"
+#include "../calib/cal_system.h"
 #include "cli.h"
 
 #include "../config/cfg_system.h"

@@ -2,14 +2,12 @@
  * server's cycle broken down as `vpsim run` breaks down a replay, the collectives split into wire time
  * and waiting for peers, and a system file of the box's measured figures for model mode. */
 #include "cli.h"
-#include "import_trace.h"
+#include "../import/import.h"
 
 #include "../util/util.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define IMPORT_MAX_RANKS 64
@@ -52,62 +50,11 @@ static int import_check(cli_ctx *x)
     import_args *a = x->args;
     for (int i = x->optind; i < x->argc; i++) {
         if (a->n_files == IMPORT_MAX_RANKS)
-            return cli_usage_error("import-trace", "more than %d traces; one per rank", IMPORT_MAX_RANKS);
+            return util_usage_error("import-trace", "more than %d traces; one per rank", IMPORT_MAX_RANKS);
         a->files[a->n_files++] = x->argv[i];
     }
     if (a->n_files == 0)
-        return cli_usage_error("import-trace", "no trace given: vpsim import-trace TRACE... (one per rank)");
-    return 0;
-}
-
-/* "measured: server trace, FILES, DATE": the date the profile was taken (on its base time's clock), else the
- * file's. */
-static void make_tag(import_ctx *x, char *files, size_t len)
-{
-    const trace_rank *r0 = &x->ranks[0];
-    time_t t = 0;
-    struct stat st;
-    if (r0->have_base) {
-        /* kineto's ts count from its base time, which is not the profile's start (a real trace's base
-         * lay two months before its first kernel): the date is the base plus the first kernel's ts */
-        const trace_kernel *k0 = r0->kernels.data;
-        t = (time_t)(r0->base_ns / 1000000000LL + (long long)(k0[0].ts / 1e6));
-    }
-    else if (stat(r0->path, &st) == 0)
-        t = st.st_mtime;
-    char date[32];
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(date, sizeof(date), "%Y-%m-%d", &tm);
-    if (x->n_ranks <= 2)
-        snprintf(files, len, "%s%s%s", x->ranks[0].path, x->n_ranks > 1 ? ", " : "",
-                 x->n_ranks > 1 ? x->ranks[1].path : "");
-    else
-        snprintf(files, len, "%s ... %s (%d files)", x->ranks[0].path, x->ranks[x->n_ranks - 1].path, x->n_ranks);
-    snprintf(x->tag, sizeof(x->tag), "measured: server trace, %s, %s", files, date);
-}
-
-static int cmp_rank(const void *a, const void *b)
-{
-    const trace_rank *x = a, *y = b;
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
-/* Ranks in the order their files name (distributedInfo.rank) when every file names a distinct one. */
-static int order_ranks(trace_rank *R, int n)
-{
-    for (int i = 0; i < n; i++) {
-        if (R[i].rank < 0)
-            return 0;
-        for (int j = 0; j < i; j++)
-            if (R[j].rank == R[i].rank) {
-                fprintf(stderr, "vpsim import-trace: %s and %s are both rank %d (distributedInfo.rank): one trace per "
-                                "rank\n",
-                        R[j].path, R[i].path, R[i].rank);
-                return VP_EXIT_USAGE;
-            }
-    }
-    qsort(R, (size_t)n, sizeof(trace_rank), cmp_rank);
+        return util_usage_error("import-trace", "no trace given: vpsim import-trace TRACE... (one per rank)");
     return 0;
 }
 
@@ -130,8 +77,8 @@ static int system_file(import_ctx *x, import_fit *fit)
         }
         fit->checked = rc == 0;
     }
-    if (rc == 0 && x->c->out_path)
-        rc = cli_write_file("import-trace", "--out", x->c->out_path, &text);
+    if (rc == 0 && x->out_path)
+        rc = cli_write_file("import-trace", "--out", x->out_path, &text);
     util_buf_free(&text);
     return rc;
 }
@@ -141,51 +88,16 @@ static int import(const import_args *a, const cfg_scenario *sc, const plan *p)
     char *dir = cli_install_dir();
     char *shipped = util_xasprintf("%s/configs/trace-kernels.yaml", dir);
     free(dir);
-    trace_error err;
-    trace_map *map = trace_map_load(shipped, a->kernels, &err);
+    import_ctx x = {.scenario_path = a->c.scenario_path, .out_path = a->c.out_path, .sets = a->c.sets,
+                    .n_sets = a->c.n_sets, .sc = sc, .plan = p};
+    int rc = import_read(&x, shipped, a->kernels, a->files, a->n_files);
     free(shipped);
-    if (!map) {
-        fprintf(stderr, "vpsim import-trace: %s\n", err.msg);
-        return VP_EXIT_USAGE;
-    }
-    trace_rank *R = util_xcalloc((size_t)a->n_files, sizeof(trace_rank));
-    int rc = 0, n = 0;
-    for (; n < a->n_files && rc == 0; n++) {
-        if (trace_read(a->files[n], trace_map_keep, map, &R[n], &err) == 0) {
-            trace_map_apply(map, &R[n]);
-            if (trace_find_cycles(map, &R[n], &err) == 0)
-                continue;
-        }
-        fprintf(stderr, "vpsim import-trace: %s\n", err.msg);
-        rc = VP_EXIT_USAGE;
-    }
-    if (rc == 0)
-        rc = order_ranks(R, n);
-    trace_summary sum;
-    memset(&sum, 0, sizeof(sum));
-    if (rc == 0 && trace_summarize(R, n, &sum, &err)) {
-        fprintf(stderr, "vpsim import-trace: %s\n", err.msg);
-        rc = VP_EXIT_USAGE;
-    }
-    import_ctx x = {.c = &a->c, .sc = sc, .plan = p, .ranks = R, .n_ranks = n, .sum = &sum, .map = map};
-    char files[400];
     import_fit fit;
     memset(&fit, 0, sizeof(fit));
     results_cycle res;
     memset(&res, 0, sizeof(res));
-    if (rc == 0) {
-        make_tag(&x, files, sizeof(files));
-        x.files = files;
-        const trace_kernel *k = R[0].kernels.data;
-        for (size_t i = 0; i < R[0].kernels.count && !x.custom_ar; i++)
-            if (k[i].kind == PLAN_OP_ALLREDUCE) {
-                const char *lib = "";
-                trace_map_kind(map, trace_name(&R[0], k[i].name), &lib);
-                x.custom_ar = strstr(lib, "custom") != NULL;
-                break;
-            }
+    if (rc == 0)
         rc = system_file(&x, &fit);
-    }
     if (rc == 0) {
         import_fill_results(&x, &res);
         util_buf out = {0};
@@ -209,12 +121,7 @@ static int import(const import_args *a, const cfg_scenario *sc, const plan *p)
         util_buf_free(&out);
     }
     results_cycle_free(&res);
-    trace_summary_free(&sum);
-    for (int i = 0; i < a->n_files; i++)
-        if (R[i].path)
-            trace_rank_free(&R[i]);
-    free(R);
-    trace_map_free(map);
+    import_free(&x);
     return rc;
 }
 

@@ -4,6 +4,7 @@
 #include "../config/cfg_accept.h"
 
 #include "../model/model.h"
+#include "../report/report_meta.h"
 #include "../report/report_results.h"
 #include "../util/util.h"
 
@@ -107,33 +108,6 @@ static void rests_text(util_buf *out, const cli_common *c, const cfg_scenario *s
     }
 }
 
-static void model_meta(const cfg_scenario *sc, const plan *p, const char *path, char *tok_buf, size_t tok_len,
-                       report_results_meta *m)
-{
-    memset(m, 0, sizeof(*m));
-    m->mode = "model";
-    m->scenario = sc->name;
-    m->scenario_path = path;
-    m->system = sc->system.name;
-    m->model = sc->target.name;
-    m->tp = p->ranks;
-    m->batch = p->batch;
-    m->context = p->context;
-    m->graph = sc->run.graph;
-    cfg_accept a;
-    cfg_accept_eval(sc, &a);
-    m->expected_tokens = a.tokens;
-    /* The rates' provenance only when the rates decide (a measured accept length names itself); an
-     * extrapolation is a warning of its own under the table (acceptance-extrapolated). */
-    if (a.source == CFG_ACCEPT_CHAIN || a.source == CFG_ACCEPT_TREE)
-        snprintf(tok_buf, tok_len, "%s (speculative.acceptance: %s)", a.explain,
-                 sc->speculative.acceptance_source ? sc->speculative.acceptance_source : "?");
-    else
-        snprintf(tok_buf, tok_len, "%s", a.explain);
-    m->tokens_formula = tok_buf;
-    m->provenance = "modelled: analytic model (docs/model.md) on the system file's figures";
-}
-
 typedef struct model_args {
     cli_common c;
     cli_backends bes;
@@ -166,13 +140,13 @@ static int model_check(cli_ctx *x)
     /* --bench times the model and prints its timing line; it writes no results, so an option that shapes
      * the results would be taken and ignored. */
     if (a->bench > 0 && (c->out_path || c->format != CLI_FMT_TABLE || a->explain || a->ops))
-        return cli_usage_error("model", "%s does not apply with --bench (it prints one timing line on stdout)",
+        return util_usage_error("model", "%s does not apply with --bench (it prints one timing line on stdout)",
                                c->out_path                   ? "--out"
                                : c->format != CLI_FMT_TABLE ? "--format"
                                : a->explain                  ? "--explain"
                                                              : "--ops");
     if (c->plan_path && !c->scenario_path)
-        return cli_usage_error("model", "--plan needs a SCENARIO too (it supplies the system and the acceptance rates)");
+        return util_usage_error("model", "--plan needs a SCENARIO too (it supplies the system and the acceptance rates)");
     return VP_EXIT_OK;
 }
 
@@ -199,7 +173,7 @@ static int model_run(cli_ctx *x)
 
     char tok[400];
     report_results_meta meta;
-    model_meta(&x->sc, &x->p, c->scenario_path, tok, sizeof(tok), &meta);
+    report_meta_modelled(&x->sc, &x->p, c->scenario_path, tok, sizeof(tok), &meta);
     util_buf *out = &x->out;
     if (c->format == CLI_FMT_JSON) {
         util_json j;

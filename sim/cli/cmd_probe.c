@@ -2,9 +2,9 @@
  * pair of GPUs and to host memory, the launch costs (exec_links_measure), the collective curves in
  * CUDA graphs (exec_bench_run) and the topology as NVML reports it — and write a whole system file
  * from them, each value with its provenance, the p2p mode inferred and anomalies named (probe_text.c). */
-#include "cal_facts.h"
+#include "../calib/cal_facts.h"
 #include "cli.h"
-#include "probe_text.h"
+#include "../calib/probe_text.h"
 
 #include "../comm/comm_nccl_log.h"
 #include "../config/cfg_tree.h"
@@ -64,7 +64,7 @@ static const cli_opt probe_opts[] = {
 static int probe_check(cli_ctx *x)
 {
     if (x->c->format != CLI_FMT_TABLE)
-        return cli_usage_error("probe", "--format: probe writes a YAML system file, no other format");
+        return util_usage_error("probe", "--format: probe writes a YAML system file, no other format");
     return VP_EXIT_OK;
 }
 

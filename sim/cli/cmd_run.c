@@ -4,8 +4,11 @@
 #include "../config/cfg_policy.h"
 #include "../exec/exec.h"
 #include "../exec/exec_watch.h"
+#include "../model/model_replay.h"
 #include "../report/report.h"
+#include "../report/report_meta.h"
 #include "../report/report_results.h"
+#include "../report/report_run.h"
 #include "../util/util.h"
 
 #include <stdlib.h>
@@ -62,7 +65,7 @@ static int set_policy(void *dest, const char *arg, const cli_opt *o, cli_parse *
     cfg_policy pol;
     char why[400];
     if (cfg_policy_parse(arg, &pol, why, sizeof(why)))
-        return cli_usage_error(ps->cmd, "--allreduce-policy '%s': %s", arg, why);
+        return util_usage_error(ps->cmd, "--allreduce-policy '%s': %s", arg, why);
     *(const char **)dest = arg;
     return VP_EXIT_OK;
 }
@@ -135,10 +138,10 @@ static int run_check(cli_ctx *x)
     /* A run writes its table, or with --format json the results JSON that --out holds; it has no CSV
      * form, and taking --format csv while writing something else would pass one format for another. */
     if (a->c.format == CLI_FMT_CSV)
-        return cli_usage_error("run", "--format csv: a run writes a table or, with --format json, the results "
+        return util_usage_error("run", "--format csv: a run writes a table or, with --format json, the results "
                                       "JSON (also what --out holds); for a CSV use `vpsim model --format csv`");
     if (a->trace && a->c.out_path && run_same_target(a->trace, a->c.out_path))
-        return cli_usage_error("run", "--trace '%s' and --out '%s' are the same file; the trace would replace the "
+        return util_usage_error("run", "--trace '%s' and --out '%s' are the same file; the trace would replace the "
                                       "results",
                                a->trace, a->c.out_path);
     return VP_EXIT_OK;
@@ -194,7 +197,7 @@ static int run_load(cli_ctx *x)
     rc = cli_check_fault_rank("run", &a->fault, d);
     if (rc == 0 && a->corrupt_rank >= 0 && (!a->check || a->corrupt_rank >= d->size)) {
         if (d->rank == 0)
-            cli_usage_error("run", "--debug-corrupt-rank %d: %s", a->corrupt_rank,
+            util_usage_error("run", "--debug-corrupt-rank %d: %s", a->corrupt_rank,
                             !a->check ? "needs --check (it corrupts checked results)" : "no such rank in this job");
         rc = VP_EXIT_USAGE;
     }
@@ -228,8 +231,8 @@ static int report_run(const run_args *a, const cfg_scenario *sc, const plan *p, 
                       const char *policy_text, const exec_result *res, int rc, int argc, char **argv)
 {
     results_cycle rr;
-    cli_fill_measured(&rr, p, res, policy_text ? policy_text : cfg_backend_names[opt->backend]);
-    report_results_meta meta = cli_results_meta(&a->c, sc, p, "run", res->graph);
+    report_run_results(&rr, p, res, policy_text ? policy_text : cfg_backend_names[opt->backend]);
+    report_results_meta meta = report_meta_measured(a->c.scenario_path, sc, p, "run", res->graph);
     /* A measurement describes the machine it ran on, not the scenario's system file. */
     char measured_on[200];
     const char *gpu = util_env_get(res->env, res->n_env, "gpu");
@@ -238,19 +241,19 @@ static int report_run(const run_args *a, const cfg_scenario *sc, const plan *p, 
     util_buf out = {0};
     /* Wrong collectives make every timing beside them meaningless: the verdict alone, no table. */
     if (res->checked && res->check_failures)
-        cli_run_check_verdict(&out, p, res);
+        report_run_check_verdict(&out, p, res);
     else {
         report_results_table(&out, &meta, &rr, 1);
-        cli_run_summary(&out, p, res, &rr);
+        report_run_summary(&out, p, res, &rr);
     }
-    cli_compare cmp = {0};
+    report_run_cmp cmp = {0};
     if (sc && opt->device == CFG_DEVICE_CUDA)
-        cli_run_compare(&cmp, sc, p, res, opt->allreduce_policy ? -1 : opt->backend, &rr);
-    cli_run_compare_table(&out, &cmp);
+        report_run_compare(&cmp, sc, p, res, opt->allreduce_policy ? -1 : opt->backend, &rr);
+    report_run_compare_table(&out, &cmp);
     util_json j;
     util_json_init(&j, true);
     if (a->c.out_path || a->c.format == CLI_FMT_JSON)
-        cli_run_json(&j, &meta, &rr, p, res, &cmp, argc, argv);
+        report_run_json(&j, &meta, &rr, p, res, &cmp, argc, argv);
     /* --format json: stdout carries the results JSON that --out would hold, instead of the table. */
     const util_buf *shown = a->c.format == CLI_FMT_JSON ? &j.out : &out;
     if (cli_write_stdout(shown->s ? shown->s : "", shown->len))
@@ -299,13 +302,14 @@ static int run_main(cli_ctx *x)
      * be ignored, and the run taken for one on the target box. */
     if (opt.backend != CFG_BACKEND_MODEL && (a->target_system || a->model_backend_given)) {
         if (d->rank == 0)
-            cli_usage_error("run", "%s applies to --backend model only (this run's backend is %s)",
+            util_usage_error("run", "%s applies to --backend model only (this run's backend is %s)",
                             a->target_system ? "--target-system" : "--model-backend",
                             opt.allreduce_policy ? "a per-size policy" : cfg_backend_names[opt.backend]);
         rc = VP_EXIT_USAGE;
     }
     if (rc == 0 && opt.backend == CFG_BACKEND_MODEL) {
-        rc = cli_model_collective_us(&a->c, scp, &x->p, a->target_system, a->model_backend, &modelled);
+        rc = model_replay_delays(scp, a->c.sets, a->c.n_sets, &x->p, a->target_system, a->model_backend, a->c.quiet,
+                                 &modelled);
         opt.collective_us = modelled;
     }
     if (rc == 0) {

@@ -36,7 +36,7 @@ static int schema_run(cli_ctx *x)
 {
     const int n = x->argc - x->optind;
     if (n != 1)
-        return cli_usage_error("schema", n < 1 ? "which record? (%s)" : "one record at a time (%s)", records[0].name);
+        return util_usage_error("schema", n < 1 ? "which record? (%s)" : "one record at a time (%s)", records[0].name);
     const char *name = x->argv[x->optind];
     for (size_t i = 0; i < N_RECORDS; i++) {
         if (strcmp(name, records[i].name) != 0)
@@ -52,7 +52,7 @@ static int schema_run(cli_ctx *x)
     char valid[256] = "";
     for (size_t i = 0; i < N_RECORDS; i++)
         snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "%s%s", i ? ", " : "", records[i].name);
-    return cli_usage_error("schema", "unknown record '%s' (valid: %s)", name, valid);
+    return util_usage_error("schema", "unknown record '%s' (valid: %s)", name, valid);
 }
 
 static const cli_cmd schema_cmd = {

@@ -102,7 +102,7 @@ char *cli_install_dir(void)
 
 /* --out was checked while the options were parsed, before any input was read; once they are read it
  * must not be one of them (util_input_of), and saying so now is still before any work. */
-static int cli_out_not_input(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p, bool have_plan)
+static int cli_out_not_input(const cli_common *c)
 {
     char why[512];
     char *target = c->out_path ? util_out_target(c->out_path, why, sizeof(why)) : NULL;
@@ -112,12 +112,33 @@ static int cli_out_not_input(const cli_common *c, cfg_scenario *sc, bool *have_s
     }
     if (!c->quiet) /* one line per job: the other ranks of an MPI job load quietly */
         fprintf(stderr, "%s: --out '%s': %s\n", util_prog(), c->out_path, why);
-    if (have_plan)
-        plan_free(p);
-    if (*have_scenario)
-        cfg_scenario_free(sc);
-    *have_scenario = false;
     return VP_EXIT_USAGE;
+}
+
+/* The plan of --plan, checked against the scenario when there is one: 0, or VP_EXIT_USAGE (said). */
+static int cli_load_plan(const cli_common *c, const cfg_scenario *sc, plan *p, bool *have_plan)
+{
+    cfg_error err;
+    if (plan_json_load(c->plan_path, p, &err)) {
+        if (!c->quiet)
+            fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
+        return VP_EXIT_USAGE;
+    }
+    *have_plan = true;
+    if (sc && p->ranks != sc->parallel.tp) {
+        fprintf(stderr, "%s: plan %s has %d ranks but the scenario sets parallel.tp=%d\n", util_prog(), c->plan_path,
+                p->ranks, sc->parallel.tp);
+        return VP_EXIT_USAGE;
+    }
+    char why[320];
+    if (sc && plan_json_matches(p, sc, why, sizeof(why))) {
+        if (!c->quiet)
+            fprintf(stderr, "%s: plan %s is not this scenario's cycle: %s; rebuild the plan from the scenario "
+                            "(vpsim plan SCENARIO --format json) or give the scenario the plan's settings\n",
+                    util_prog(), c->plan_path, why);
+        return VP_EXIT_USAGE;
+    }
+    return VP_EXIT_OK;
 }
 
 int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p)
@@ -133,10 +154,11 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
         path = dflt;
     }
     if (path) {
-        if (cfg_scenario_load(path, c->sets, c->n_sets, c->system_path, sc, &err)) {
+        const int bad = cfg_scenario_load(path, c->sets, c->n_sets, c->system_path, sc, &err);
+        free(dflt);
+        if (bad) {
             if (!c->quiet)
                 fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
-            free(dflt);
             return VP_EXIT_USAGE;
         }
         *have_scenario = true;
@@ -145,46 +167,27 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
                 util_prog());
         return VP_EXIT_USAGE;
     }
-    free(dflt);
+    bool have_plan = false;
+    int rc;
     if (c->plan_path) {
-        if (plan_json_load(c->plan_path, p, &err)) {
-            if (!c->quiet)
-                fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
-            if (*have_scenario)
-                cfg_scenario_free(sc);
-            *have_scenario = false;
-            return VP_EXIT_USAGE;
-        }
-        if (*have_scenario && p->ranks != sc->parallel.tp) {
-            fprintf(stderr, "%s: plan %s has %d ranks but the scenario sets parallel.tp=%d\n", util_prog(),
-                    c->plan_path,
-                    p->ranks, sc->parallel.tp);
-            plan_free(p);
-            cfg_scenario_free(sc);
-            *have_scenario = false;
-            return VP_EXIT_USAGE;
-        }
-        char why[320];
-        if (*have_scenario && plan_json_matches(p, sc, why, sizeof(why))) {
-            if (!c->quiet)
-                fprintf(stderr, "%s: plan %s is not this scenario's cycle: %s; rebuild the plan from the scenario "
-                                "(vpsim plan SCENARIO --format json) or give the scenario the plan's settings\n",
-                        util_prog(), c->plan_path, why);
-            plan_free(p);
-            cfg_scenario_free(sc);
-            *have_scenario = false;
-            return VP_EXIT_USAGE;
-        }
-        return cli_out_not_input(c, sc, have_scenario, p, true);
+        rc = cli_load_plan(c, *have_scenario ? sc : NULL, p, &have_plan);
+    } else {
+        char why[256];
+        rc = plan_build(sc, p, why, sizeof(why)) ? VP_EXIT_USAGE : VP_EXIT_OK;
+        have_plan = rc == VP_EXIT_OK;
+        if (rc)
+            fprintf(stderr, "%s: %s\n", util_prog(), why);
     }
-    char why[256];
-    if (plan_build(sc, p, why, sizeof(why))) {
-        fprintf(stderr, "%s: %s\n", util_prog(), why);
-        cfg_scenario_free(sc);
+    if (rc == VP_EXIT_OK)
+        rc = cli_out_not_input(c);
+    if (rc) { /* the one clean-up: nothing loaded is left to the caller */
+        if (have_plan)
+            plan_free(p);
+        if (*have_scenario)
+            cfg_scenario_free(sc);
         *have_scenario = false;
-        return VP_EXIT_USAGE;
     }
-    return cli_out_not_input(c, sc, have_scenario, p, true);
+    return rc;
 }
 
 int cli_check_out(const char *cmd, const char *opt, const char *path)

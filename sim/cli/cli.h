@@ -67,6 +67,8 @@ int cli_write_stdout(const char *text, size_t len);
  * VP_EXIT_USAGE after saying why. Called while the options are parsed, so nothing is done first. */
 int cli_check_out(const char *cmd, const char *opt, const char *path);
 
+/* names[i] for the i < n that `keep` keeps, as "a, b, c" in buf (the choices a help line lists). */
+const char *cli_names_where(const char *const *names, int n, bool (*keep)(int), char *buf, size_t len);
 /* A command that writes a YAML system file (calibrate, probe) takes --format only at its default: 0, or
  * VP_EXIT_USAGE after "--format: CMD writes a YAML system file, no other format". */
 int cli_system_file_only(const cli_common *c, const char *cmd);

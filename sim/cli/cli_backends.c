@@ -14,12 +14,7 @@ const char *cli_model_backend_names(void)
 {
     /* The list's names but the replay-only 'model', as --help prints them: built once from cfg_lists.h. */
     static char names[256];
-    if (!names[0])
-        for (int b = 0; b < CFG_BACKEND_COUNT; b++)
-            if (model_takes(b))
-                snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", names[0] ? ", " : "",
-                         cfg_backend_names[b]);
-    return names;
+    return names[0] ? names : cli_names_where(cfg_backend_names, CFG_BACKEND_COUNT, model_takes, names, sizeof(names));
 }
 
 void cli_backends_all(cli_backends *b)

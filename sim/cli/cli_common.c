@@ -14,6 +14,15 @@
 
 const char *const cli_format_names[] = {"table", "json", "csv", NULL};
 
+const char *cli_names_where(const char *const *names, int n, bool (*keep)(int), char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        if (keep(i))
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "", names[i]);
+    return buf;
+}
+
 int cli_system_file_only(const cli_common *c, const char *cmd)
 {
     if (c->format != CLI_FMT_TABLE)

@@ -38,16 +38,13 @@ typedef struct cal_args {
     bool want[PLAN_OP_KIND_COUNT]; /* --ops (all compute kinds by default) */
 } cal_args;
 
+static bool is_compute(int k) { return plan_op_is_compute((plan_op_kind)k); }
+
 /* The compute op kinds, comma-separated: what --ops takes (built once from cfg_lists.h). */
 static const char *compute_kinds(void)
 {
     static char list[160];
-    if (!list[0])
-        for (int j = 0; j < PLAN_OP_KIND_COUNT; j++)
-            if (plan_op_is_compute(j))
-                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? ", " : "",
-                         plan_op_kind_names[j]);
-    return list;
+    return list[0] ? list : cli_names_where(plan_op_kind_names, PLAN_OP_KIND_COUNT, is_compute, list, sizeof(list));
 }
 
 static int set_ops(void *dest, const char *arg, const cli_opt *o, cli_parse *ps)

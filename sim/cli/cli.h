@@ -1,4 +1,6 @@
-/* cli: subcommands and the option handling they share. */
+/* cli: the vpsim commands (cmd_<name>.c, one cli_cmd each) and what runs them: the option table and its
+ * parser (cli_opts.h), the command skeleton (cli_command.c), the options every scenario command shares
+ * and their loading (cli_common.c). The services the commands use live in the rooms below. */
 #ifndef VPSIM_CLI_H
 #define VPSIM_CLI_H
 
@@ -33,8 +35,10 @@ typedef struct cli_common {
 #define CLI_OPT_SET(T, h)                                                                                               \
     {.name = "set", .kind = CLI_CUSTOM, .offset = offsetof(T, c), .set = cli_set_set, .meta = "KEY=VALUE",           \
      .repeat = true, .help = (h)}
-#define CLI_OPT_SYSTEM(T, h) {.name = "system", .kind = CLI_STRING, .offset = offsetof(T, c.system_path), .meta = "FILE", .help = (h)}
-#define CLI_OPT_PLAN(T, h) {.name = "plan", .kind = CLI_STRING, .offset = offsetof(T, c.plan_path), .meta = "FILE", .help = (h)}
+#define CLI_OPT_SYSTEM(T, h)                                                                                            \
+    {.name = "system", .kind = CLI_STRING, .offset = offsetof(T, c.system_path), .meta = "FILE", .help = (h)}
+#define CLI_OPT_PLAN(T, h)                                                                                              \
+    {.name = "plan", .kind = CLI_STRING, .offset = offsetof(T, c.plan_path), .meta = "FILE", .help = (h)}
 #define CLI_OPT_OUT(T, h) {.name = "out", .kind = CLI_OUT, .offset = offsetof(T, c.out_path), .meta = "FILE", .help = (h)}
 #define CLI_OPT_FORMAT(T, h)                                                                                            \
     {.name = "format", .kind = CLI_ENUM, .offset = offsetof(T, c.format), .choices = cli_format_names, .meta = "FMT",  \
@@ -42,7 +46,9 @@ typedef struct cli_common {
 /* An option the command takes only to refuse it, saying why (hidden from the help). */
 #define CLI_OPT_REFUSED(nm, why) {.name = (nm), .kind = CLI_REFUSE, .refuse = (why), .meta = "X", .hidden = true}
 /* The help lines most commands give the shared options. */
-#define CLI_HELP_SET "override a field; model.*, draft.*, system.* reach into the files the scenario names, e.g. --set speculative.steps=3"
+#define CLI_HELP_SET                                                                                                    \
+    "override a field; model.*, draft.*, system.* reach into the files the scenario names, e.g. --set "             \
+    "speculative.steps=3"
 #define CLI_HELP_SYSTEM "use this system file instead of the scenario's"
 #define CLI_HELP_OUT                                                                                                    \
     "write there (atomically) instead of stdout: a regular file or a new name in an existing directory; a "         \
@@ -115,7 +121,6 @@ struct cfg_policy;
 int cli_p2p_check(const char *cmd, int p2p, int device, const int *backends, int n, const struct cfg_policy *policy,
                   bool say);
 
-
 /* ---------------- the command skeleton (cli_command.c) ----------------
  * Every command is the same six steps, written once in cli_command_main: parse the command line (the
  * command's option table), check what the table cannot say, start the MPI job, load the scenario and
@@ -131,7 +136,7 @@ typedef struct cli_ctx cli_ctx;
 typedef struct cli_cmd {
     cli_spec spec;                 /* the option table and the help */
     size_t args_size;              /* the command's options struct, zeroed, then `init`, then the table */
-    unsigned flags;                /* CLI_MPI, CLI_LOAD */
+    unsigned flags;                /* CLI_MPI, CLI_LOAD, CLI_LOAD_SCENARIO */
     void (*init)(void *args);      /* defaults that no option's `dflt` gives (sentinels: "the scenario's") */
     int (*check)(cli_ctx *x);      /* after the parse, before MPI: what one option says about another */
     bool (*mpi)(const void *args); /* replaces CLI_MPI when set: whether this command line is an MPI job */

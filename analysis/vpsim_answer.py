@@ -10,7 +10,7 @@ from vpsim_inputs import InputError, is_number
 
 # ---------------------------------------------------------------- the answer (the report's first screen)
 
-# vpsim compare's sign_rests_on text (sim/cli/cmd_compare.c): "+152.5% flips to -76.2% with KEY=VALUE: the
+# vpsim compare's sign_rests_on text (sim/sweep/compare_run.c): "+152.5% flips to -76.2% with KEY=VALUE: the
 # sign rests on it; decided by READING". Parsed into its parts; a text in another shape is kept whole.
 _RESTS_ON = re.compile(r"^(?P<gain>[+-]?[\d.]+%) flips to (?P<flipped>[+-]?[\d.]+%) with (?P<input>\S+?): "
                        r"the sign rests on it; decided by (?P<reading>.+?)\.?$")

@@ -6,18 +6,18 @@ worse, as a plausible-looking wrong picture.
 
 Formats (their producers are the reference):
   vpsim.results/1        `vpsim model --format json`, `vpsim run --out`, `vpsim import-trace --breakdown`
-                         (sim/results/results_json.c; sim/cli/run_report.c adds measured / environment /
-                         model_comparison / command_line, sim/cli/import_report.c the import block)
-  sweep CSV              `vpsim sweep --out` (sim/cli/cmd_sweep.c): varied keys, then the results columns
+                         (sim/results/results_json.c; sim/report/report_run.c adds measured / environment /
+                         model_comparison / command_line, sim/import/import_report.c the import block)
+  sweep CSV              `vpsim sweep --out` (sim/sweep/sweep_run.c): varied keys, then the results columns
   vpsim.bench_allreduce/1  `vpsim bench-allreduce --format json` (sim/exec/exec_bench_json.c)
   vpsim.plan/1           `vpsim plan --format json` (sim/plan/plan_json.c, README "Plan JSON")
+  vpsim.heldout/1        `bench/heldout.py FOLDER SYSTEM --json OUT`: model against replay per op class and
+                         cycle on held-out scenarios
 
 The three vpsim records are also checked against the JSON Schema vpsim emits for them (docs/schemas/,
 `vpsim schema RECORD`: made from the table that writes and reads each one, so every key, type, range and
 required key is the C reader's), after the checks below that name the usual mistakes in plainer words.
 That needs python3-jsonschema (`make deps` installs it); without it the checks below are all there is.
-  vpsim.heldout/1        `bench/heldout.py FOLDER SYSTEM --json OUT`: model against replay per op class and
-                         cycle on held-out scenarios
 """
 
 import csv

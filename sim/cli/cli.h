@@ -1,8 +1,13 @@
-/* cli: subcommands and the option handling they share. */
+/* cli: the vpsim commands (cmd_<name>.c, one cli_cmd each) and what runs them: the option table and its
+ * parser (cli_opts.h), the command skeleton (cli_command.c), the options every scenario command shares
+ * and their loading (cli_common.c). The services the commands use live in the rooms below. */
 #ifndef VPSIM_CLI_H
 #define VPSIM_CLI_H
 
+#include "cli_opts.h"
+
 #include "../config/cfg.h"
+#include "../dist/dist.h"
 #include "../plan/plan.h"
 #include "../util/util.h"
 #include "../util/util_env.h"
@@ -25,27 +30,31 @@ typedef struct cli_common {
     bool quiet;              /* print no load errors (MPI ranks other than 0) */
 } cli_common;
 
-/* Handle an option shared by scenario commands; returns 1 if consumed, 0 if not ours, -1 on a bad value
- * (message printed). `opt` is the getopt_long return value. */
-enum {
-    CLI_OPT_SET = 1000,
-    CLI_OPT_SYSTEM,
-    CLI_OPT_PLAN,
-    CLI_OPT_OUT,
-    CLI_OPT_FORMAT,
-    CLI_OPT_FIRST_PRIVATE = 1100,
-};
-int cli_common_option(cli_common *c, int opt, const char *arg);
-/* The end of every command's getopt loop: take a shared option (checking an --out target), or report
- * what is wrong with `opt`: a missing value (the optstring starts with ':'), an unknown option or a
- * value given to a flag, naming the argument as typed (a short option inside a cluster such as -zq is
- * named with its cluster). Returns 0 when the option was taken, else VP_EXIT_USAGE. */
-int cli_take_common(const char *cmd, cli_common *c, int opt, const char *arg, char **argv);
-/* Common long options, to splice into a command's getopt table (terminated by a zero entry). */
-#define CLI_COMMON_LONGOPTS                                                                                             \
-    {"set", required_argument, NULL, CLI_OPT_SET}, {"system", required_argument, NULL, CLI_OPT_SYSTEM},                 \
-        {"plan", required_argument, NULL, CLI_OPT_PLAN}, {"out", required_argument, NULL, CLI_OPT_OUT},                 \
-        {"format", required_argument, NULL, CLI_OPT_FORMAT}, {"help", no_argument, NULL, 'h'}
+/* The shared options as entries of a command's option table (cli_opts.h): T is the command's options
+ * struct, whose cli_common is its member `c`; h is the command's own help line for the option. */
+#define CLI_OPT_SET(T, h)                                                                                               \
+    {.name = "set", .kind = CLI_CUSTOM, .offset = offsetof(T, c), .set = cli_set_set, .meta = "KEY=VALUE",           \
+     .repeat = true, .help = (h)}
+#define CLI_OPT_SYSTEM(T, h)                                                                                            \
+    {.name = "system", .kind = CLI_STRING, .offset = offsetof(T, c.system_path), .meta = "FILE", .help = (h)}
+#define CLI_OPT_PLAN(T, h)                                                                                              \
+    {.name = "plan", .kind = CLI_STRING, .offset = offsetof(T, c.plan_path), .meta = "FILE", .help = (h)}
+#define CLI_OPT_OUT(T, h) {.name = "out", .kind = CLI_OUT, .offset = offsetof(T, c.out_path), .meta = "FILE", .help = (h)}
+#define CLI_OPT_FORMAT(T, h)                                                                                            \
+    {.name = "format", .kind = CLI_ENUM, .offset = offsetof(T, c.format), .choices = cli_format_names, .meta = "FMT",  \
+     .dflt = "table", .help = (h)}
+/* An option the command takes only to refuse it, saying why (hidden from the help). */
+#define CLI_OPT_REFUSED(nm, why) {.name = (nm), .kind = CLI_REFUSE, .refuse = (why), .meta = "X", .hidden = true}
+/* The help lines most commands give the shared options. */
+#define CLI_HELP_SET                                                                                                    \
+    "override a field; model.*, draft.*, system.* reach into the files the scenario names, e.g. --set "             \
+    "speculative.steps=3"
+#define CLI_HELP_SYSTEM "use this system file instead of the scenario's"
+#define CLI_HELP_OUT                                                                                                    \
+    "write there (atomically) instead of stdout: a regular file or a new name in an existing directory; a "         \
+    "symbolic link is followed and the file it leads to replaced; anything else is refused before any work"
+/* --set KEY=VALUE into a cli_common (checked with cfg_check_set_key; at most CFG_MAX_SETS). */
+int cli_set_set(void *common, const char *arg, const cli_opt *o, cli_parse *ps);
 
 /* Take the positional scenario argument (at most one). Returns -1 after printing on extra arguments. */
 int cli_positional(cli_common *c, int argc, char **argv, int optind_now, const char *cmd);
@@ -64,6 +73,12 @@ int cli_write_stdout(const char *text, size_t len);
  * VP_EXIT_USAGE after saying why. Called while the options are parsed, so nothing is done first. */
 int cli_check_out(const char *cmd, const char *opt, const char *path);
 
+/* names[i] for the i < n that `keep` keeps, as "a, b, c" in buf (the choices a help line lists). */
+const char *cli_names_where(const char *const *names, int n, bool (*keep)(int), char *buf, size_t len);
+/* A command that writes a YAML system file (calibrate, probe) takes --format only at its default: 0, or
+ * VP_EXIT_USAGE after "--format: CMD writes a YAML system file, no other format". */
+int cli_system_file_only(const cli_common *c, const char *cmd);
+
 /* The repo folder this binary belongs to (for the default scenario); caller frees. */
 char *cli_install_dir(void);
 
@@ -73,10 +88,18 @@ char *cli_install_dir(void);
 int cli_parse_int(const char *cmd, const char *opt, const char *arg, int lo, int hi, int *out);
 int cli_parse_ll(const char *cmd, const char *opt, const char *arg, long long lo, long long hi, long long *out);
 int cli_parse_enum(const char *cmd, const char *opt, const char *arg, const char *const *choices, int *out);
-/* The items of a comma-separated option value, any length and count: `*items` holds n fresh strings
- * (free with cli_list_free). Returns n, or -1 after naming an empty item (",a", "a,,b", "a,", ""). */
-int cli_split_list(const char *cmd, const char *opt, const char *arg, char ***items);
-void cli_list_free(char **items, int n);
+
+/* --backend LIST of the model-mode commands (cli_backends.c): the backends, in the order given. */
+typedef struct cli_backends {
+    cfg_backend v[CFG_BACKEND_COUNT];
+    int n;
+} cli_backends;
+/* Every backend model mode takes (all but the replay-only 'model'): the default of model and sweep. */
+void cli_backends_all(cli_backends *b);
+/* The setter of --backend LIST (cli_opts.h): each item a backend's name, the list replacing any earlier. */
+int cli_set_backends(void *dest, const char *arg, const cli_opt *o, cli_parse *ps);
+/* The backends model mode takes, comma-separated (for --help). */
+const char *cli_model_backend_names(void);
 
 struct exec_fault;
 /* --inject-fault MODE:RANK:CALL[:SECONDS] (exec_fault_parse, every number a plain decimal): 0, or
@@ -90,24 +113,72 @@ int cli_check_fault_rank(const char *cmd, const struct exec_fault *f, const stru
  * rank 0 said why, e.g. "vpsim run: no usable CUDA device here (...): use --device cpu". Collective. */
 int cli_device_ready(const char *cmd, const struct dist_job *d, int device);
 
-/* --p2p direct|sysmem (cli_p2p.c; comm.h's comm_p2p). */
-/* A custom backend (oneshot, twoshot, push: the ones --p2p applies to). */
-bool cli_backend_is_custom(int backend);
-/* --p2p `p2p` has something to apply to: direct always; sysmem needs the cuda device and a custom
- * backend among `backends` (n of them) or the policy's rules. 0 (and, when `say`, a note naming the
- * requested backends it does not apply to), or VP_EXIT_USAGE (said when `say`). */
+/* --p2p `p2p` has something to apply to (cli_p2p.c): direct always; sysmem needs the cuda device and a
+ * custom backend (comm_backend_is_custom) among `backends` (n of them) or the policy's rules. 0 (and,
+ * when `say`, a note naming the requested backends it does not apply to), or VP_EXIT_USAGE (said when
+ * `say`). */
 struct cfg_policy;
 int cli_p2p_check(const char *cmd, int p2p, int device, const int *backends, int n, const struct cfg_policy *policy,
                   bool say);
-/* The mode a custom backend reported in its environment ("custom_p2p"), or -1 when none ran. */
-int cli_p2p_of_env(const util_env_item *env, int n_env);
-/* The replay's mode (-1: no custom backend ran) is not the model system's topology.p2p (cfg_p2p). */
-bool cli_p2p_model_differs(int p2p, int system_p2p);
-/* "WHO ran with --p2p X but the model's system has topology.p2p=Y; add --set ... to compare like with like" */
-void cli_p2p_model_hint(char *buf, size_t len, const char *who, int p2p, int system_p2p);
 
-/* Print "vpsim CMD: message" plus a hint to use --help, return VP_EXIT_USAGE. */
-int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ---------------- the command skeleton (cli_command.c) ----------------
+ * Every command is the same six steps, written once in cli_command_main: parse the command line (the
+ * command's option table), check what the table cannot say, start the MPI job, load the scenario and
+ * its plan, run, write the output (atomically to --out, or to stdout; rank 0), clean up (plan, scenario,
+ * output, MPI). A command fills in a cli_cmd; what it allocates beyond the context it frees itself. */
+enum {
+    CLI_MPI = 1 << 0,  /* an MPI job: dist_init after the checks, dist_finalize at the end */
+    CLI_LOAD = 1 << 1, /* load the scenario and its plan (cli_load) before run */
+    CLI_LOAD_SCENARIO = 1 << 2, /* load the scenario only (the default one when none is named) before run */
+};
+
+typedef struct cli_ctx cli_ctx;
+typedef struct cli_cmd {
+    cli_spec spec;                 /* the option table and the help */
+    size_t args_size;              /* the command's options struct, zeroed, then `init`, then the table */
+    unsigned flags;                /* CLI_MPI, CLI_LOAD, CLI_LOAD_SCENARIO */
+    void (*init)(void *args);      /* defaults that no option's `dflt` gives (sentinels: "the scenario's") */
+    int (*check)(cli_ctx *x);      /* after the parse, before MPI: what one option says about another */
+    bool (*mpi)(const void *args); /* replaces CLI_MPI when set: whether this command line is an MPI job */
+    int (*load)(cli_ctx *x);       /* replaces cli_ctx_load under CLI_LOAD */
+    int (*run)(cli_ctx *x);        /* the work; leaves the text to write in x->out with x->emit set */
+} cli_cmd;
+
+struct cli_ctx {
+    const cli_cmd *cmd;
+    void *args;    /* the command's options */
+    cli_common *c; /* inside args (spec.common_offset) */
+    int argc;      /* the command's arguments (after MPI_Init for an MPI job) */
+    char **argv;
+    int optind; /* the first argument no option took */
+    cli_parse parse;
+    dist_job d;
+    bool mpi; /* d is an MPI job this skeleton started */
+    cfg_scenario sc;
+    bool have_sc;
+    plan p;
+    bool have_plan;
+    util_buf out; /* written by the skeleton when run returns 0 with emit set (rank 0) */
+    bool emit;
+    char *default_path; /* configs/default.yaml of the install, when c->scenario_path was filled with it */
+};
+
+/* Run `cmd` on argv (argv[0] is the command's name): the skeleton above. Returns the exit status. */
+int cli_command_main(const cli_cmd *cmd, int argc, char **argv);
+/* Load the scenario and plan of x->c into x (cli_load), freeing what an earlier load left: the
+ * skeleton frees what this loads. VP_EXIT_OK or VP_EXIT_USAGE (said). */
+int cli_ctx_load(cli_ctx *x);
+/* The scenario x->c names, filling in configs/default.yaml of the install when it names none (for the
+ * commands that load a scenario per variant or point, by path). */
+const char *cli_ctx_scenario_path(cli_ctx *x);
+/* Load the scenario alone (cli_ctx_scenario_path, --set, --system) into x->sc: VP_EXIT_OK, or
+ * VP_EXIT_USAGE after "vpsim CMD: file:line:col: why". */
+int cli_ctx_load_scenario(cli_ctx *x);
+/* Free x's scenario and plan now (the skeleton's clean-up does the same). */
+void cli_ctx_unload(cli_ctx *x);
+/* A file beside the main output (--trace, --breakdown): `b` written atomically to `path`; 0, or 1 (2
+ * for a path that cannot be a file) after "vpsim CMD: OPT 'PATH': why" (OPT NULL: "vpsim CMD: why"). */
+int cli_write_file(const char *cmd, const char *opt, const char *path, const util_buf *b);
 
 /* Subcommands. */
 int cmd_plan(int argc, char **argv);
@@ -125,49 +196,5 @@ int cmd_bench_allreduce(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
 /* `vpsim import-trace` (cmd_import_trace.c): a server's per-rank PyTorch traces as measured input. */
 int cmd_import_trace(int argc, char **argv);
-
-/* run_report.c: what `vpsim run` reports. */
-struct exec_result;
-struct results_cycle;
-struct report_results_meta;
-struct util_json;
-int cli_model_collective_us(const cli_common *c, const cfg_scenario *sc, const plan *p, const char *target,
-                            int model_backend, double **out);
-void cli_fill_measured(struct results_cycle *r, const plan *p, const struct exec_result *res, const char *backend);
-struct report_results_meta cli_results_meta(const cli_common *c, const cfg_scenario *sc, const plan *p,
-                                            const char *mode, bool graph);
-void cli_run_summary(util_buf *out, const plan *p, const struct exec_result *res, const struct results_cycle *r);
-/* --check's verdict in one line: passed (with the collectives checked), failed, or not run. */
-void cli_run_check_verdict(util_buf *out, const plan *p, const struct exec_result *res);
-/* Model (compute only, on the scenario's system) against the measured per-op times, per op class. */
-typedef struct cli_compare {
-    bool have;
-    char system[64];
-    char note[320];
-    double measured_ms[PLAN_CLASS_COUNT + 1], modelled_ms[PLAN_CLASS_COUNT + 1]; /* verify; [COUNT] = total */
-    double measured_cycle_ms[PLAN_CLASS_COUNT + 1], modelled_cycle_ms[PLAN_CLASS_COUNT + 1];
-    /* The whole cycle with the run's backend, as the replay runs it (graph or eager; the model's
-     * host.cycle_overhead_us, which a replay has no serving stack to pay, left out). */
-    bool have_cycle;
-    char backend[64];
-    bool graph;
-    double cycle_measured_ms, cycle_modelled_ms, host_excluded_ms;
-    double allreduce_measured_us, allreduce_modelled_us; /* mean per verify allreduce */
-    char allreduce_method[96];
-    /* What both sides were taken under (the model uses the run's plan, so TP, batch, context and launch
-     * mode agree by construction; the device may not), and the caveats when they do not agree. */
-    int tp, batch, context;
-    bool model_graph;
-    char run_gpu[160];
-    char model_gpu[96];
-    int n_warnings;
-    char warnings[2][320];
-} cli_compare;
-/* `backend`: the run's cfg_backend, or -1 (a per-size policy: no whole-cycle comparison). */
-int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const struct exec_result *res,
-                    int backend, const struct results_cycle *measured);
-void cli_run_compare_table(util_buf *out, const cli_compare *cmp);
-void cli_run_json(struct util_json *j, const struct report_results_meta *m, const struct results_cycle *r,
-                  const plan *p, const struct exec_result *res, const cli_compare *cmp, int argc, char **argv);
 
 #endif

@@ -6,7 +6,6 @@
 #include "../util/util.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -15,15 +14,20 @@
 
 const char *const cli_format_names[] = {"table", "json", "csv", NULL};
 
-int cli_usage_error(const char *cmd, const char *fmt, ...)
+const char *cli_names_where(const char *const *names, int n, bool (*keep)(int), char *buf, size_t len)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "vpsim %s: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n(see 'vpsim %s --help')\n", cmd);
-    va_end(ap);
-    return VP_EXIT_USAGE;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        if (keep(i))
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "", names[i]);
+    return buf;
+}
+
+int cli_system_file_only(const cli_common *c, const char *cmd)
+{
+    if (c->format != CLI_FMT_TABLE)
+        return util_usage_error(cmd, "--format: %s writes a YAML system file, no other format", cmd);
+    return VP_EXIT_OK;
 }
 
 int cli_check_fault_rank(const char *cmd, const exec_fault *f, const dist_job *d)
@@ -31,7 +35,7 @@ int cli_check_fault_rank(const char *cmd, const exec_fault *f, const dist_job *d
     if (f->mode == EXEC_FAULT_NONE || f->rank < d->size)
         return 0;
     if (d->rank == 0)
-        cli_usage_error(cmd, "--inject-fault: rank %d does not exist in a job of %d rank(s)", f->rank, d->size);
+        util_usage_error(cmd, "--inject-fault: rank %d does not exist in a job of %d rank(s)", f->rank, d->size);
     return VP_EXIT_USAGE;
 }
 
@@ -49,42 +53,26 @@ int cli_parse_fault(const char *cmd, const char *arg, exec_fault *f)
 {
     char why[256];
     if (exec_fault_parse(arg, f, why, sizeof(why)))
-        return cli_usage_error(cmd, "%s", why);
+        return util_usage_error(cmd, "%s", why);
     return VP_EXIT_OK;
 }
 
-int cli_common_option(cli_common *c, int opt, const char *arg)
+int cli_set_set(void *common, const char *arg, const cli_opt *o, cli_parse *ps)
 {
-    switch (opt) {
-    case CLI_OPT_SET: {
-        if (c->n_sets >= CFG_MAX_SETS) {
-            fprintf(stderr, "%s: too many --set options (at most %d)\n", util_prog(), CFG_MAX_SETS);
-            return -1;
-        }
-        cfg_error err;
-        if (cfg_check_set_key(arg, &err)) {
-            fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
-            return -1;
-        }
-        c->sets[c->n_sets++] = arg;
-        return 1;
+    (void)o;
+    (void)ps;
+    cli_common *c = common;
+    if (c->n_sets >= CFG_MAX_SETS) {
+        fprintf(stderr, "%s: too many --set options (at most %d)\n", util_prog(), CFG_MAX_SETS);
+        return VP_EXIT_USAGE;
     }
-    case CLI_OPT_SYSTEM: c->system_path = arg; return 1;
-    case CLI_OPT_PLAN: c->plan_path = arg; return 1;
-    case CLI_OPT_OUT: c->out_path = arg; return 1;
-    case CLI_OPT_FORMAT: {
-        int f = cfg_enum_index(cli_format_names, arg);
-        if (f < 0) {
-            char list[64];
-            fprintf(stderr, "%s: --format '%s': valid choices: %s\n", util_prog(), arg,
-                    cfg_enum_list(cli_format_names, list, sizeof(list)));
-            return -1;
-        }
-        c->format = f;
-        return 1;
+    cfg_error err;
+    if (cfg_check_set_key(arg, &err)) {
+        fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
+        return VP_EXIT_USAGE;
     }
-    default: return 0;
-    }
+    c->sets[c->n_sets++] = arg;
+    return VP_EXIT_OK;
 }
 
 int cli_positional(cli_common *c, int argc, char **argv, int optind_now, const char *cmd)
@@ -92,7 +80,7 @@ int cli_positional(cli_common *c, int argc, char **argv, int optind_now, const c
     if (optind_now < argc)
         c->scenario_path = argv[optind_now++];
     if (optind_now < argc) {
-        cli_usage_error(cmd, "unexpected argument '%s' (one scenario file at most)", argv[optind_now]);
+        util_usage_error(cmd, "unexpected argument '%s' (one scenario file at most)", argv[optind_now]);
         return -1;
     }
     return 0;
@@ -123,7 +111,7 @@ char *cli_install_dir(void)
 
 /* --out was checked while the options were parsed, before any input was read; once they are read it
  * must not be one of them (util_input_of), and saying so now is still before any work. */
-static int cli_out_not_input(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p, bool have_plan)
+static int cli_out_not_input(const cli_common *c)
 {
     char why[512];
     char *target = c->out_path ? util_out_target(c->out_path, why, sizeof(why)) : NULL;
@@ -133,12 +121,33 @@ static int cli_out_not_input(const cli_common *c, cfg_scenario *sc, bool *have_s
     }
     if (!c->quiet) /* one line per job: the other ranks of an MPI job load quietly */
         fprintf(stderr, "%s: --out '%s': %s\n", util_prog(), c->out_path, why);
-    if (have_plan)
-        plan_free(p);
-    if (*have_scenario)
-        cfg_scenario_free(sc);
-    *have_scenario = false;
     return VP_EXIT_USAGE;
+}
+
+/* The plan of --plan, checked against the scenario when there is one: 0, or VP_EXIT_USAGE (said). */
+static int cli_load_plan(const cli_common *c, const cfg_scenario *sc, plan *p, bool *have_plan)
+{
+    cfg_error err;
+    if (plan_json_load(c->plan_path, p, &err)) {
+        if (!c->quiet)
+            fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
+        return VP_EXIT_USAGE;
+    }
+    *have_plan = true;
+    if (sc && p->ranks != sc->parallel.tp) {
+        fprintf(stderr, "%s: plan %s has %d ranks but the scenario sets parallel.tp=%d\n", util_prog(), c->plan_path,
+                p->ranks, sc->parallel.tp);
+        return VP_EXIT_USAGE;
+    }
+    char why[320];
+    if (sc && plan_json_matches(p, sc, why, sizeof(why))) {
+        if (!c->quiet)
+            fprintf(stderr, "%s: plan %s is not this scenario's cycle: %s; rebuild the plan from the scenario "
+                            "(vpsim plan SCENARIO --format json) or give the scenario the plan's settings\n",
+                    util_prog(), c->plan_path, why);
+        return VP_EXIT_USAGE;
+    }
+    return VP_EXIT_OK;
 }
 
 int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p)
@@ -154,10 +163,11 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
         path = dflt;
     }
     if (path) {
-        if (cfg_scenario_load(path, c->sets, c->n_sets, c->system_path, sc, &err)) {
+        const int bad = cfg_scenario_load(path, c->sets, c->n_sets, c->system_path, sc, &err);
+        free(dflt);
+        if (bad) {
             if (!c->quiet)
                 fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
-            free(dflt);
             return VP_EXIT_USAGE;
         }
         *have_scenario = true;
@@ -166,46 +176,27 @@ int cli_load(const cli_common *c, cfg_scenario *sc, bool *have_scenario, plan *p
                 util_prog());
         return VP_EXIT_USAGE;
     }
-    free(dflt);
+    bool have_plan = false;
+    int rc;
     if (c->plan_path) {
-        if (plan_json_load(c->plan_path, p, &err)) {
-            if (!c->quiet)
-                fprintf(stderr, "%s: %s\n", util_prog(), err.msg);
-            if (*have_scenario)
-                cfg_scenario_free(sc);
-            *have_scenario = false;
-            return VP_EXIT_USAGE;
-        }
-        if (*have_scenario && p->ranks != sc->parallel.tp) {
-            fprintf(stderr, "%s: plan %s has %d ranks but the scenario sets parallel.tp=%d\n", util_prog(),
-                    c->plan_path,
-                    p->ranks, sc->parallel.tp);
-            plan_free(p);
-            cfg_scenario_free(sc);
-            *have_scenario = false;
-            return VP_EXIT_USAGE;
-        }
-        char why[320];
-        if (*have_scenario && plan_json_matches(p, sc, why, sizeof(why))) {
-            if (!c->quiet)
-                fprintf(stderr, "%s: plan %s is not this scenario's cycle: %s; rebuild the plan from the scenario "
-                                "(vpsim plan SCENARIO --format json) or give the scenario the plan's settings\n",
-                        util_prog(), c->plan_path, why);
-            plan_free(p);
-            cfg_scenario_free(sc);
-            *have_scenario = false;
-            return VP_EXIT_USAGE;
-        }
-        return cli_out_not_input(c, sc, have_scenario, p, true);
+        rc = cli_load_plan(c, *have_scenario ? sc : NULL, p, &have_plan);
+    } else {
+        char why[256];
+        rc = plan_build(sc, p, why, sizeof(why)) ? VP_EXIT_USAGE : VP_EXIT_OK;
+        have_plan = rc == VP_EXIT_OK;
+        if (rc)
+            fprintf(stderr, "%s: %s\n", util_prog(), why);
     }
-    char why[256];
-    if (plan_build(sc, p, why, sizeof(why))) {
-        fprintf(stderr, "%s: %s\n", util_prog(), why);
-        cfg_scenario_free(sc);
+    if (rc == VP_EXIT_OK)
+        rc = cli_out_not_input(c);
+    if (rc) { /* the one clean-up: nothing loaded is left to the caller */
+        if (have_plan)
+            plan_free(p);
+        if (*have_scenario)
+            cfg_scenario_free(sc);
         *have_scenario = false;
-        return VP_EXIT_USAGE;
     }
-    return cli_out_not_input(c, sc, have_scenario, p, true);
+    return rc;
 }
 
 int cli_check_out(const char *cmd, const char *opt, const char *path)
@@ -213,7 +204,7 @@ int cli_check_out(const char *cmd, const char *opt, const char *path)
     char why[512];
     char *target = util_out_target(path, why, sizeof(why));
     if (!target)
-        return cli_usage_error(cmd, "%s '%s': %s", opt, path, why);
+        return util_usage_error(cmd, "%s '%s': %s", opt, path, why);
     free(target);
     return VP_EXIT_OK;
 }
@@ -245,7 +236,7 @@ int cli_parse_ll(const char *cmd, const char *opt, const char *arg, long long lo
 {
     long long v;
     if (util_parse_ll(arg, &v) || v < lo || v > hi)
-        return cli_usage_error(cmd, "%s '%s': expected an integer in [%lld, %lld]", opt, arg, lo, hi);
+        return util_usage_error(cmd, "%s '%s': expected an integer in [%lld, %lld]", opt, arg, lo, hi);
     *out = v;
     return VP_EXIT_OK;
 }
@@ -264,84 +255,9 @@ int cli_parse_enum(const char *cmd, const char *opt, const char *arg, const char
     int v = cfg_enum_index(choices, arg);
     if (v < 0) {
         char list[256];
-        return cli_usage_error(cmd, "%s '%s': valid choices: %s", opt, arg, cfg_enum_list(choices, list, sizeof(list)));
+        return util_usage_error(cmd, "%s '%s': valid choices: %s", opt, arg, cfg_enum_list(choices, list, sizeof(list)));
     }
     *out = v;
     return VP_EXIT_OK;
 }
 
-int cli_split_list(const char *cmd, const char *opt, const char *arg, char ***items)
-{
-    int n = 1;
-    for (const char *p = arg; *p; p++)
-        n += *p == ',';
-    char **v = util_xcalloc((size_t)n, sizeof(char *));
-    const char *p = arg;
-    for (int i = 0; i < n; i++) {
-        size_t len = strcspn(p, ",");
-        if (len == 0) {
-            cli_list_free(v, i);
-            cli_usage_error(cmd, "%s: item %d of %d is empty; expected items separated by single commas, with none "
-                                 "before the first or after the last",
-                            opt, i + 1, n);
-            return -1;
-        }
-        v[i] = util_xstrndup(p, len);
-        p += len + 1;
-    }
-    *items = v;
-    return n;
-}
-
-void cli_list_free(char **items, int n)
-{
-    for (int i = 0; i < n; i++)
-        free(items[i]);
-    free(items);
-}
-
-static bool cli_is_short_cluster(const char *s)
-{
-    return s && s[0] == '-' && s[1] && s[1] != '-';
-}
-
-/* getopt stopped at a bad option; say which, naming the argument the user typed. getopt moves optind
- * past an element as it starts on the element's last character, so a short option inside a cluster
- * (-zq at 'z') is in argv[optind] and every other bad option in argv[optind - 1]. optopt is the short
- * option's character, the long option's value, or 0 for an unknown long option. */
-static int cli_bad_option(const char *cmd, int opt, char **argv)
-{
-    const char *prev = argv[optind - 1], *cur = argv[optind];
-    const char *hit = optopt > 0 && optopt < 256 && cli_is_short_cluster(cur) ? strchr(cur + 1, optopt) : NULL;
-    const bool prev_ends_in_it = cli_is_short_cluster(prev) && prev[strlen(prev) - 1] == optopt;
-    const char *tok = hit && hit[1] && !prev_ends_in_it ? cur : prev;
-    if (tok[0] == '-' && tok[1] == '-') {
-        const int name_len = (int)strcspn(tok, "=");
-        if (opt == ':')
-            return cli_usage_error(cmd, "option '%.*s' needs a value", name_len, tok);
-        if (optopt != 0 && tok[name_len] == '=')
-            return cli_usage_error(cmd, "option '%.*s' takes no value (got '%s')", name_len, tok, tok);
-        return cli_usage_error(cmd, "unknown option '%.*s'", name_len, tok);
-    }
-    char in[64] = "";
-    if (strlen(tok) > 2)
-        snprintf(in, sizeof(in), " (in '%.40s%s')", tok, strlen(tok) > 40 ? "..." : "");
-    if (opt == ':')
-        return cli_usage_error(cmd, "option '-%c' needs a value%s", optopt, in);
-    return cli_usage_error(cmd, "unknown option '-%c'%s", optopt, in);
-}
-
-int cli_take_common(const char *cmd, cli_common *c, int opt, const char *arg, char **argv)
-{
-    if (opt == ':' || opt == '?')
-        return cli_bad_option(cmd, opt, argv);
-    /* A bad --out target is refused here, before the command does any work. */
-    if (opt == CLI_OPT_OUT && cli_check_out(cmd, "--out", arg))
-        return VP_EXIT_USAGE;
-    int r = cli_common_option(c, opt, arg);
-    if (r > 0)
-        return VP_EXIT_OK;
-    if (r < 0)
-        return VP_EXIT_USAGE;
-    return cli_usage_error(cmd, "option '%s' is not handled by this command", argv[optind - 1]);
-}

@@ -2,9 +2,9 @@
  * file (measured.ops.<kind>: bytes -> us), so model mode interpolates measurements instead of its
  * roofline for that GPU. It writes a whole system file (a base system file with those tables put in),
  * never a fragment to paste; the tables carry their provenance (the results file, GPU of the run). */
-#include "cal_facts.h"
-#include "cal_results.h"
-#include "cal_system.h"
+#include "../calib/cal_facts.h"
+#include "../calib/cal_results.h"
+#include "../calib/cal_system.h"
 #include "cli.h"
 
 #include "../config/cfg_emit.h"
@@ -14,49 +14,10 @@
 #include "../config/cfg_tree.h"
 #include "../util/util.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-
-static void calibrate_help(void)
-{
-    printf("usage: vpsim calibrate [SCENARIO] --results RESULTS.json [--set K=V]... [--out FILE]\n"
-           "                       [--base SYSTEM.yaml] [--ops KIND,...]\n"
-           "       vpsim calibrate --measure [SCENARIO] [--device cuda|cpu] [--quick] [--passes N] [--out FILE]\n"
-           "                       (the compute probe of this GPU: `vpsim calibrate --measure --help`)\n"
-           "\n"
-           "Read the per-op times of a `vpsim run --out RESULTS.json` of SCENARIO (same --set options, so the\n"
-           "plan matches op by op) and write a whole system file: the base system file with the\n"
-           "`measured.ops` table of each compute op kind put in (duration against bytes read + written,\n"
-           "ops of similar size merged (median), at most %d points) and measured.use set to true. Model\n"
-           "mode then interpolates the tables (--explain says so). Other measured tables of the base stay.\n"
-           "\n"
-           "RESULTS is accepted only as a run of this plan on a GPU: schema %s, mode run, device cuda,\n"
-           "the plan's TP, batch and context, and per op its phase, index, name, kind, layer and bytes; the\n"
-           "first mismatch is named with its file:line:col (exit 2, nothing written).\n"
-           "A table is refused (exit 2, nothing written, the op kind and size named) when a point is 0 us or\n"
-           "less, or lies below the slowest point at a smaller size by more than %.0f %% or %.1f us (the\n"
-           "noise of a per-op time: sim/cli/cal_system.h says why); --ops then keeps the sound kinds.\n"
-           "\n"
-           "options:\n"
-           "  --results FILE  the --out of a `vpsim run` of this scenario (required)\n"
-           "  --base FILE     the system file to start from (default: the scenario's system, after\n"
-           "                  --system); its values and the comments beside them are kept (--set system.*\n"
-           "                  overrides are not written). A base naming another GPU than the run's is\n"
-           "                  refused unless --base names it (the mismatch then goes into the header)\n"
-           "  --ops LIST      only these op kinds (comma-separated: gemm, grouped_gemm, attention, norm,\n"
-           "                  elementwise, embedding); default: every kind the run timed\n"
-           "  --out FILE      write the system file there (atomically); default: standard output\n"
-           "\n"
-           "example:\n"
-           "  vpsim run configs/default.yaml --backend none --system configs/systems/h200-1x.yaml --out r.json\n"
-           "  vpsim calibrate configs/default.yaml --system configs/systems/h200-1x.yaml --results r.json \\\n"
-           "      --out my-h200.yaml\n"
-           "  vpsim model configs/default.yaml --system my-h200.yaml --backend none --explain\n",
-           CAL_MAX_POINTS, CAL_RESULTS_SCHEMA, CAL_FALL_REL * 100, CAL_FALL_ABS_US);
-}
 
 static int cmp_point(const void *a, const void *b)
 {
@@ -77,65 +38,34 @@ typedef struct cal_args {
     bool want[PLAN_OP_KIND_COUNT]; /* --ops (all compute kinds by default) */
 } cal_args;
 
-static int parse_ops(const char *arg, cal_args *a)
+static bool is_compute(int k) { return plan_op_is_compute((plan_op_kind)k); }
+
+/* The compute op kinds, comma-separated: what --ops takes (built once from cfg_lists.h). */
+static const char *compute_kinds(void)
 {
+    static char list[160];
+    return list[0] ? list : cli_names_where(plan_op_kind_names, PLAN_OP_KIND_COUNT, is_compute, list, sizeof(list));
+}
+
+static int set_ops(void *dest, const char *arg, const cli_opt *o, cli_parse *ps)
+{
+    (void)o;
+    bool *want = dest;
     char **items;
-    const int n = cli_split_list("calibrate", "--ops", arg, &items);
+    const int n = util_split_list(ps->cmd, "--ops", arg, &items);
     if (n < 0)
         return VP_EXIT_USAGE;
     int rc = 0;
-    memset(a->want, 0, sizeof(a->want));
+    memset(want, 0, PLAN_OP_KIND_COUNT * sizeof(bool));
     for (int i = 0; i < n && !rc; i++) {
         int k = cfg_enum_index(plan_op_kind_names, items[i]);
-        if (k < 0 || !plan_op_is_compute(k)) {
-            char list[160] = "";
-            for (int j = 0; j < PLAN_OP_KIND_COUNT; j++)
-                if (plan_op_is_compute(j))
-                    snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", list[0] ? ", " : "",
-                             plan_op_kind_names[j]);
-            rc = cli_usage_error("calibrate", "--ops '%s': valid choices: %s", items[i], list);
-        } else {
-            a->want[k] = true;
-        }
-    }
-    cli_list_free(items, n);
-    return rc;
-}
-
-/* 0, -1 after --help, or VP_EXIT_USAGE. */
-static int parse_args(int argc, char **argv, cal_args *a)
-{
-    enum { OPT_RESULTS = CLI_OPT_FIRST_PRIVATE, OPT_BASE, OPT_OPS };
-    static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
-                                             {"results", required_argument, NULL, OPT_RESULTS},
-                                             {"base", required_argument, NULL, OPT_BASE},
-                                             {"ops", required_argument, NULL, OPT_OPS},
-                                             {0, 0, 0, 0}};
-    memset(a, 0, sizeof(*a));
-    for (int k = 0; k < PLAN_OP_KIND_COUNT; k++)
-        a->want[k] = plan_op_is_compute(k);
-    optind = 1;
-    opterr = 0;
-    int opt, rc = 0;
-    while (!rc && (opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (opt == 'h') {
-            calibrate_help();
-            return -1;
-        }
-        if (opt == OPT_RESULTS)
-            a->results = optarg;
-        else if (opt == OPT_BASE)
-            a->base = optarg;
-        else if (opt == OPT_OPS)
-            rc = parse_ops(optarg, a);
+        if (k < 0 || !plan_op_is_compute(k))
+            rc = util_usage_error(ps->cmd, "--ops '%s': valid choices: %s", items[i], compute_kinds());
         else
-            rc = cli_take_common("calibrate", &a->c, opt, optarg, argv);
+            want[k] = true;
     }
-    if (rc || (rc = cal_args_tail(&a->c, argc, argv)))
-        return rc;
-    if (!a->results)
-        return cli_usage_error("calibrate", "--results RESULTS.json is required (the --out of a `vpsim run`)");
-    return 0;
+    util_list_free(items, n);
+    return rc;
 }
 
 /* The per-op times of the results, matched to the plan op by op (cal_results_check first: a run of this
@@ -197,11 +127,11 @@ static int tables_text(const cal_args *a, cfg_node *root, cal_point **pts, const
         fprintf(stderr, "vpsim calibrate: nothing written; --ops KIND,... keeps the sound tables, or measure again "
                         "(more --iters)\n");
     else if (!written)
-        rc = cli_usage_error("calibrate", "the run timed no op of the kinds asked for (--ops)");
+        rc = util_usage_error("calibrate", "the run timed no op of the kinds asked for (--ops)");
     return rc;
 }
 
-static int calibrate(const cal_args *a, const plan *p, const char *base)
+static int calibrate(const cal_args *a, const plan *p, const char *base, util_buf *out)
 {
     cfg_error err;
     cfg_doc *doc = cfg_doc_load_file(a->results, &err);
@@ -212,7 +142,7 @@ static int calibrate(const cal_args *a, const plan *p, const char *base)
     cfg_node *root = cfg_doc_root(doc);
     cal_point *pts[PLAN_OP_KIND_COUNT] = {0};
     int npts[PLAN_OP_KIND_COUNT] = {0};
-    util_buf tables = {0}, out = {0}, header = {0};
+    util_buf tables = {0}, header = {0};
     bool sized = false;
     int rc = collect_points(p, root, pts, npts, &sized);
     /* The tables describe the GPU the run ran on: a base naming another is refused unless --base chose it. */
@@ -234,18 +164,90 @@ static int calibrate(const cal_args *a, const plan *p, const char *base)
                         base, a->results, env_value(root, "gpu"), env_value(root, "cuda_driver"), p->scenario,
                         sized ? ", bytes" : " (the run predates per-op sizes: shapes checked by TP, batch, context)");
         cal_facts_header(mismatch, base, &header);
-        rc = cal_system_text(base, tables.s, header.s, NULL, NULL, &out);
+        rc = cal_system_text(base, tables.s, header.s, NULL, NULL, out);
     }
-    if (rc == 0)
-        rc = cli_emit(&a->c, out.s, out.len);
     for (int k = 0; k < PLAN_OP_KIND_COUNT; k++)
         free(pts[k]);
     util_buf_free(&tables);
     util_buf_free(&header);
-    util_buf_free(&out);
     cfg_doc_free(doc);
     return rc;
 }
+
+static void cal_init(void *args)
+{
+    cal_args *a = args;
+    for (int k = 0; k < PLAN_OP_KIND_COUNT; k++)
+        a->want[k] = plan_op_is_compute(k);
+}
+
+static const cli_opt cal_opts[] = {
+    {.name = "results", .kind = CLI_STRING, .offset = offsetof(cal_args, results), .meta = "FILE",
+     .required = "--results RESULTS.json is required (the --out of a `vpsim run`)",
+     .help = "the --out of a `vpsim run` of this scenario"},
+    {.name = "base", .kind = CLI_STRING, .offset = offsetof(cal_args, base), .meta = "FILE",
+     .help = "the system file to start from (default: the scenario's system, after --system); its values and the "
+             "comments beside them are kept (--set system.* overrides are not written). A base naming another GPU "
+             "than the run's is refused unless --base names it (the mismatch then goes into the header)"},
+    {.name = "ops", .kind = CLI_CUSTOM, .offset = offsetof(cal_args, want), .set = set_ops, .meta = "LIST",
+     .dflt_text = "every kind the run timed", .help = "only these op kinds, comma-separated, of: ",
+     .help_tail = compute_kinds},
+    CLI_OPT_SET(cal_args, "the --set options of the run (so the plan matches op by op)"),
+    CLI_OPT_SYSTEM(cal_args, CLI_HELP_SYSTEM),
+    CLI_OPT_PLAN(cal_args, "the run's saved plan instead of the scenario's (then --base is needed)"),
+    CLI_OPT_OUT(cal_args, "write the system file there (atomically); default: standard output"),
+    {.name = "format", .kind = CLI_ENUM, .offset = offsetof(cal_args, c.format), .choices = cli_format_names,
+     .meta = "FMT", .hidden = true}, /* a system file is YAML: anything but the default is refused */
+};
+
+static int cal_check(cli_ctx *x) { return cli_system_file_only(x->c, "calibrate"); }
+
+static int cal_run(cli_ctx *x)
+{
+    const cal_args *a = x->args;
+    const char *base = a->base ? a->base : x->have_sc ? x->sc.system_path : NULL;
+    if (!base)
+        return util_usage_error("calibrate", "--base SYSTEM.yaml is needed with --plan (no scenario names a system)");
+    const int rc = calibrate(a, &x->p, base, &x->out);
+    x->emit = true;
+    return rc;
+}
+
+static void cal_about(util_buf *out)
+{
+    util_buf_printf(out,
+                    "Read the per-op times of a `vpsim run --out RESULTS.json` of SCENARIO (same --set options, so the\n"
+                    "plan matches op by op) and write a whole system file: the base system file with the\n"
+                    "`measured.ops` table of each compute op kind put in (duration against bytes read + written,\n"
+                    "ops of similar size merged (median), at most %d points) and measured.use set to true. Model\n"
+                    "mode then interpolates the tables (--explain says so). Other measured tables of the base stay.\n"
+                    "\n"
+                    "RESULTS is accepted only as a run of this plan on a GPU: schema %s, mode run, device cuda,\n"
+                    "the plan's TP, batch and context, and per op its phase, index, name, kind, layer and bytes; the\n"
+                    "first mismatch is named with its file:line:col (exit 2, nothing written).\n"
+                    "A table is refused (exit 2, nothing written, the op kind and size named) when a point is 0 us or\n"
+                    "less, or lies below the slowest point at a smaller size by more than %.0f %% or %.1f us (the\n"
+                    "noise of a per-op time: sim/calib/cal_system.h says why); --ops then keeps the sound kinds.\n",
+                    CAL_MAX_POINTS, CAL_RESULTS_SCHEMA, CAL_FALL_REL * 100, CAL_FALL_ABS_US);
+}
+
+static const cli_cmd cal_cmd = {
+    .spec = {.name = "calibrate", .synopsis = "vpsim calibrate", .pos_usage = "[SCENARIO]", .pos = CLI_POS_SCENARIO,
+             .usage_more = "       vpsim calibrate --measure [SCENARIO] [--device cuda|cpu] [--quick] [--passes N] "
+                           "[--out FILE]\n"
+                           "       (the compute probe of this GPU: `vpsim calibrate --measure --help`)\n",
+             .common_offset = offsetof(cal_args, c), .opts = cal_opts, .n_opts = CLI_N(cal_opts),
+             .about_fn = cal_about,
+             .examples = "vpsim run configs/default.yaml --backend none --system configs/systems/h200-1x.yaml --out r.json\n"
+                         "vpsim calibrate configs/default.yaml --system configs/systems/h200-1x.yaml --results r.json \\\n"
+                         "    --out my-h200.yaml\n"
+                         "vpsim model configs/default.yaml --system my-h200.yaml --backend none --explain\n"},
+    .args_size = sizeof(cal_args),
+    .flags = CLI_LOAD,
+    .init = cal_init,
+    .check = cal_check,
+    .run = cal_run,
+};
 
 int cmd_calibrate(int argc, char **argv)
 {
@@ -253,23 +255,5 @@ int cmd_calibrate(int argc, char **argv)
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--measure") == 0)
             return cmd_calibrate_measure(argc, argv);
-    cal_args a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc)
-        return rc < 0 ? VP_EXIT_OK : rc;
-    cfg_scenario sc;
-    bool have_sc = false;
-    plan p;
-    rc = cli_load(&a.c, &sc, &have_sc, &p);
-    if (rc)
-        return rc;
-    const char *base = a.base ? a.base : have_sc ? sc.system_path : NULL;
-    if (!base)
-        rc = cli_usage_error("calibrate", "--base SYSTEM.yaml is needed with --plan (no scenario names a system)");
-    else
-        rc = calibrate(&a, &p, base);
-    plan_free(&p);
-    if (have_sc)
-        cfg_scenario_free(&sc);
-    return rc;
+    return cli_command_main(&cal_cmd, argc, argv);
 }

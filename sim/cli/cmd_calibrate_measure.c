@@ -3,8 +3,8 @@
  * attribute to ops of those shapes, and writes a whole system file with one measured.compute.<class>
  * law table per op class and the graph gap launch.graph_node_us it measured. Which class an op belongs
  * to and its rows coordinate come from plan_op_law_class alone, the function model mode prices ops by. */
-#include "cal_facts.h"
-#include "cal_system.h"
+#include "../calib/cal_facts.h"
+#include "../calib/cal_system.h"
 #include "cli.h"
 
 #include "../config/cfg_system.h"
@@ -16,53 +16,12 @@
 #include "../util/util.h"
 #include "../util/util_env.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #define PROBE_WARMUP 5 /* eager passes before anything is timed (cuBLAS heuristics, first touches) */
-
-static void measure_help(void)
-{
-    printf("usage: vpsim calibrate --measure [SCENARIO] [--set K=V]... [--system F] [--base F]\n"
-           "                       [--device cuda|cpu] [--quick] [--passes N] [--out FILE]\n"
-           "\n"
-           "Measure this GPU's compute laws: replay a plan of microbenchmark ops (GEMMs of 1-256 MB weights at\n"
-           "1-128 rows and their transposes, batched and grouped GEMMs, MLA and GQA decode attention at KV\n"
-           "lengths 1k-128k, norms, element-wise ops, SiLU-and-multiply, embedding lookups; 16 empty ops first)\n"
-           "with the replay's kernels, and write a whole system file: the base with measured.compute.<class>\n"
-           "(rows, bytes, us). Each point is 4 like ops with private weights, captured as a CUDA graph of the\n"
-           "first op and one of all 4, each launched alone after an L2 flush: (t(4) - t(1)) / 3 is what one\n"
-           "more such op adds to a graph (median of N passes), less launch.graph_node_us, which is the same\n"
-           "for the empty ops; measured.use: true. Norms, element-wise ops, SiLU and attention are timed after\n"
-           "the op SCENARIO's plan runs before them: 4 pairs, less that op's own 4. Attention uses SCENARIO's\n"
-           "shapes (MLA dims of the target, GQA heads per rank of the draft at its TP), embedding its vocab\n"
-           "shard. One GPU: run it without mpirun.\n"
-           "\n"
-           "options:\n"
-           "  --base FILE     the system file to start from (default: the scenario's system, after --system);\n"
-           "                  its values, comments and other measured tables stay. The gpu section (name, SMs,\n"
-           "                  memory, cc) and the CPU vendor are this device's own; a base naming another GPU\n"
-           "                  is refused (exit 2, before measuring) unless --base names it, and the mismatch\n"
-           "                  then goes into the file's header\n"
-           "  --device D      cuda or cpu (default: the scenario's run.device); cpu times eager launches and\n"
-           "                  is for tests (with --quick): its laws are CPU timings, not a GPU's, and every\n"
-           "                  value it writes is tagged SELF-TEST (a GPU base needs --base)\n"
-           "  --quick         a small grid (2 rows values, the 2 smallest sizes, KV 256 and 1024): seconds on\n"
-           "                  the CPU device\n"
-           "  --passes N      timed pairs of launches per point (default 20; CUDA graphs where the device has\n"
-           "                  them, else eager launches)\n"
-           "  --max-host-memory GIB  cpu device: refuse a probe needing more host memory per rank\n"
-           "                  (default 4, as `vpsim run`)\n"
-           "  --out FILE      write the system file there (atomically); default: standard output\n"
-           "A summary (class, points, rows, us range) goes to standard error.\n"
-           "\n"
-           "example:\n"
-           "  vpsim calibrate --measure configs/default.yaml --system configs/systems/h200-1x.yaml --out h200.yaml\n"
-           "  vpsim model configs/default.yaml --system h200.yaml --backend none --explain\n");
-}
 
 typedef struct meas_args {
     cli_common c;
@@ -71,56 +30,45 @@ typedef struct meas_args {
     bool quick;
     int passes;
     int max_host_gib; /* CPU device: the host-memory budget per rank (--max-host-memory) */
+    bool measure;     /* --measure itself (how cmd_calibrate handed over) */
 } meas_args;
 
-/* 0, -1 after --help, or VP_EXIT_USAGE. */
-static int parse_args(int argc, char **argv, meas_args *a)
-{
-    enum { OPT_MEASURE = CLI_OPT_FIRST_PRIVATE, OPT_BASE, OPT_DEVICE, OPT_QUICK, OPT_PASSES, OPT_RESULTS, OPT_OPS,
-           OPT_MAX_HOST };
-    static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
-                                             {"measure", no_argument, NULL, OPT_MEASURE},
-                                             {"base", required_argument, NULL, OPT_BASE},
-                                             {"device", required_argument, NULL, OPT_DEVICE},
-                                             {"quick", no_argument, NULL, OPT_QUICK},
-                                             {"passes", required_argument, NULL, OPT_PASSES},
-                                             {"results", required_argument, NULL, OPT_RESULTS},
-                                             {"ops", required_argument, NULL, OPT_OPS},
-                                             {"max-host-memory", required_argument, NULL, OPT_MAX_HOST},
-                                             {0, 0, 0, 0}};
-    memset(a, 0, sizeof(*a));
-    a->device = -1;
-    a->passes = 20;
-    a->max_host_gib = EXEC_MAX_HOST_GIB_DEFAULT;
-    optind = 1;
-    opterr = 0;
-    int opt, rc = 0;
-    while (!rc && (opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'h': measure_help(); return -1;
-        case OPT_MEASURE: break;
-        case OPT_BASE: a->base = optarg; break;
-        case OPT_DEVICE: rc = cli_parse_enum("calibrate", "--device", optarg, cfg_device_names, &a->device); break;
-        case OPT_QUICK: a->quick = true; break;
-        case OPT_PASSES: rc = cli_parse_int("calibrate", "--passes", optarg, 1, 10000, &a->passes); break;
-        case OPT_MAX_HOST:
-            rc = cli_parse_int("calibrate", "--max-host-memory", optarg, 1, 1 << 20, &a->max_host_gib);
-            break;
-        case OPT_RESULTS:
-        case OPT_OPS:
-            rc = cli_usage_error("calibrate", "--measure measures this GPU itself; %s belongs to calibrating from a "
-                                              "run's results (without --measure)",
-                                 opt == OPT_RESULTS ? "--results" : "--ops");
-            break;
-        default: rc = cli_take_common("calibrate", &a->c, opt, optarg, argv); break;
-        }
-    }
-    if (rc || (rc = cal_args_tail(&a->c, argc, argv)))
-        return rc;
-    if (a->c.plan_path)
-        return cli_usage_error("calibrate", "--plan: --measure builds its own probe plan from the scenario");
-    return 0;
-}
+static void meas_init(void *args) { ((meas_args *)args)->device = -1; }
+
+#define MEAS_REFUSED(nm)                                                                                               \
+    CLI_OPT_REFUSED(nm, "--measure measures this GPU itself; --" nm " belongs to calibrating from a run's results "    \
+                        "(without --measure)")
+static const cli_opt meas_opts[] = {
+    {.name = "measure", .kind = CLI_FLAG, .offset = offsetof(meas_args, measure), .hidden = true},
+    {.name = "base", .kind = CLI_STRING, .offset = offsetof(meas_args, base), .meta = "FILE",
+     .help = "the system file to start from (default: the scenario's system, after --system); its values, comments "
+             "and other measured tables stay. The gpu section (name, SMs, memory, cc) and the CPU vendor are this "
+             "device's own; a base naming another GPU is refused (exit 2, before measuring) unless --base names it, "
+             "and the mismatch then goes into the file's header"},
+    {.name = "device", .kind = CLI_ENUM, .offset = offsetof(meas_args, device), .choices = cfg_device_names, .meta = "D",
+     .dflt_text = "the scenario's run.device",
+     .help = "cpu times eager launches and is for tests (with --quick): its laws are CPU timings, not a GPU's, and "
+             "every value it writes is tagged SELF-TEST (a GPU base needs --base)"},
+    {.name = "quick", .kind = CLI_FLAG, .offset = offsetof(meas_args, quick),
+     .help = "a small grid (2 rows values, the 2 smallest sizes, KV 256 and 1024): seconds on the CPU device"},
+    {.name = "passes", .kind = CLI_INT, .offset = offsetof(meas_args, passes), .lo = 1, .hi = 10000, .dflt = "20",
+     .meta = "N", .help = "timed pairs of launches per point (CUDA graphs where the device has them, else eager "
+                          "launches)"},
+    {.name = "max-host-memory", .kind = CLI_INT, .offset = offsetof(meas_args, max_host_gib), .lo = 1, .hi = 1 << 20,
+     .dflt = CLI_STR(EXEC_MAX_HOST_GIB_DEFAULT), .meta = "GIB",
+     .help = "cpu device: refuse a probe needing more host memory per rank (as `vpsim run`)"},
+    CLI_OPT_SET(meas_args, CLI_HELP_SET),
+    CLI_OPT_SYSTEM(meas_args, CLI_HELP_SYSTEM),
+    CLI_OPT_OUT(meas_args, "write the system file there (atomically); default: standard output"),
+    {.name = "format", .kind = CLI_ENUM, .offset = offsetof(meas_args, c.format), .choices = cli_format_names,
+     .meta = "FMT", .hidden = true}, /* a system file is YAML: anything but the default is refused */
+    MEAS_REFUSED("results"),
+    MEAS_REFUSED("ops"),
+    CLI_OPT_REFUSED("plan", "--plan: --measure builds its own probe plan from the scenario"),
+};
+#undef MEAS_REFUSED
+
+static int meas_check(cli_ctx *x) { return cli_system_file_only(x->c, "calibrate"); }
 
 typedef struct law_point {
     double rows, bytes, us;
@@ -300,7 +248,7 @@ static int file_text(const meas_args *a, const cfg_scenario *sc, const exec_fact
 }
 
 /* Time the probe plan's groups and write the system file. Returns an exit status. */
-static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, const plan *p)
+static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, const plan *p, util_buf *out)
 {
     char why[256];
     exec_options opt = {
@@ -363,64 +311,79 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, cons
     free(unit);
     free(pg);
     free(group_us);
-    util_buf out = {0};
     if (rc == 0)
-        rc = file_text(a, sc, &facts, mismatch, &ls, res.graph, &out);
-    if (rc == 0) {
+        rc = file_text(a, sc, &facts, mismatch, &ls, res.graph, out);
+    if (rc == 0)
         summary(&ls, res.graph);
-        rc = cli_emit(&a->c, out.s, out.len);
-    }
     for (int c = 0; c < CFG_LAW_COUNT; c++)
         free(ls.pts[c]);
-    util_buf_free(&out);
     exec_result_free(&res);
     return rc;
 }
 
-int cmd_calibrate_measure(int argc, char **argv)
+/* The probe measures one GPU: a job of more ranks is refused before the scenario is read. */
+static int meas_load(cli_ctx *x)
 {
-    meas_args a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc)
-        return rc < 0 ? VP_EXIT_OK : rc;
-    dist_job d;
-    dist_init(&d, &argc, &argv);
-    if (d.size > 1) {
-        if (d.rank == 0)
+    if (x->d.size > 1) {
+        if (x->d.rank == 0)
             fprintf(stderr, "vpsim calibrate: the probe measures one GPU; run it without mpirun or with -np 1\n");
-        dist_finalize(&d);
         return VP_EXIT_USAGE;
     }
-    cfg_scenario sc;
-    bool have_sc = false;
-    plan real, p;
-    rc = cli_load(&a.c, &sc, &have_sc, &real);
-    if (rc) {
-        dist_finalize(&d);
-        return rc;
-    }
-    plan_free(&real);
+    return cli_ctx_load(x);
+}
+
+static int meas_run(cli_ctx *x)
+{
+    const meas_args *a = x->args;
+    const cfg_scenario *sc = &x->sc;
     /* A base that cannot be read is said before minutes of measuring, not after. */
     cfg_error err;
-    cfg_doc *base = cfg_doc_load_file(a.base ? a.base : sc.system_path, &err);
+    cfg_doc *base = cfg_doc_load_file(a->base ? a->base : sc->system_path, &err);
     char why[256];
+    plan p;
+    int rc;
     if (!base) {
         fprintf(stderr, "vpsim calibrate: --base: %s\n", err.msg);
         rc = VP_EXIT_USAGE;
-    } else if (plan_probe_build(&sc, a.quick, &p, why, sizeof(why))) {
+    } else if (plan_probe_build(sc, a->quick, &p, why, sizeof(why))) {
         fprintf(stderr, "vpsim calibrate: %s\n", why);
         rc = VP_EXIT_USAGE;
     } else {
         char b[32];
         fprintf(stderr, "vpsim calibrate: probe of %d ops (%s grid), %s of private weights and KV caches on the "
                         "device\n",
-                p.phases[0].n_ops, a.quick ? "quick" : "full",
+                p.phases[0].n_ops, a->quick ? "quick" : "full",
                 util_fmt_bytes(plan_probe_arena_bytes(&p), b, sizeof(b)));
-        rc = measure(&a, &d, &sc, &p);
+        rc = measure(a, &x->d, sc, &p, &x->out);
+        x->emit = true;
         plan_free(&p);
     }
     cfg_doc_free(base);
-    cfg_scenario_free(&sc);
-    dist_finalize(&d);
     return rc;
 }
+
+static const cli_cmd meas_cmd = {
+    .spec = {.name = "calibrate", .synopsis = "vpsim calibrate --measure", .pos_usage = "[SCENARIO]",
+             .pos = CLI_POS_SCENARIO, .common_offset = offsetof(meas_args, c), .opts = meas_opts,
+             .n_opts = CLI_N(meas_opts),
+             .about = "Measure this GPU's compute laws: replay a plan of microbenchmark ops (GEMMs of 1-256 MB weights at\n"
+                      "1-128 rows and their transposes, batched and grouped GEMMs, MLA and GQA decode attention at KV\n"
+                      "lengths 1k-128k, norms, element-wise ops, SiLU-and-multiply, embedding lookups; 16 empty ops first)\n"
+                      "with the replay's kernels, and write a whole system file: the base with measured.compute.<class>\n"
+                      "(rows, bytes, us). Each point is 4 like ops with private weights, captured as a CUDA graph of the\n"
+                      "first op and one of all 4, each launched alone after an L2 flush: (t(4) - t(1)) / 3 is what one\n"
+                      "more such op adds to a graph (median of N passes), less launch.graph_node_us, which is the same\n"
+                      "for the empty ops; measured.use: true. Attention uses SCENARIO's shapes (MLA dims of the target, GQA\n"
+                      "heads per rank of the draft at its TP), embedding its vocab shard. One GPU: run it without mpirun.\n",
+             .after = "A summary (class, points, rows, us range) goes to standard error.\n",
+             .examples = "vpsim calibrate --measure configs/default.yaml --system configs/systems/h200-1x.yaml --out h200.yaml\n"
+                         "vpsim model configs/default.yaml --system h200.yaml --backend none --explain\n"},
+    .args_size = sizeof(meas_args),
+    .flags = CLI_MPI | CLI_LOAD,
+    .init = meas_init,
+    .check = meas_check,
+    .load = meas_load,
+    .run = meas_run,
+};
+
+int cmd_calibrate_measure(int argc, char **argv) { return cli_command_main(&meas_cmd, argc, argv); }

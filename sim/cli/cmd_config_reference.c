@@ -8,15 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-int cmd_config_reference(int argc, char **argv)
+typedef struct confref_args {
+    cli_common c; /* unused: the skeleton's common slot */
+} confref_args;
+
+static int confref_run(cli_ctx *x)
 {
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: vpsim config-reference\n\nPrint every scenario, model and system key with its type, unit, "
-               "default and meaning, as Markdown.\nexample: vpsim config-reference > docs/config-reference.md\n");
-        return VP_EXIT_OK;
-    }
-    if (argc > 1)
-        return cli_usage_error("config-reference", "unexpected argument '%s'", argv[1]);
     /* Written to memory first and then in one go, so that a failing stdout is reported with its errno
      * (cli_write_stdout) whatever the size of the text relative to stdio's buffer. */
     char *text = NULL;
@@ -40,7 +37,17 @@ int cmd_config_reference(int argc, char **argv)
     fprintf(mem, "\n## System files (`configs/systems/*.yaml`; `--set system.KEY=V`)\n\n%s", head);
     cfg_schema_write_markdown(mem, cfg_system_fields, "");
     fclose(mem);
-    const int rc = cli_write_stdout(text, len);
-    free(text);
-    return rc;
+    x->out = (util_buf){.s = text, .len = len, .cap = len + 1};
+    x->emit = true;
+    return VP_EXIT_OK;
 }
+
+static const cli_cmd confref_cmd = {
+    .spec = {.name = "config-reference", .synopsis = "vpsim config-reference", .pos = CLI_POS_NONE,
+             .about = "Print every scenario, model and system key with its type, unit, default and meaning, as Markdown.\n",
+             .examples = "vpsim config-reference > docs/config-reference.md\n"},
+    .args_size = sizeof(confref_args),
+    .run = confref_run,
+};
+
+int cmd_config_reference(int argc, char **argv) { return cli_command_main(&confref_cmd, argc, argv); }

@@ -2,55 +2,16 @@
 #include "cli.h"
 
 #include "../config/cfg_accept.h"
-#include "cli_model.h"
 
 #include "../model/model.h"
+#include "../report/report_meta.h"
 #include "../report/report_results.h"
 #include "../util/util.h"
 
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static void model_help(void)
-{
-    printf("usage: vpsim model [SCENARIO] [--backend LIST] [--format table|json|csv] [--explain] [--ops]\n"
-           "                   [--set KEY=VALUE]... [--system FILE] [--plan FILE] [--out FILE]\n"
-           "\n"
-           "Model one decode cycle of SCENARIO (default configs/default.yaml) on its system file: every op's\n"
-           "cost from a roofline with kernel floors, every collective from the backend's formula (or a measured\n"
-           "table in the system file), the launch costs of CUDA graphs or eager launches. One row per backend:\n"
-           "allreduce us, verify ms split into comm / GEMM / attention / other, draft ms, cycle ms, tokens per\n"
-           "cycle and tok/s. Formulas: docs/model.md.\n"
-           "\n"
-           "options:\n"
-           "  --backend LIST    comma-separated backends (default: all but 'model'):\n"
-           "                    %s\n"
-           "  --explain         print every term of the formulas for one allreduce and one layer\n"
-           "  --ops             JSON: add each op's modelled duration (plan order), to compare with `vpsim run`\n"
-           "  --bench N         time N evaluations of the cycle and print microseconds per cycle (make bench);\n"
-           "                    N in [1, 1000000]\n"
-           "  --set KEY=VALUE   override a field (repeatable), e.g. --set system.topology.p2p=sysmem\n"
-           "  --system FILE     use this system file instead of the scenario's\n"
-           "  --plan FILE       model a saved plan (the scenario still supplies system and acceptance)\n"
-           "  --format FMT      table (default), json (schema vpsim.results/1) or csv\n"
-           "  --out FILE        write there (atomically) instead of stdout: a regular file or a new name in\n"
-           "                    an existing directory; a symbolic link is followed and the file it leads\n"
-           "                    to replaced; anything else is refused before any work\n"
-           "  -h, --help        this text\n"
-           "\n"
-           "examples:\n"
-           "  vpsim model configs/default.yaml --backend nccl --explain\n"
-           "  vpsim model configs/default.yaml --set system.measured.use=false\n"
-           "  vpsim model configs/default.yaml --backend nccl --set nccl.channels=1 --set nccl.protocol=LL\n"
-           "  vpsim model configs/default.yaml --system configs/systems/rtx-pro-6000-8x-pcie-switch.yaml\n"
-           "  vpsim model configs/default.yaml --set system.topology.p2p=sysmem --format json --out model.json\n",
-           cli_model_backend_names());
-}
-
-enum { OPT_BACKEND = CLI_OPT_FIRST_PRIVATE, OPT_EXPLAIN, OPT_OPS, OPT_BENCH };
 
 /* --bench's bound: an iteration models the cycle once per backend (~0.2 ms for the default scenario
  * with every backend), so a million is minutes of work; more is a typo, not a measurement. */
@@ -147,115 +108,120 @@ static void rests_text(util_buf *out, const cli_common *c, const cfg_scenario *s
     }
 }
 
-int cmd_model(int argc, char **argv)
+typedef struct model_args {
+    cli_common c;
+    cli_backends bes;
+    bool explain, ops;
+    long long bench;
+} model_args;
+
+static void model_init(void *args) { cli_backends_all(&((model_args *)args)->bes); }
+
+static const cli_opt model_opts[] = {
+    {.name = "backend", .kind = CLI_CUSTOM, .offset = offsetof(model_args, bes), .set = cli_set_backends,
+     .meta = "LIST", .help = "comma-separated backends (default: all but 'model'):\n", .help_tail = cli_model_backend_names},
+    {.name = "explain", .kind = CLI_FLAG, .offset = offsetof(model_args, explain),
+     .help = "print every term of the formulas for one allreduce and one layer"},
+    {.name = "ops", .kind = CLI_FLAG, .offset = offsetof(model_args, ops),
+     .help = "JSON: add each op's modelled duration (plan order), to compare with `vpsim run`"},
+    {.name = "bench", .kind = CLI_LL, .offset = offsetof(model_args, bench), .lo = 1, .hi = MODEL_BENCH_MAX,
+     .meta = "N", .help = "time N evaluations of the cycle and print microseconds per cycle (make bench)"},
+    CLI_OPT_SET(model_args, "override a field, e.g. --set system.topology.p2p=sysmem"),
+    CLI_OPT_SYSTEM(model_args, CLI_HELP_SYSTEM),
+    CLI_OPT_PLAN(model_args, "model a saved plan (the scenario still supplies system and acceptance)"),
+    CLI_OPT_FORMAT(model_args, "table, json (schema vpsim.results/1) or csv"),
+    CLI_OPT_OUT(model_args, CLI_HELP_OUT),
+};
+
+static int model_check(cli_ctx *x)
 {
-    static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
-                                             {"backend", required_argument, NULL, OPT_BACKEND},
-                                             {"explain", no_argument, NULL, OPT_EXPLAIN},
-                                             {"ops", no_argument, NULL, OPT_OPS},
-                                             {"bench", required_argument, NULL, OPT_BENCH},
-                                             {0, 0, 0, 0}};
-    cli_common c = {0};
-    const char *backend_list = NULL;
-    bool explain = false, ops = false;
-    long long bench = 0;
-    optind = 1;
-    opterr = 0;
-    int opt;
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (opt == 'h') {
-            model_help();
-            return VP_EXIT_OK;
-        }
-        if (opt == OPT_BACKEND) {
-            backend_list = optarg;
-            continue;
-        }
-        if (opt == OPT_BENCH) {
-            if (cli_parse_ll("model", "--bench", optarg, 1, MODEL_BENCH_MAX, &bench))
-                return VP_EXIT_USAGE;
-            continue;
-        }
-        if (opt == OPT_EXPLAIN || opt == OPT_OPS) {
-            *(opt == OPT_EXPLAIN ? &explain : &ops) = true;
-            continue;
-        }
-        int rc = cli_take_common("model", &c, opt, optarg, argv);
-        if (rc)
-            return rc;
-    }
-    if (cli_positional(&c, argc, argv, optind, "model"))
-        return VP_EXIT_USAGE;
+    const model_args *a = x->args;
+    const cli_common *c = &a->c;
     /* --bench times the model and prints its timing line; it writes no results, so an option that shapes
      * the results would be taken and ignored. */
-    if (bench > 0 && (c.out_path || c.format != CLI_FMT_TABLE || explain || ops))
-        return cli_usage_error("model", "%s does not apply with --bench (it prints one timing line on stdout)",
-                               c.out_path ? "--out" : c.format != CLI_FMT_TABLE ? "--format" : explain ? "--explain"
-                                                                                                     : "--ops");
-    if (c.plan_path && !c.scenario_path)
-        return cli_usage_error("model", "--plan needs a SCENARIO too (it supplies the system and the acceptance rates)");
-    cfg_backend bes[CFG_BACKEND_COUNT];
-    const int n_bes = cli_parse_backends(backend_list, bes, CFG_BACKEND_COUNT, "model");
-    if (n_bes < 0)
-        return VP_EXIT_USAGE;
+    if (a->bench > 0 && (c->out_path || c->format != CLI_FMT_TABLE || a->explain || a->ops))
+        return util_usage_error("model", "%s does not apply with --bench (it prints one timing line on stdout)",
+                               c->out_path                   ? "--out"
+                               : c->format != CLI_FMT_TABLE ? "--format"
+                               : a->explain                  ? "--explain"
+                                                             : "--ops");
+    if (c->plan_path && !c->scenario_path)
+        return util_usage_error("model", "--plan needs a SCENARIO too (it supplies the system and the acceptance rates)");
+    return VP_EXIT_OK;
+}
 
-    cfg_scenario sc;
-    bool have_sc = false;
-    plan p;
-    int rc = cli_load(&c, &sc, &have_sc, &p);
-    if (rc)
-        return rc;
+static int model_run(cli_ctx *x)
+{
+    const model_args *a = x->args;
+    const cli_common *c = &a->c;
+    const cfg_backend *bes = a->bes.v;
+    const int n_bes = a->bes.n;
     char why[512];
-    model_ctx *ctx = model_prepare(&sc, &p, why, sizeof(why));
+    model_ctx *ctx = model_prepare(&x->sc, &x->p, why, sizeof(why));
     if (!ctx) {
-        fprintf(stderr, "vpsim model: %s: %s\n", sc.system_path, why);
-        plan_free(&p);
-        cfg_scenario_free(&sc);
+        fprintf(stderr, "vpsim model: %s: %s\n", x->sc.system_path, why);
         return VP_EXIT_USAGE;
     }
-    if (bench > 0) {
-        model_bench(&sc, &p, bes, n_bes, bench);
+    if (a->bench > 0) {
+        model_bench(&x->sc, &x->p, bes, n_bes, a->bench);
         model_free(ctx);
-        plan_free(&p);
-        cfg_scenario_free(&sc);
         return VP_EXIT_OK;
     }
     results_cycle rs[CFG_BACKEND_COUNT];
     for (int i = 0; i < n_bes; i++)
-        model_eval(ctx, bes[i], ops && c.format == CLI_FMT_JSON, &rs[i]);
+        model_eval(ctx, bes[i], a->ops && c->format == CLI_FMT_JSON, &rs[i]);
 
     char tok[400];
     report_results_meta meta;
-    cli_model_meta(&sc, &p, c.scenario_path, tok, sizeof(tok), &meta);
-    util_buf out = {0};
-    if (c.format == CLI_FMT_JSON) {
+    report_meta_modelled(&x->sc, &x->p, c->scenario_path, tok, sizeof(tok), &meta);
+    util_buf *out = &x->out;
+    if (c->format == CLI_FMT_JSON) {
         util_json j;
         util_json_init(&j, true);
-        report_results_json(&j, &meta, rs, n_bes, &p);
-        out = j.out;
-    } else if (c.format == CLI_FMT_CSV) {
-        report_results_csv_header(&out, NULL, 0);
+        report_results_json(&j, &meta, rs, n_bes, &x->p);
+        *out = j.out;
+    } else if (c->format == CLI_FMT_CSV) {
+        report_results_csv_header(out, NULL, 0);
         for (int i = 0; i < n_bes; i++)
-            report_results_csv_row(&out, NULL, 0, &rs[i]);
+            report_results_csv_row(out, NULL, 0, &rs[i]);
     } else {
-        if (explain)
-            model_explain(&out, ctx, bes, n_bes);
-        report_results_table(&out, &meta, rs, n_bes);
-        rests_text(&out, &c, &sc, &p, bes, n_bes, rs);
+        if (a->explain)
+            model_explain(out, ctx, bes, n_bes);
+        report_results_table(out, &meta, rs, n_bes);
+        rests_text(out, c, &x->sc, &x->p, bes, n_bes, rs);
     }
-    if (explain && c.format != CLI_FMT_TABLE) {
+    if (a->explain && c->format != CLI_FMT_TABLE) {
         /* Keep the machine-readable output clean: the explanation goes to the terminal. */
         util_buf ex = {0};
         model_explain(&ex, ctx, bes, n_bes);
         fputs(ex.s ? ex.s : "", stderr);
         util_buf_free(&ex);
     }
-    rc = cli_emit(&c, out.s ? out.s : "", out.len);
-    util_buf_free(&out);
     for (int i = 0; i < n_bes; i++)
         results_cycle_free(&rs[i]);
     model_free(ctx);
-    plan_free(&p);
-    cfg_scenario_free(&sc);
-    return rc;
+    x->emit = true;
+    return VP_EXIT_OK;
 }
+
+static const cli_cmd model_cmd = {
+    .spec = {.name = "model", .synopsis = "vpsim model", .pos_usage = "[SCENARIO]", .pos = CLI_POS_SCENARIO,
+             .common_offset = offsetof(model_args, c), .opts = model_opts, .n_opts = CLI_N(model_opts),
+             .about = "Model one decode cycle of SCENARIO (default configs/default.yaml) on its system file: every op's\n"
+                      "cost from a roofline with kernel floors, every collective from the backend's formula (or a measured\n"
+                      "table in the system file), the launch costs of CUDA graphs or eager launches. One row per backend:\n"
+                      "allreduce us, verify ms split into comm / GEMM / attention / other, draft ms, cycle ms, tokens per\n"
+                      "cycle and tok/s. Formulas: docs/model.md.\n",
+             .examples = "vpsim model configs/default.yaml --backend nccl --explain\n"
+                         "vpsim model configs/default.yaml --set system.measured.use=false\n"
+                         "vpsim model configs/default.yaml --backend nccl --set nccl.channels=1 --set nccl.protocol=LL\n"
+                         "vpsim model configs/default.yaml --system configs/systems/rtx-pro-6000-8x-pcie-switch.yaml\n"
+                         "vpsim model configs/default.yaml --set system.topology.p2p=sysmem --format json --out model.json\n"},
+    .args_size = sizeof(model_args),
+    .flags = CLI_LOAD,
+    .init = model_init,
+    .check = model_check,
+    .run = model_run,
+};
+
+int cmd_model(int argc, char **argv) { return cli_command_main(&model_cmd, argc, argv); }

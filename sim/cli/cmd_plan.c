@@ -6,89 +6,63 @@
 #include "../report/report.h"
 #include "../util/util.h"
 
-#include <getopt.h>
-#include <stdlib.h>
+typedef struct plan_args {
+    cli_common c;
+} plan_args;
 
-static void plan_help(void)
+static const char *const plan_format_help[] = {"one row per phase", "the full plan, loadable with --plan",
+                                               "one row per op", NULL};
+
+static const cli_opt plan_opts[] = {
+    CLI_OPT_SET(plan_args, CLI_HELP_SET),
+    CLI_OPT_SYSTEM(plan_args, CLI_HELP_SYSTEM),
+    {.name = "format", .kind = CLI_ENUM, .offset = offsetof(plan_args, c.format), .choices = cli_format_names,
+     .choice_help = plan_format_help, .dflt = "table", .meta = "FMT", .help = "what to print"},
+    CLI_OPT_OUT(plan_args, CLI_HELP_OUT),
+    CLI_OPT_PLAN(plan_args, "show a saved plan instead of building one"),
+};
+
+static int plan_run(cli_ctx *x)
 {
-    printf("usage: vpsim plan [SCENARIO] [--set KEY=VALUE]... [--system FILE] [--format table|json|csv]\n"
-           "                  [--out FILE] [--plan FILE]\n"
-           "\n"
-           "Print the ops and collectives of one decode cycle on each tensor-parallel rank: each draft step,\n"
-           "the verify pass and the draft-extend. SCENARIO defaults to configs/default.yaml.\n"
-           "\n"
-           "options:\n"
-           "  --set KEY=VALUE   override a field (repeatable); model.*, draft.*, system.* reach into the\n"
-           "                    files the scenario names, e.g. --set speculative.steps=3\n"
-           "  --system FILE     use this system file instead of the scenario's\n"
-           "  --format FMT      table (default: one row per phase), json (the full plan, loadable with\n"
-           "                    --plan) or csv (one row per op)\n"
-           "  --out FILE        write there (atomically) instead of stdout: a regular file or a new name in\n"
-           "                    an existing directory; a symbolic link is followed and the file it leads\n"
-           "                    to replaced; anything else is refused before any work\n"
-           "  --plan FILE       show a saved plan instead of building one\n"
-           "  -h, --help        this text\n"
-           "\n"
-           "examples:\n"
-           "  vpsim plan configs/default.yaml\n"
-           "  vpsim plan configs/default.yaml --set speculative.steps=3 --set speculative.num_draft_tokens=4\n"
-           "  vpsim plan configs/default.yaml --set nccl.channels=1 --set nccl.buffsize=1M   # NCCL buffers in memory\n"
-           "  vpsim plan configs/default.yaml --format json --out traces/default.plan.json\n"
-           "  vpsim plan --plan traces/default.plan.json --format csv\n");
-}
-
-int cmd_plan(int argc, char **argv)
-{
-    static const struct option longopts[] = {CLI_COMMON_LONGOPTS, {0, 0, 0, 0}};
-    cli_common c = {0};
-    optind = 1;
-    opterr = 0;
-    int opt;
-    /* The leading ':' makes a missing option value ':' rather than '?' (cli_take_common). */
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (opt == 'h') {
-            plan_help();
-            return VP_EXIT_OK;
-        }
-        int rc = cli_take_common("plan", &c, opt, optarg, argv);
-        if (rc)
-            return rc;
-    }
-    if (cli_positional(&c, argc, argv, optind, "plan"))
-        return VP_EXIT_USAGE;
-
-    cfg_scenario sc;
-    bool have_sc = false;
-    plan p;
-    int rc = cli_load(&c, &sc, &have_sc, &p);
-    if (rc)
-        return rc;
-
-    util_buf out = {0};
-    if (c.format == CLI_FMT_JSON) {
+    const plan *p = &x->p;
+    const cfg_scenario *sc = x->have_sc ? &x->sc : NULL;
+    util_buf *out = &x->out;
+    if (x->c->format == CLI_FMT_JSON) {
         util_json j;
         util_json_init(&j, true);
-        plan_json_write(&j, &p);
-        out = j.out;
-    } else if (c.format == CLI_FMT_CSV) {
-        report_plan_csv(&out, &p);
+        plan_json_write(&j, p);
+        *out = j.out;
+    } else if (x->c->format == CLI_FMT_CSV) {
+        report_plan_csv(out, p);
     } else {
-        report_plan_table(&out, &p, have_sc ? &sc : NULL);
-        if (have_sc) {
+        report_plan_table(out, p, sc);
+        if (sc) {
             plan_memory mem;
-            plan_memory_account(&sc, &p, sc.run.backend, &mem);
-            report_plan_memory(&out, &mem);
+            plan_memory_account(sc, p, sc->run.backend, &mem);
+            report_plan_memory(out, &mem);
         }
-        if (have_sc && sc.speculative.algorithm != CFG_SPEC_NONE &&
-            sc.speculative.n_acceptance < sc.speculative.steps)
-            util_buf_printf(&out, "note: speculative.acceptance has %d rate(s) for %d steps; later positions reuse "
-                                  "the last rate\n",
-                            sc.speculative.n_acceptance, sc.speculative.steps);
+        if (sc && sc->speculative.algorithm != CFG_SPEC_NONE && sc->speculative.n_acceptance < sc->speculative.steps)
+            util_buf_printf(out, "note: speculative.acceptance has %d rate(s) for %d steps; later positions reuse "
+                                 "the last rate\n",
+                            sc->speculative.n_acceptance, sc->speculative.steps);
     }
-    rc = cli_emit(&c, out.s ? out.s : "", out.len);
-    util_buf_free(&out);
-    plan_free(&p);
-    if (have_sc)
-        cfg_scenario_free(&sc);
-    return rc;
+    x->emit = true;
+    return VP_EXIT_OK;
 }
+
+static const cli_cmd plan_cmd = {
+    .spec = {.name = "plan", .synopsis = "vpsim plan", .pos_usage = "[SCENARIO]", .pos = CLI_POS_SCENARIO,
+             .common_offset = offsetof(plan_args, c), .opts = plan_opts, .n_opts = CLI_N(plan_opts),
+             .about = "Print the ops and collectives of one decode cycle on each tensor-parallel rank: each draft step,\n"
+                      "the verify pass and the draft-extend. SCENARIO defaults to configs/default.yaml.\n",
+             .examples = "vpsim plan configs/default.yaml\n"
+                         "vpsim plan configs/default.yaml --set speculative.steps=3 --set speculative.num_draft_tokens=4\n"
+                         "vpsim plan configs/default.yaml --set nccl.channels=1 --set nccl.buffsize=1M   # NCCL buffers in memory\n"
+                         "vpsim plan configs/default.yaml --format json --out traces/default.plan.json\n"
+                         "vpsim plan --plan traces/default.plan.json --format csv\n"},
+    .args_size = sizeof(plan_args),
+    .flags = CLI_LOAD,
+    .run = plan_run,
+};
+
+int cmd_plan(int argc, char **argv) { return cli_command_main(&plan_cmd, argc, argv); }

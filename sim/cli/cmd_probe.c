@@ -2,9 +2,9 @@
  * pair of GPUs and to host memory, the launch costs (exec_links_measure), the collective curves in
  * CUDA graphs (exec_bench_run) and the topology as NVML reports it — and write a whole system file
  * from them, each value with its provenance, the p2p mode inferred and anomalies named (probe_text.c). */
-#include "cal_facts.h"
+#include "../calib/cal_facts.h"
 #include "cli.h"
-#include "probe_text.h"
+#include "../calib/probe_text.h"
 
 #include "../comm/comm_nccl_log.h"
 #include "../config/cfg_tree.h"
@@ -16,67 +16,10 @@
 #include "../exec/exec_watch.h"
 #include "../util/util.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static void probe_help(void)
-{
-    printf("usage: mpirun -np N vpsim probe [SCENARIO] [--out FILE] [--quick] [--device cuda|cpu] [--system BASE]\n"
-           "                   [--set K=V]... [--virtual] [--no-curves] [--reps N]\n"
-           "\n"
-           "Measure this box once, one MPI rank per GPU, and write a whole system file: the base (the\n"
-           "scenario's system file, or --system) with what was measured put in, each value commented\n"
-           "\"measured: probe, DATE, HOST, GPU, median of N (spread X%%)\":\n"
-           "  paths.*      per ordered GPU pair: a peer flag's one-way visibility, a dependent load's round\n"
-           "               trip, store and load bandwidth alone, with every pair at once and with all writers\n"
-           "               into one GPU; per GPU: pinned host memory near and far (paths.gpus = N)\n"
-           "  launch.*     eager launch, eager gap, graph node gap, graph launch\n"
-           "  topology.p2p direct | off: off when a pair has no peer access, else direct (what NCCL and the\n"
-           "               custom kernels will use); a peer flag slower than max(%.0f us, %.0f x a flag\n"
-           "               through host memory) is named a finding: peer traffic through system memory\n"
-           "  topology.*, gpus, links.pcie_gbs  from NVML (path type per pair, NVLink, PCIe gen x width,\n"
-           "               NUMA nodes): only on the cuda device with one GPU per rank; sockets and\n"
-           "               gpus_per_switch only when the probe covers every GPU of the box\n"
-           "  measured.allreduce.{nccl,oneshot,twoshot,push}, measured.allgather_nccl  curves in CUDA graphs\n"
-           "               over 4 KiB - 1 MiB (9 sizes; --quick: 3) and SCENARIO's verify-pass payloads in\n"
-           "               that range; the base's collective tables are replaced (its compute tables stay)\n"
-           "and paths.findings: the anomalies in plain words. Compute is not probed: run `vpsim calibrate\n"
-           "--measure` (one GPU) with the file as --system/--base. The file is checked to load before it is\n"
-           "written. With --out, a report (the visibility matrix, the findings) goes to standard output.\n"
-           "\n"
-           "The gpu section (name, SMs, memory, cc) is the device's own; a base naming another GPU is refused\n"
-           "(exit 2, before measuring) unless --base names it, the mismatch then in the header.\n"
-           "Self-tests: --device cpu (processes through shared memory: the CPU device has no GPUs, so any\n"
-           "rank count runs) and --virtual (several ranks per GPU) measure the pipeline, not an interconnect;\n"
-           "every value they write is tagged SELF-TEST, the CPU vendor included. On cpu the curve is the mpi\n"
-           "backend's (eager), the others need CUDA.\n"
-           "\n"
-           "options:\n"
-           "  --out FILE    write the system file there (atomically); default: standard output\n"
-           "  --quick       fewer repetitions, smaller transfers, 3 curve sizes (CI, self-tests)\n"
-           "  --device D    cuda or cpu (default: the scenario's run.device)\n"
-           "  --system F    the scenario's system file, the base by default\n"
-           "  --base F      the base system file, chosen explicitly: a base naming another GPU than this\n"
-           "                one's is refused without it, written with the mismatch in the header with it\n"
-           "  --virtual     allow more ranks than GPUs on a host (a self-test)\n"
-           "  --no-curves   skip the collective curves (the base's collective tables stay)\n"
-           "  --reps N      repetitions per link quantity, the median kept (default: exec_links' own)\n"
-           "\n"
-           "Duration: the curves are 4 allreduce backends and the NCCL all-gather x 9 sizes x 25 calls in graphs;\n"
-           "budgeted at 2 minutes at 8 GPUs (not yet timed on a multi-GPU box); --quick on the CPU device\n"
-           "takes seconds. A rank without progress for 300 s (or the scenario's run.timeout when longer; 0 = no\n"
-           "watchdog) ends the job, every rank naming what it was doing.\n"
-           "\n"
-           "examples:\n"
-           "  mpirun -np 8 vpsim probe configs/default.yaml --out my-box.yaml\n"
-           "  vpsim model configs/default.yaml --system my-box.yaml --explain\n"
-           "  mpirun -np 2 --oversubscribe vpsim probe --device cpu --quick --base configs/systems/h200-1x.yaml \\\n"
-           "      --out selftest.yaml\n",
-           PROBE_NATIVE_VISIBLE_US, PROBE_HOST_FACTOR);
-}
 
 #define PROBE_WATCH_S 300 /* seconds a rank may go without progress before the watchdog ends the job */
 
@@ -94,44 +37,35 @@ typedef struct probe_args {
     int n_verify[2];
 } probe_args;
 
-/* 0, -1 after --help, or VP_EXIT_USAGE. */
-static int parse_args(int argc, char **argv, probe_args *a)
+static void probe_init(void *args) { ((probe_args *)args)->device = -1; }
+
+static const cli_opt probe_opts[] = {
+    CLI_OPT_OUT(probe_args, "write the system file there (atomically); default: standard output"),
+    {.name = "quick", .kind = CLI_FLAG, .offset = offsetof(probe_args, quick),
+     .help = "fewer repetitions, smaller transfers, 3 curve sizes (CI, self-tests)"},
+    {.name = "device", .kind = CLI_ENUM, .offset = offsetof(probe_args, device), .choices = cfg_device_names,
+     .meta = "D", .dflt_text = "the scenario's run.device", .help = "where to measure"},
+    CLI_OPT_SYSTEM(probe_args, "the scenario's system file, the base by default"),
+    {.name = "base", .kind = CLI_STRING, .offset = offsetof(probe_args, base), .meta = "FILE",
+     .help = "the base system file, chosen explicitly: a base naming another GPU than this one's is refused without "
+             "it, written with the mismatch in the header with it"},
+    CLI_OPT_SET(probe_args, CLI_HELP_SET),
+    {.name = "virtual", .kind = CLI_FLAG, .offset = offsetof(probe_args, virtual_ok),
+     .help = "allow more ranks than GPUs on a host (a self-test)"},
+    {.name = "no-curves", .kind = CLI_FLAG, .offset = offsetof(probe_args, no_curves),
+     .help = "skip the collective curves (the base's collective tables stay)"},
+    {.name = "reps", .kind = CLI_INT, .offset = offsetof(probe_args, reps), .lo = 1, .hi = 10000, .meta = "N",
+     .dflt_text = "exec_links' own", .help = "repetitions per link quantity, the median kept"},
+    {.name = "format", .kind = CLI_ENUM, .offset = offsetof(probe_args, c.format), .choices = cli_format_names,
+     .meta = "FMT", .hidden = true}, /* a system file is YAML: anything but the default is refused */
+    CLI_OPT_REFUSED("plan", "--plan: probe measures the box, not a plan"),
+};
+
+static int probe_check(cli_ctx *x)
 {
-    enum { OPT_QUICK = CLI_OPT_FIRST_PRIVATE, OPT_DEVICE, OPT_VIRTUAL, OPT_NO_CURVES, OPT_REPS, OPT_BASE };
-    static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
-                                             {"quick", no_argument, NULL, OPT_QUICK},
-                                             {"device", required_argument, NULL, OPT_DEVICE},
-                                             {"virtual", no_argument, NULL, OPT_VIRTUAL},
-                                             {"no-curves", no_argument, NULL, OPT_NO_CURVES},
-                                             {"reps", required_argument, NULL, OPT_REPS},
-                                             {"base", required_argument, NULL, OPT_BASE},
-                                             {0, 0, 0, 0}};
-    memset(a, 0, sizeof(*a));
-    a->device = -1;
-    optind = 1;
-    opterr = 0;
-    int opt, rc = 0;
-    while (!rc && (opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'h': probe_help(); return -1;
-        case OPT_QUICK: a->quick = true; break;
-        case OPT_DEVICE: rc = cli_parse_enum("probe", "--device", optarg, cfg_device_names, &a->device); break;
-        case OPT_VIRTUAL: a->virtual_ok = true; break;
-        case OPT_NO_CURVES: a->no_curves = true; break;
-        case OPT_REPS: rc = cli_parse_int("probe", "--reps", optarg, 1, 10000, &a->reps); break;
-        case OPT_BASE: a->base = optarg; break;
-        default: rc = cli_take_common("probe", &a->c, opt, optarg, argv); break;
-        }
-    }
-    if (rc)
-        return rc;
-    if (cli_positional(&a->c, argc, argv, optind, "probe"))
-        return VP_EXIT_USAGE;
-    if (a->c.format != CLI_FMT_TABLE)
-        return cli_usage_error("probe", "--format: probe writes a YAML system file, no other format");
-    if (a->c.plan_path)
-        return cli_usage_error("probe", "--plan: probe measures the box, not a plan");
-    return 0;
+    if (x->c->format != CLI_FMT_TABLE)
+        return util_usage_error("probe", "--format: probe writes a YAML system file, no other format");
+    return VP_EXIT_OK;
 }
 
 /* The checks before anything is measured (every rank): 0, or VP_EXIT_USAGE after rank 0 said why. */
@@ -392,55 +326,91 @@ static int probe(const probe_args *a, dist_job *d, int device, const char *base,
     return rc;
 }
 
-int cmd_probe(int argc, char **argv)
+static int probe_run(cli_ctx *x)
 {
-    probe_args a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc)
-        return rc < 0 ? VP_EXIT_OK : rc;
-    dist_job d;
-    dist_init(&d, &argc, &argv);
-    a.c.quiet = d.rank != 0;
-    cfg_scenario sc;
-    bool have_sc = false;
-    plan p;
-    rc = cli_load(&a.c, &sc, &have_sc, &p);
-    if (rc) {
-        dist_finalize(&d);
-        return rc;
-    }
-    const int device = a.device >= 0 ? a.device : sc.run.device;
+    probe_args *a = x->args;
+    dist_job *d = &x->d;
+    const cfg_scenario *sc = &x->sc;
+    const int device = a->device >= 0 ? a->device : sc->run.device;
     char why[256];
     const exec_device *dev = exec_find_device(device, why, sizeof(why));
     for (int k = 0; k < 2 && dev; k++)
-        a.n_verify[k] = scenario_sizes(&p, k ? PLAN_OP_ALLGATHER : PLAN_OP_ALLREDUCE, dev->elem_bytes, a.verify[k]);
-    plan_free(&p);
+        a->n_verify[k] = scenario_sizes(&x->p, k ? PLAN_OP_ALLGATHER : PLAN_OP_ALLREDUCE, dev->elem_bytes, a->verify[k]);
     /* A base that cannot be read is said before the measuring, not after. */
-    const char *base_path = a.base ? a.base : sc.system_path;
+    const char *base_path = a->base ? a->base : sc->system_path;
     cfg_error err;
     cfg_doc *base = cfg_doc_load_file(base_path, &err);
+    int rc = 0;
     if (!base) {
-        if (d.rank == 0)
+        if (d->rank == 0)
             fprintf(stderr, "vpsim probe: base system file: %s\n", err.msg);
         rc = VP_EXIT_USAGE;
     }
     cfg_doc_free(base);
     if (rc == 0)
-        rc = check_job(&a, &d, device);
+        rc = check_job(a, d, device);
     exec_facts facts;
     char mismatch[400] = "";
     if (rc == 0)
-        rc = facts_check(&a, &d, device, base_path, &facts, mismatch, sizeof(mismatch));
+        rc = facts_check(a, d, device, base_path, &facts, mismatch, sizeof(mismatch));
     if (rc == 0) {
         /* A link measurement at 8 GPUs may go longer than run.timeout between two progress steps: the
          * watchdog here catches a hang, not a slow phase (run.timeout 0 still turns it off). */
-        const int watch = sc.run.timeout == 0 ? 0 : PROBE_WATCH_S > sc.run.timeout ? PROBE_WATCH_S : sc.run.timeout;
-        exec_watch_start(&d, "probe", watch);
-        rc = probe(&a, &d, device, base_path, &facts, mismatch);
-        exec_watch_step("MPI_Finalize (waiting for every rank)");
+        const int watch = sc->run.timeout == 0 ? 0 : PROBE_WATCH_S > sc->run.timeout ? PROBE_WATCH_S : sc->run.timeout;
+        exec_watch_start(d, "probe", watch);
+        rc = probe(a, d, device, base_path, &facts, mismatch);
     }
-    cfg_scenario_free(&sc);
-    dist_finalize(&d);
-    exec_watch_stop();
     return rc;
 }
+
+static void probe_about(util_buf *out)
+{
+    util_buf_printf(out, "Measure this box once, one MPI rank per GPU, and write a whole system file: the base (the\n"
+                    "scenario's system file, or --system) with what was measured put in, each value commented\n"
+                    "\"measured: probe, DATE, HOST, GPU, median of N (spread X%%)\":\n"
+                    "  paths.*      per ordered GPU pair: a peer flag's one-way visibility, a dependent load's round\n"
+                    "               trip, store and load bandwidth alone, with every pair at once and with all writers\n"
+                    "               into one GPU; per GPU: pinned host memory near and far (paths.gpus = N)\n"
+                    "  launch.*     eager launch, eager gap, graph node gap, graph launch\n"
+                    "  topology.p2p direct | off: off when a pair has no peer access, else direct (what NCCL and the\n"
+                    "               custom kernels will use); a peer flag slower than max(%.0f us, %.0f x a flag\n"
+                    "               through host memory) is named a finding: peer traffic through system memory\n"
+                    "  topology.*, gpus, links.pcie_gbs  from NVML (path type per pair, NVLink, PCIe gen x width,\n"
+                    "               NUMA nodes): only on the cuda device with one GPU per rank; sockets and\n"
+                    "               gpus_per_switch only when the probe covers every GPU of the box\n"
+                    "  measured.allreduce.{nccl,oneshot,twoshot,push}, measured.allgather_nccl  curves in CUDA graphs\n"
+                    "               over 4 KiB - 1 MiB (9 sizes; --quick: 3) and SCENARIO's verify-pass payloads in\n"
+                    "               that range; the base's collective tables are replaced (its compute tables stay)\n"
+                    "and paths.findings: the anomalies in plain words. Compute is not probed: run `vpsim calibrate\n"
+                    "--measure` (one GPU) with the file as --system/--base. The file is checked to load before it is\n"
+                    "written. With --out, a report (the visibility matrix, the findings) goes to standard output.\n"
+                    "\n"
+                    "The gpu section (name, SMs, memory, cc) is the device's own; a base naming another GPU is refused\n"
+                    "(exit 2, before measuring) unless --base names it, the mismatch then in the header.\n"
+                    "Self-tests: --device cpu (processes through shared memory: the CPU device has no GPUs, so any\n"
+                    "rank count runs) and --virtual (several ranks per GPU) measure the pipeline, not an interconnect;\n"
+                    "every value they write is tagged SELF-TEST, the CPU vendor included. On cpu the curve is the mpi\n"
+                    "backend's (eager), the others need CUDA.\n",
+                    PROBE_NATIVE_VISIBLE_US, PROBE_HOST_FACTOR);
+}
+
+static const cli_cmd probe_cmd = {
+    .spec = {.name = "probe", .synopsis = "mpirun -np N vpsim probe", .pos_usage = "[SCENARIO]",
+             .pos = CLI_POS_SCENARIO, .common_offset = offsetof(probe_args, c), .opts = probe_opts,
+             .n_opts = CLI_N(probe_opts), .about_fn = probe_about,
+             .after = "Duration: the curves are 4 allreduce backends and the NCCL all-gather x 9 sizes x 25 calls in graphs;\n"
+                      "budgeted at 2 minutes at 8 GPUs (not yet timed on a multi-GPU box); --quick on the CPU device\n"
+                      "takes seconds. A rank without progress for 300 s (or the scenario's run.timeout when longer; 0 = no\n"
+                      "watchdog) ends the job, every rank naming what it was doing.\n",
+             .examples = "mpirun -np 8 vpsim probe configs/default.yaml --out my-box.yaml\n"
+                         "vpsim model configs/default.yaml --system my-box.yaml --explain\n"
+                         "mpirun -np 2 --oversubscribe vpsim probe --device cpu --quick --base configs/systems/h200-1x.yaml \\\n"
+                         "    --out selftest.yaml\n"},
+    .args_size = sizeof(probe_args),
+    .flags = CLI_MPI | CLI_LOAD,
+    .init = probe_init,
+    .check = probe_check,
+    .run = probe_run,
+};
+
+int cmd_probe(int argc, char **argv) { return cli_command_main(&probe_cmd, argc, argv); }

@@ -26,36 +26,46 @@ static const record records[] = {
 };
 #define N_RECORDS (sizeof(records) / sizeof(records[0]))
 
-static void usage(void)
+static void schema_about(util_buf *out)
 {
-    printf("usage: vpsim schema RECORD\n\nPrint the JSON Schema (draft 2020-12) of a record vpsim writes and reads, "
-           "generated from the\nsame table that writes and reads it. RECORD is one of:\n");
+    util_buf_printf(out, "Print the JSON Schema (draft 2020-12) of a record vpsim writes and reads, generated from the\n"
+                         "same table that writes and reads it. RECORD is one of:\n");
     for (size_t i = 0; i < N_RECORDS; i++)
-        printf("  %-8s %s\n", records[i].name, records[i].what);
-    printf("example: vpsim schema plan > docs/schemas/plan.schema.json\n");
+        util_buf_printf(out, "  %-8s %s\n", records[i].name, records[i].what);
 }
 
-int cmd_schema(int argc, char **argv)
+typedef struct schema_args {
+    cli_common c; /* unused: the skeleton's common slot */
+} schema_args;
+
+static int schema_run(cli_ctx *x)
 {
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        usage();
-        return VP_EXIT_OK;
-    }
     char valid[256] = "";
     for (size_t i = 0; i < N_RECORDS; i++)
         snprintf(valid + strlen(valid), sizeof(valid) - strlen(valid), "%s%s", i ? ", " : "", records[i].name);
-    if (argc != 2)
-        return cli_usage_error("schema", argc < 2 ? "which record? (%s)" : "one record at a time (%s)", valid);
+    const int n = x->argc - x->optind;
+    if (n != 1)
+        return util_usage_error("schema", n < 1 ? "which record? (%s)" : "one record at a time (%s)", valid);
+    const char *name = x->argv[x->optind];
     for (size_t i = 0; i < N_RECORDS; i++) {
-        if (strcmp(argv[1], records[i].name) != 0)
+        if (strcmp(name, records[i].name) != 0)
             continue;
         util_json j;
         util_json_init(&j, true);
         records[i].schema(&j);
         util_buf_printf(&j.out, "\n");
-        const int rc = cli_write_stdout(j.out.s, j.out.len);
-        util_buf_free(&j.out);
-        return rc;
+        x->out = j.out;
+        x->emit = true;
+        return VP_EXIT_OK;
     }
-    return cli_usage_error("schema", "unknown record '%s' (valid: %s)", argv[1], valid);
+    return util_usage_error("schema", "unknown record '%s' (valid: %s)", name, valid);
 }
+
+static const cli_cmd schema_cmd = {
+    .spec = {.name = "schema", .synopsis = "vpsim schema", .pos_usage = "RECORD", .pos = CLI_POS_ANY,
+             .about_fn = schema_about, .examples = "vpsim schema plan > docs/schemas/plan.schema.json\n"},
+    .args_size = sizeof(schema_args),
+    .run = schema_run,
+};
+
+int cmd_schema(int argc, char **argv) { return cli_command_main(&schema_cmd, argc, argv); }

@@ -1,17 +1,11 @@
-/* vpsim sweep: model the cartesian product of --vary settings into one CSV, resumably.
- *
- * Every finished scenario is appended to FILE.partial (its rows, then a commit line; sweep_resume.c), so an
- * interrupted sweep picks up where it stopped; the CSV itself is written atomically once every scenario is
- * done. */
-#include "cli_model.h"
-#include "sweep.h"
+/* vpsim sweep: model the cartesian product of --vary settings into one CSV, resumably (the engine:
+ * sim/sweep/sweep_run.c). */
+#include "cli.h"
+#include "../sweep/sweep.h"
 
-#include "../model/model.h"
-#include "../report/report_results.h"
 #include "../util/util.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -19,426 +13,152 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SWEEP_PLAN_CACHE 8
+typedef struct sweep_args {
+    cli_common c;
+    const char *vary[SWEEP_MAX_VARY];
+    int n_vary;
+    cli_backends bes;
+    long long limit; /* -1: none */
+    int top, jobs;
+    bool restart;
+} sweep_args;
 
-static volatile sig_atomic_t sweep_interrupted;
-static void on_sigint(int sig)
+static void sweep_init(void *args)
 {
-    (void)sig;
-    sweep_interrupted = 1;
+    sweep_args *a = args;
+    a->limit = -1;
+    cli_backends_all(&a->bes);
 }
 
-static void sweep_help(void)
+static int set_vary(void *dest, const char *arg, const cli_opt *o, cli_parse *ps)
 {
-    printf("usage: vpsim sweep [SCENARIO] --vary KEY=V1,V2,... [--vary ...] --out FILE.csv [--backend LIST]\n"
-           "                   [--set KEY=VALUE]... [--system FILE] [--limit N] [--restart] [--top N]\n"
-           "\n"
-           "Model every combination of the --vary values (their cartesian product, the last --vary changing\n"
-           "fastest) with `vpsim model`'s formulas and write one CSV row per scenario and backend: the varied\n"
-           "values, then the columns of `vpsim model --format csv`. Keys and values are checked like --set\n"
-           "before anything runs. Finished scenarios are kept in FILE.partial, so an interrupted sweep (Ctrl-C,\n"
-           "--limit) resumes when the same command runs again; FILE is written atomically at the end.\n"
-           "A progress bar is drawn on stderr when it is a terminal.\n"
-           "\n"
-           "Tied keys: with speculative.topk=1 SGLang verifies steps + 1 tokens, so varying speculative.steps\n"
-           "alone sets speculative.num_draft_tokens = steps + 1 at each point (and varying num_draft_tokens\n"
-           "alone sets steps = num_draft_tokens - 1); the tied key gets its own CSV column. Vary both to choose\n"
-           "them yourself: combinations SGLang would reject become rows with available=false, counted once per\n"
-           "reason in the summary. With speculation on, each point is also modelled with\n"
-           "speculative.algorithm=none (column nospec_tok_per_s): the break-even of speculation.\n"
-           "\n"
-           "When the sweep is done, a summary goes to stdout: per point the best backend, its tok/s and TPOT and\n"
-           "how much faster it is than the runner-up; per backend its best point and the gain over no\n"
-           "speculation; skipped combinations; warnings (figures that are not like for like) with the points\n"
-           "they hit, including a collective figure that is measured at some points and a formula at others.\n"
-           "\n"
-           "options:\n"
-           "  --vary KEY=V1,V2  a key and its values (repeatable); A..B is every integer from A to B; commas\n"
-           "                    inside [...] stay in one value\n"
-           "  --out FILE        the CSV to write (required)\n"
-           "  --backend LIST    backends per scenario (default: all but 'model')\n"
-           "  --set KEY=VALUE   fixed overrides for every scenario (repeatable)\n"
-           "  --system FILE     use this system file instead of the scenario's\n"
-           "  --limit N         model at most N more scenarios, then stop (exit 1; run again to go on)\n"
-           "  --restart         ignore FILE.partial and start over\n"
-           "  --top N           summary: list every point up to N points (default 50), else the N best\n"
-           "  --jobs N          worker processes modelling the points (default: the cores this process may use);\n"
-           "                    the CSV, the summary and a resume are the same for every N\n"
-           "  -h, --help        this text\n"
-           "\n"
-           "examples:\n"
-           "  vpsim sweep configs/default.yaml --vary speculative.steps=1..5 --backend nccl,oneshot --out steps.csv\n"
-           "  vpsim sweep configs/default.yaml --vary system.topology.p2p=direct,sysmem \\\n"
-           "      --vary speculative.acceptance=[0.8,0.6],[0.6,0.4] --backend nccl,oneshot --out p2p.csv\n"
-           "  vpsim sweep configs/default.yaml --vary workload.context=1024,8192,65536 --vary workload.batch=1,4,16 \\\n"
-           "      --out context.csv\n");
+    (void)o;
+    sweep_args *a = dest;
+    if (a->n_vary == SWEEP_MAX_VARY)
+        return util_usage_error(ps->cmd, "at most %d --vary options", SWEEP_MAX_VARY);
+    a->vary[a->n_vary++] = arg;
+    return VP_EXIT_OK;
 }
 
-/* ---------------- one scenario ---------------- */
-
-typedef struct plan_cache_entry {
-    char *key;
-    plan p;
-    bool used;
-} plan_cache_entry;
-
-/* The plan depends on the scenario and model files, not on the system or the run settings. */
-static char *plan_key(const sweep *sw, const char **vals)
+static int set_limit(void *dest, const char *arg, const cli_opt *o, cli_parse *ps)
 {
-    util_buf b = {0};
-    util_buf_printf(&b, "|");
-    for (int k = 0; k < sw->n_vary; k++)
-        if (strncmp(sw->v[k].key, "system.", 7) && strncmp(sw->v[k].key, "run.", 4))
-            util_buf_printf(&b, "%s=%s|", sw->v[k].key, vals[k]);
-    return b.s;
+    (void)o;
+    long long v;
+    if (!cfg_parse_int(arg, &v) || v < 0)
+        return util_usage_error(ps->cmd, "--limit '%s': expected a count >= 0", arg);
+    *(long long *)dest = v;
+    return VP_EXIT_OK;
 }
 
-static const plan *cached_plan(plan_cache_entry *cache, long long *tick, const char *key, const cfg_scenario *sc,
-                               char *why, size_t len)
+static const cli_opt sweep_opts[] = {
+    /* set_vary gathers into the whole struct (offset 0) */
+    {.name = "vary", .kind = CLI_CUSTOM, .offset = 0, .set = set_vary, .meta = "KEY=V1,V2", .repeat = true,
+     .required = "nothing to vary: give at least one --vary KEY=V1,V2,...",
+     .help = "a key and its values; A..B is every integer from A to B; commas inside [...] stay in one value"},
+    {.name = "out", .kind = CLI_OUT, .offset = offsetof(sweep_args, c.out_path), .meta = "FILE",
+     .required = "--out FILE.csv is required (the sweep resumes from FILE.csv.partial)", .help = "the CSV to write"},
+    {.name = "backend", .kind = CLI_CUSTOM, .offset = offsetof(sweep_args, bes), .set = cli_set_backends,
+     .meta = "LIST", .help = "backends per scenario (default: all but 'model'):\n", .help_tail = cli_model_backend_names},
+    CLI_OPT_SET(sweep_args, "fixed overrides for every scenario"),
+    CLI_OPT_SYSTEM(sweep_args, CLI_HELP_SYSTEM),
+    {.name = "limit", .kind = CLI_CUSTOM, .offset = offsetof(sweep_args, limit), .set = set_limit, .meta = "N",
+     .help = "model at most N more scenarios, then stop (exit 1; run again to go on)"},
+    {.name = "restart", .kind = CLI_FLAG, .offset = offsetof(sweep_args, restart),
+     .help = "ignore FILE.partial and start over"},
+    {.name = "top", .kind = CLI_INT, .offset = offsetof(sweep_args, top), .lo = 1, .hi = 100000, .dflt = "50",
+     .meta = "N", .help = "summary: list every point up to N points, else the N best"},
+    {.name = "jobs", .kind = CLI_INT, .offset = offsetof(sweep_args, jobs), .lo = 1, .hi = SWEEP_MAX_JOBS,
+     .meta = "N", .help = "worker processes modelling the points (default: the cores this process may use); the CSV, "
+                          "the summary and a resume are the same for every N"},
+    {.name = "format", .kind = CLI_ENUM, .offset = offsetof(sweep_args, c.format), .choices = cli_format_names,
+     .meta = "FMT", .hidden = true}, /* csv, what it writes anyway; else refused below */
+    CLI_OPT_REFUSED("plan", "--plan is not supported: a sweep rebuilds the plan for each scenario"),
+};
+
+static int sweep_main(cli_ctx *x)
 {
-    int victim = 0;
-    for (int i = 0; i < SWEEP_PLAN_CACHE; i++) {
-        if (cache[i].used && !strcmp(cache[i].key, key))
-            return &cache[i].p;
-        if (!cache[i].used)
-            victim = i;
-    }
-    if (cache[victim].used) {
-        victim = (int)((*tick)++ % SWEEP_PLAN_CACHE);
-        free(cache[victim].key);
-        plan_free(&cache[victim].p);
-        cache[victim].used = false;
-    }
-    if (plan_build(sc, &cache[victim].p, why, len))
-        return NULL;
-    cache[victim].key = util_xstrdup(key);
-    cache[victim].used = true;
-    return &cache[victim].p;
-}
-
-static void error_rows(const sweep *sw, const char **vals, const char *msg, util_buf *out)
-{
-    for (int i = 0; i < sw->n_bes; i++) {
-        results_cycle r;
-        memset(&r, 0, sizeof(r));
-        snprintf(r.backend, sizeof(r.backend), "%s", cfg_backend_names[sw->bes[i]]);
-        snprintf(r.reason, sizeof(r.reason), "%s", msg);
-        report_results_csv_row(out, vals, sw->n_cols, &r);
-    }
-}
-
-/* The break-even of speculation: the same point with speculative.algorithm=none, per backend, into
- * rs[i].nospec_tok_per_s. The loaded scenario is modelled again with speculation switched off in its
- * struct (no second YAML load: with algorithm none no other speculative.* setting is read). Left 0
- * when it cannot be modelled: the row then simply has no baseline. */
-static void add_nospec(const sweep *sw, const cfg_scenario *sc, const char **vals, plan_cache_entry *cache,
-                       long long *tick, results_cycle *rs)
-{
-    cfg_scenario base = *sc; /* shallow: only the algorithm differs, and this copy is never freed */
-    base.speculative.algorithm = CFG_SPEC_NONE;
-    util_buf key = {0};
-    util_buf_printf(&key, "|nospec|");
-    for (int k = 0; k < sw->n_vary; k++)
-        if (strncmp(sw->v[k].key, "system.", 7) && strncmp(sw->v[k].key, "run.", 4) &&
-            strncmp(sw->v[k].key, "speculative.", 12))
-            util_buf_printf(&key, "%s=%s|", sw->v[k].key, vals[k]);
-    char why[512];
-    const plan *p = cached_plan(cache, tick, key.s, &base, why, sizeof(why));
-    util_buf_free(&key);
-    model_ctx *ctx = p ? model_prepare(&base, p, why, sizeof(why)) : NULL;
-    for (int i = 0; ctx && i < sw->n_bes; i++) {
-        results_cycle r;
-        model_eval(ctx, sw->bes[i], false, &r);
-        if (r.available)
-            rs[i].nospec_tok_per_s = r.tok_per_s;
-    }
-    model_free(ctx);
-}
-
-typedef struct point_state {
-    plan_cache_entry cache[SWEEP_PLAN_CACHE];
-    long long tick;
-} point_state;
-
-/* Returns false when the combination could not be modelled at all (its rows carry the reason). */
-static bool run_one(const sweep *sw, long long idx, void *vstate, util_buf *out)
-{
-    point_state *st = vstate;
-    plan_cache_entry *cache = st->cache;
-    long long *tick = &st->tick;
-    bool ok = false;
-    const char *sets[CFG_MAX_SETS + SWEEP_MAX_VARY + 1];
-    char *owned[SWEEP_MAX_VARY + 1];
-    const char *vals[SWEEP_MAX_VARY + 1];
-    const int n = sweep_scenario_sets(sw, idx, sets, owned, vals);
-    /* The tied column: the derived value where the tie applies, else what the scenario has. */
-    char tied[32] = "";
-    if (sw->tie.from >= 0)
-        vals[sw->n_vary] = owned[sw->n_vary] ? strchr(owned[sw->n_vary], '=') + 1 : tied;
-    cfg_scenario sc;
-    cfg_error err;
-    if (cfg_scenario_load(sw->c.scenario_path, sets, n, sw->c.system_path, &sc, &err)) {
-        error_rows(sw, vals, err.msg, out);
-    } else {
-        if (sw->tie.from >= 0 && !owned[sw->n_vary])
-            snprintf(tied, sizeof(tied), "%d",
-                     sw->tie.offset > 0 ? sc.speculative.num_draft_tokens : sc.speculative.steps);
-        char why[512];
-        char *key = plan_key(sw, vals);
-        const plan *p = cached_plan(cache, tick, key, &sc, why, sizeof(why));
-        free(key);
-        model_ctx *ctx = p ? model_prepare(&sc, p, why, sizeof(why)) : NULL;
-        if (!ctx) {
-            error_rows(sw, vals, why, out);
-        } else {
-            ok = true;
-            results_cycle rs[CFG_BACKEND_COUNT];
-            for (int i = 0; i < sw->n_bes; i++)
-                model_eval(ctx, sw->bes[i], false, &rs[i]);
-            model_free(ctx);
-            if (sc.speculative.algorithm != CFG_SPEC_NONE)
-                add_nospec(sw, &sc, vals, cache, tick, rs);
-            for (int i = 0; i < sw->n_bes; i++)
-                report_results_csv_row(out, vals, sw->n_cols, &rs[i]);
-        }
-        cfg_scenario_free(&sc);
-    }
-    sweep_free_sets(sw, owned);
-    return ok;
-}
-
-static void progress(long long done, long long total, double elapsed)
-{
-    static double last_draw = -1.0; /* at most ten redraws a second */
-    if (elapsed - last_draw < 0.1 && done != total)
-        return;
-    last_draw = elapsed;
-    const int width = 30;
-    int fill = total ? (int)(width * done / total) : width;
-    double eta = done ? elapsed * (double)(total - done) / (double)done : 0.0;
-    fprintf(stderr, "\r[%.*s%*s] %lld/%lld %5.1f%%  %.1fs elapsed, ~%.1fs left ", fill,
-            "##############################", width - fill, "", done, total, total ? 100.0 * done / total : 100.0,
-            elapsed, eta);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int run_sweep(sweep *sw)
-{
-    util_buf valid = {0};
-    char why[512];
-    long long done = sw->restart ? 0 : sweep_load_partial(sw, &valid, why, sizeof(why));
-    if (done < 0) {
-        fprintf(stderr, "vpsim sweep: %s belongs to a different sweep: %s; remove it or pass --restart to start "
-                        "over\n",
-                sw->partial_path, why);
-        util_buf_free(&valid);
-        return VP_EXIT_USAGE;
-    }
-    if (done > 0)
-        fprintf(stderr, "vpsim sweep: resuming: %lld of %lld scenarios already done (%s)\n", done, sw->total,
-                sw->partial_path);
-    if (!valid.len)
-        util_buf_printf(&valid, "%s", sw->header);
-    /* Rewrite the partial file without any torn tail, then append to it. */
-    char err[512];
-    if (util_write_file_atomic(sw->partial_path, valid.s, valid.len, err, sizeof(err))) {
-        fprintf(stderr, "vpsim sweep: %s\n", err);
-        util_buf_free(&valid);
-        return VP_EXIT_FAIL;
-    }
-    util_buf_free(&valid);
-    FILE *part = fopen(sw->partial_path, "a");
-    if (!part) {
-        fprintf(stderr, "vpsim sweep: cannot append to %s: %s\n", sw->partial_path, strerror(errno));
-        return VP_EXIT_FAIL;
-    }
-    const bool tty = isatty(STDERR_FILENO);
-    const double t0 = now_s();
-    point_state *state = util_xcalloc(1, sizeof(*state));
-    void (*old_handler)(int) = signal(SIGINT, on_sigint);
-    sweep_runner runner = {.point = run_one, .state = state, .stop = &sweep_interrupted,
-                           .progress = tty ? progress : NULL};
-    sweep_tally tally = {.done = done, .t0 = t0};
-    const int workers_rc = sweep_run_points(sw, part, sw->jobs > 0 ? sw->jobs : sweep_default_jobs(), &runner, &tally);
-    done = tally.done;
-    const long long failed = tally.failed;
-    signal(SIGINT, old_handler);
-    for (int i = 0; i < SWEEP_PLAN_CACHE; i++)
-        if (state->cache[i].used) {
-            free(state->cache[i].key);
-            plan_free(&state->cache[i].p);
-        }
-    free(state);
-    if (tty)
-        fprintf(stderr, "\n");
-    if (workers_rc != 0) {
-        fclose(part);
-        fprintf(stderr, "vpsim sweep: %lld of %lld scenarios done; run the same command again to resume (%s)\n", done,
-                sw->total, sw->partial_path);
-        return VP_EXIT_FAIL;
-    }
-    if (failed)
-        fprintf(stderr, "vpsim sweep: %lld combination(s) could not be modelled; their rows have available=false "
-                        "and the reason\n",
-                failed);
-    if (fclose(part) != 0) {
-        fprintf(stderr, "vpsim sweep: writing %s failed: %s\n", sw->partial_path, strerror(errno));
-        return VP_EXIT_FAIL;
-    }
-    if (done < sw->total) {
-        fprintf(stderr, "vpsim sweep: %s after %lld of %lld scenarios; run the same command again to resume (%s)\n",
-                sweep_interrupted ? "interrupted" : "stopped by --limit", done, sw->total, sw->partial_path);
-        return VP_EXIT_FAIL;
-    }
-    util_buf csv = {0};
-    const char *keys[SWEEP_MAX_VARY + 1];
-    for (int k = 0; k < sw->n_vary; k++)
-        keys[k] = sw->v[k].key;
-    keys[sw->n_vary] = sw->tie.key;
-    report_results_csv_header(&csv, keys, sw->n_cols);
-    for (long long idx = 0; idx < sw->total; idx++)
-        util_buf_printf(&csv, "%s", sw->rows[idx]);
-    int rc = cli_emit(&sw->c, csv.s, csv.len);
-    util_buf_free(&csv);
-    if (rc == VP_EXIT_OK) {
-        unlink(sw->partial_path);
-        fprintf(stderr, "vpsim sweep: %lld scenarios x %d backends in %.2f s (%d process%s) -> %s\n", sw->total,
-                sw->n_bes, now_s() - t0, tally.jobs, tally.jobs == 1 ? "" : "es", sw->c.out_path);
-        sweep_print_summary(sw, stdout);
-    }
-    return rc;
-}
-
-enum { OPT_VARY = CLI_OPT_FIRST_PRIVATE, OPT_BACKEND, OPT_LIMIT, OPT_RESTART, OPT_TOP, OPT_JOBS };
-
-static void sweep_free(sweep *sw)
-{
-    for (int k = 0; k < sw->n_vary; k++) {
-        for (int j = 0; j < sw->v[k].n; j++)
-            free(sw->v[k].values[j]);
-        free(sw->v[k].values);
-        free(sw->v[k].key);
-    }
-    if (sw->rows)
-        for (long long i = 0; i < sw->total; i++)
-            free(sw->rows[i]);
-    free(sw->rows);
-    free(sw->partial_path);
-    free(sw->header);
-}
-
-int cmd_sweep(int argc, char **argv)
-{
-    static const struct option longopts[] = {CLI_COMMON_LONGOPTS,
-                                             {"vary", required_argument, NULL, OPT_VARY},
-                                             {"backend", required_argument, NULL, OPT_BACKEND},
-                                             {"limit", required_argument, NULL, OPT_LIMIT},
-                                             {"restart", no_argument, NULL, OPT_RESTART},
-                                             {"top", required_argument, NULL, OPT_TOP},
-                                             {"jobs", required_argument, NULL, OPT_JOBS},
-                                             {0, 0, 0, 0}};
+    const sweep_args *a = x->args;
     sweep sw;
     memset(&sw, 0, sizeof(sw));
-    sw.limit = -1;
-    sw.top = 50;
-    const char *backend_list = NULL;
-    const char *vary_args[SWEEP_MAX_VARY + 1];
-    int n_vary_args = 0;
-    optind = 1;
-    opterr = 0;
-    int opt, rc = VP_EXIT_USAGE;
-    while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-        if (opt == 'h') {
-            sweep_help();
-            return VP_EXIT_OK;
-        }
-        if (opt == OPT_VARY) {
-            if (n_vary_args == SWEEP_MAX_VARY)
-                return cli_usage_error("sweep", "at most %d --vary options", SWEEP_MAX_VARY);
-            vary_args[n_vary_args++] = optarg;
-        } else if (opt == OPT_BACKEND) {
-            backend_list = optarg;
-        } else if (opt == OPT_LIMIT) {
-            long long v;
-            if (!cfg_parse_int(optarg, &v) || v < 0)
-                return cli_usage_error("sweep", "--limit '%s': expected a count >= 0", optarg);
-            sw.limit = v;
-        } else if (opt == OPT_TOP) {
-            long long v;
-            if (cli_parse_ll("sweep", "--top", optarg, 1, 100000, &v))
-                return VP_EXIT_USAGE;
-            sw.top = (int)v;
-        } else if (opt == OPT_JOBS) {
-            long long v;
-            if (cli_parse_ll("sweep", "--jobs", optarg, 1, SWEEP_MAX_JOBS, &v))
-                return VP_EXIT_USAGE;
-            sw.jobs = (int)v;
-        } else if (opt == OPT_RESTART) {
-            sw.restart = true;
-        } else {
-            int bad = cli_take_common("sweep", &sw.c, opt, optarg, argv);
-            if (bad)
-                return bad;
-        }
-    }
-    if (cli_positional(&sw.c, argc, argv, optind, "sweep"))
-        return VP_EXIT_USAGE;
-    char *dflt = NULL;
-    if (!sw.c.scenario_path) {
-        char *dir = cli_install_dir();
-        dflt = util_xasprintf("%s/configs/default.yaml", dir);
-        free(dir);
-        sw.c.scenario_path = dflt;
-    }
-    if (sw.c.plan_path) {
-        cli_usage_error("sweep", "--plan is not supported: a sweep rebuilds the plan for each scenario");
+    sw.scenario_path = cli_ctx_scenario_path(x);
+    sw.system_path = a->c.system_path;
+    sw.out_path = a->c.out_path;
+    sw.sets = a->c.sets;
+    sw.n_sets = a->c.n_sets;
+    sw.limit = a->limit;
+    sw.top = a->top;
+    sw.jobs = a->jobs;
+    sw.restart = a->restart;
+    sw.n_bes = a->bes.n;
+    memcpy(sw.bes, a->bes.v, sizeof(sw.bes));
+    int rc = VP_EXIT_USAGE;
+    if (a->c.format != CLI_FMT_TABLE && a->c.format != CLI_FMT_CSV) {
+        util_usage_error("sweep", "--format: a sweep writes CSV only");
         goto out;
     }
-    if (sw.c.format != CLI_FMT_TABLE && sw.c.format != CLI_FMT_CSV) {
-        cli_usage_error("sweep", "--format: a sweep writes CSV only");
+    if (sweep_check_out(sw.out_path))
         goto out;
-    }
-    if (!sw.c.out_path) {
-        cli_usage_error("sweep", "--out FILE.csv is required (the sweep resumes from FILE.csv.partial)");
-        goto out;
-    }
-    if (sweep_check_out(sw.c.out_path))
-        goto out;
-    if (n_vary_args == 0) {
-        cli_usage_error("sweep", "nothing to vary: give at least one --vary KEY=V1,V2,...");
-        goto out;
-    }
-    for (int i = 0; i < n_vary_args; i++)
-        if (sweep_add_vary(&sw, vary_args[i]))
+    for (int i = 0; i < a->n_vary; i++)
+        if (sweep_add_vary(&sw, a->vary[i]))
             goto out;
     sweep_setup_tie(&sw);
-    if ((sw.n_bes = cli_parse_backends(backend_list, sw.bes, CFG_BACKEND_COUNT, "sweep")) < 0)
-        goto out;
     sw.total = 1;
     for (int k = 0; k < sw.n_vary; k++) {
         sw.total *= sw.v[k].n;
         if (sw.total > SWEEP_MAX_SCENARIOS) {
-            cli_usage_error("sweep", "more than %lld scenarios; split the sweep", SWEEP_MAX_SCENARIOS);
+            util_usage_error("sweep", "more than %lld scenarios; split the sweep", SWEEP_MAX_SCENARIOS);
             goto out;
         }
     }
     if (sweep_check_values(&sw))
         goto out;
     /* The scenario and the files it names are read now: --out must be none of them (util_input_of). */
-    if (cli_check_out("sweep", "--out", sw.c.out_path))
+    if (cli_check_out("sweep", "--out", sw.out_path))
         goto out;
     sw.rows = util_xcalloc((size_t)sw.total, sizeof(char *));
-    sw.partial_path = util_xasprintf("%s.partial", sw.c.out_path);
+    sw.partial_path = util_xasprintf("%s.partial", sw.out_path);
     sweep_make_header(&sw);
-    rc = run_sweep(&sw);
+    util_buf csv = {0};
+    rc = sweep_run(&sw, &csv);
+    if (rc == VP_EXIT_OK)
+        rc = cli_emit(x->c, csv.s, csv.len);
+    if (rc == VP_EXIT_OK)
+        sweep_done(&sw);
+    util_buf_free(&csv);
 out:
     sweep_free(&sw);
-    free(dflt);
     return rc;
 }
+
+static const cli_cmd sweep_cmd = {
+    .spec = {.name = "sweep", .synopsis = "vpsim sweep", .pos_usage = "[SCENARIO]", .pos = CLI_POS_SCENARIO,
+             .common_offset = offsetof(sweep_args, c), .opts = sweep_opts, .n_opts = CLI_N(sweep_opts),
+             .about = "Model every combination of the --vary values (their cartesian product, the last --vary changing\n"
+                      "fastest) with `vpsim model`'s formulas and write one CSV row per scenario and backend: the varied\n"
+                      "values, then the columns of `vpsim model --format csv`. Keys and values are checked like --set\n"
+                      "before anything runs. Finished scenarios are kept in FILE.partial, so an interrupted sweep (Ctrl-C,\n"
+                      "--limit) resumes when the same command runs again; FILE is written atomically at the end.\n"
+                      "A progress bar is drawn on stderr when it is a terminal.\n"
+                      "\n"
+                      "Tied keys: with speculative.topk=1 SGLang verifies steps + 1 tokens, so varying speculative.steps\n"
+                      "alone sets speculative.num_draft_tokens = steps + 1 at each point (and varying num_draft_tokens\n"
+                      "alone sets steps = num_draft_tokens - 1); the tied key gets its own CSV column. Vary both to choose\n"
+                      "them yourself: combinations SGLang would reject become rows with available=false, counted once per\n"
+                      "reason in the summary. With speculation on, each point is also modelled with\n"
+                      "speculative.algorithm=none (column nospec_tok_per_s): the break-even of speculation.\n"
+                      "\n"
+                      "When the sweep is done, a summary goes to stdout: per point the best backend, its tok/s and TPOT and\n"
+                      "how much faster it is than the runner-up; per backend its best point and the gain over no\n"
+                      "speculation; skipped combinations; warnings (figures that are not like for like) with the points\n"
+                      "they hit, including a collective figure that is measured at some points and a formula at others.\n",
+             .examples = "vpsim sweep configs/default.yaml --vary speculative.steps=1..5 --backend nccl,oneshot --out steps.csv\n"
+                         "vpsim sweep configs/default.yaml --vary system.topology.p2p=direct,sysmem \\\n"
+                         "    --vary speculative.acceptance=[0.8,0.6],[0.6,0.4] --backend nccl,oneshot --out p2p.csv\n"
+                         "vpsim sweep configs/default.yaml --vary workload.context=1024,8192,65536 --vary workload.batch=1,4,16 \\\n"
+                         "    --out context.csv\n"},
+    .args_size = sizeof(sweep_args),
+    .init = sweep_init,
+    .run = sweep_main,
+};
+
+int cmd_sweep(int argc, char **argv) { return cli_command_main(&sweep_cmd, argc, argv); }

@@ -46,6 +46,15 @@ void util_buf_printf(util_buf *b, const char *fmt, ...) __attribute__((format(pr
 void util_buf_vprintf(util_buf *b, const char *fmt, va_list ap);
 void util_buf_free(util_buf *b);
 
+/* A command-line error (util_usage.c): "vpsim CMD: message" and a hint to use --help on stderr;
+ * returns VP_EXIT_USAGE. */
+int util_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The items of a comma-separated option value, any length and count: `*items` holds n fresh strings
+ * (free with util_list_free). Returns n, or -1 after naming an empty item (",a", "a,,b", "a,", "") as
+ * a usage error of command `cmd`'s option `opt`. */
+int util_split_list(const char *cmd, const char *opt, const char *arg, char ***items);
+void util_list_free(char **items, int n);
+
 /* A decimal integer and nothing else (optional '-', digits; no blanks, '+', hex or exponent).
  * 0, or -1 when `s` is not one or overflows. */
 int util_parse_ll(const char *s, long long *out);

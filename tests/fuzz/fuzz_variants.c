@@ -1,7 +1,7 @@
 /* libFuzzer harness: the variants file of `vpsim compare` (cfg_tree, its schema tables, the `set`
  * strings checked like --set). A loaded file is also walked, so a field the binder left half-filled
  * shows up under ASan. */
-#include "../../sim/cli/compare.h"
+#include "../../sim/sweep/compare.h"
 #include "fuzz_util.h"
 
 #include <string.h>

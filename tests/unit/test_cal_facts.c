@@ -3,8 +3,8 @@
  * and the probe's file written from them. */
 #include "test_helpers.h"
 
-#include "../../sim/cli/cal_facts.h"
-#include "../../sim/cli/probe_text.h"
+#include "../../sim/calib/cal_facts.h"
+#include "../../sim/calib/probe_text.h"
 #include "../../sim/config/cfg_schema.h"
 #include "../../sim/config/cfg_system.h"
 #include "../../sim/config/cfg_tree.h"

@@ -2,7 +2,7 @@
 #include "test_helpers.h"
 #include "th_plan.h"
 
-#include "../../sim/cli/cal_results.h"
+#include "../../sim/calib/cal_results.h"
 #include "../../sim/config/cfg_tree.h"
 
 #include <criterion/criterion.h>

@@ -1,7 +1,7 @@
 /* vpsim calibrate with many GEMM sizes: the merged table holds at most CAL_MAX_POINTS points however many
  * sizes the plan has (merge_points once wrote one point per size group into a 33-entry stack array:
  * 100 sizes passed silently in a release build, 520 crashed it). */
-#include "../../sim/cli/cal_system.h"
+#include "../../sim/calib/cal_system.h"
 #include "../../sim/util/util.h"
 #include "test_helpers.h"
 

@@ -1,6 +1,6 @@
 /* NCCL's INFO log read back (sim/comm/comm_nccl_log.c), on lines in the form NCCL 2.2x writes them, and
  * what `vpsim probe` writes from it. */
-#include "../../sim/cli/probe_text.h"
+#include "../../sim/calib/probe_text.h"
 #include "../../sim/comm/comm_nccl_log.h"
 #include "test_helpers.h"
 

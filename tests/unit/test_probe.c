@@ -2,7 +2,7 @@
  * its bad inputs; and the CPU self-test end to end (mpirun). */
 #include "test_helpers.h"
 
-#include "../../sim/cli/probe_text.h"
+#include "../../sim/calib/probe_text.h"
 #include "../../sim/config/cfg_schema.h"
 #include "../../sim/config/cfg_tree.h"
 #include "../../sim/plan/plan.h"

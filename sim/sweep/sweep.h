@@ -1,9 +1,11 @@
-/* sweep: the state of one `vpsim sweep`, shared by cmd_sweep.c (options, running) and sweep_resume.c
- * (the partial file it resumes from). Private to those two files. */
+/* sweep: the state of one `vpsim sweep` (sim/cli/cmd_sweep.c fills it from the options): its varied
+ * keys and values (sweep_vary.c), the engine (sweep_run.c, its workers sweep_jobs.c), the partial file it
+ * resumes from (sweep_resume.c) and the summary (sweep_summary.c). */
 #ifndef VPSIM_SWEEP_H
 #define VPSIM_SWEEP_H
 
-#include "cli.h"
+#include "../config/cfg.h"
+#include "../util/util.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -31,7 +33,10 @@ typedef struct sweep_tie {
 } sweep_tie;
 
 typedef struct sweep {
-    cli_common c;
+    /* The scenario every point starts from, as the command line gave it, and the CSV to write. */
+    const char *scenario_path, *system_path, *out_path;
+    const char *const *sets;
+    int n_sets;
     vary v[SWEEP_MAX_VARY];
     int n_vary;
     sweep_tie tie;
@@ -45,7 +50,18 @@ typedef struct sweep {
     char **rows; /* per scenario: its CSV rows, NULL until done */
     char *partial_path;
     char *header; /* what identifies this sweep in the partial file (sweep_make_header) */
+    double t0;     /* when sweep_run started (the closing line's duration) */
+    int jobs_used; /* the processes that modelled the points */
 } sweep;
+
+/* Model every point not in FILE.partial yet (sweep_run.c), appending each to it, then the whole CSV into
+ * `csv`: VP_EXIT_OK; VP_EXIT_FAIL when stopped (Ctrl-C, --limit, a failed worker or write: said, and
+ * the same command resumes); VP_EXIT_USAGE when the partial file belongs to another sweep. */
+int sweep_run(sweep *sw, util_buf *csv);
+/* After the CSV is written: the partial file removed, the closing line on stderr, the summary on stdout. */
+void sweep_done(sweep *sw);
+/* Everything sw holds (the values, the rows, the partial path and header). */
+void sweep_free(sweep *sw);
 
 /* ---- sweep_vary.c: values, ties, checks ---- */
 

@@ -8,9 +8,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* --collective ARG: allreduce, allgather, reduce_scatter or alltoall into o->collective (a
- * plan_op_kind). 0, or VP_EXIT_USAGE after an error naming the valid choices. */
-int bench_collective_parse(const char *arg, exec_bench_opts *o);
 /* Every real allreduce of the list, ", "-separated: what --backend takes besides "all". */
 void bench_reducing_backends(char *buf, size_t len);
 /* --backend's default on `device` (a cfg_device): the real allreduces that run there, ","-separated. */

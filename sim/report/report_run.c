@@ -1,74 +1,17 @@
-/* What `vpsim run` reports: the measured breakdown in the results schema shared with model mode, the
- * timing summary, and the modelled collective durations that backend `model` replays. */
-#include "cli.h"
+/* What `vpsim run` reports (report_run.h): the measured breakdown in the results schema shared with
+ * model mode, the timing summary, the check's verdict, the model beside the measurement, the JSON. */
+#include "report_run.h"
 
 #include "../exec/exec.h"
 #include "../model/model.h"
 #include "../report/report_results.h"
+#include "../comm/comm_p2p.h"
 #include "../util/util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int cli_model_collective_us(const cli_common *c, const cfg_scenario *sc, const plan *p, const char *target,
-                            int model_backend, double **out)
-{
-    *out = NULL;
-    if (!target) {
-        if (!c->quiet)
-            fprintf(stderr, "vpsim run: backend model needs --target-system FILE (the system whose collectives "
-                            "are replayed as delays), e.g. configs/systems/rtx-pro-6000-8x-pcie.yaml\n");
-        return VP_EXIT_USAGE;
-    }
-    if (!sc) {
-        if (!c->quiet)
-            fprintf(stderr, "vpsim run: backend model needs a scenario file (not only --plan)\n");
-        return VP_EXIT_USAGE;
-    }
-    /* The target system goes through the same strict loading as any system file. */
-    cfg_scenario tsc;
-    cfg_error err;
-    if (cfg_scenario_load(sc->path, c->sets, c->n_sets, target, &tsc, &err)) {
-        if (!c->quiet)
-            fprintf(stderr, "%s\n", err.msg);
-        return VP_EXIT_USAGE;
-    }
-    int n_ops = 0;
-    for (int ph = 0; ph < p->n_phases; ph++)
-        n_ops += p->phases[ph].n_ops;
-    double *us = util_xcalloc((size_t)n_ops + 1, sizeof(double));
-    int flat = 0, rc = VP_EXIT_OK;
-    for (int ph = 0; ph < p->n_phases && rc == VP_EXIT_OK; ph++)
-        for (int i = 0; i < p->phases[ph].n_ops; i++, flat++) {
-            const plan_op *op = &p->phases[ph].ops[i];
-            if (!plan_op_is_collective(op->kind))
-                continue;
-            model_coll mc;
-            model_collective(&tsc.system, (cfg_backend)model_backend, op->kind, (double)op->payload_bytes, op->ranks,
-                             NULL, &mc);
-            if (!mc.available) {
-                if (!c->quiet)
-                    fprintf(stderr, "vpsim run: backend %s cannot be modelled on %s: %s\n",
-                            cfg_backend_names[model_backend], tsc.system.name, mc.reason);
-                rc = VP_EXIT_USAGE;
-                break;
-            }
-            us[flat] = mc.us;
-            /* The delay stands in for the whole op: a fused epilogue or the separate norm kernel's time. */
-            if (op->kind == PLAN_OP_ALLREDUCE_NORM)
-                us[flat] += model_norm_part_us(&tsc.system, model_backend_fuses_norm((cfg_backend)model_backend), op,
-                                               false, NULL);
-        }
-    cfg_scenario_free(&tsc);
-    if (rc) {
-        free(us);
-        return rc;
-    }
-    *out = us;
-    return VP_EXIT_OK;
-}
-
-void cli_fill_measured(results_cycle *r, const plan *p, const exec_result *res, const char *backend)
+void report_run_results(results_cycle *r, const plan *p, const exec_result *res, const char *backend)
 {
     memset(r, 0, sizeof(*r));
     snprintf(r->backend, sizeof(r->backend), "%s", backend);
@@ -120,28 +63,7 @@ void cli_fill_measured(results_cycle *r, const plan *p, const exec_result *res, 
     results_cycle_set_cycle(r, res->cycle.median_us / 1e3);
 }
 
-report_results_meta cli_results_meta(const cli_common *c, const cfg_scenario *sc, const plan *p, const char *mode,
-                                     bool graph)
-{
-    report_results_meta m = {
-        .mode = mode,
-        .scenario = sc ? sc->name : p->scenario,
-        .scenario_path = c->scenario_path,
-        .system = sc ? sc->system.name : NULL,
-        .model = sc ? sc->target.name : NULL,
-        .tp = p->ranks,
-        .batch = p->batch,
-        .context = p->context,
-        .graph = graph,
-        .expected_tokens = p->expected_tokens,
-        .tokens_formula = "the plan's expected_tokens: chain formula (topk=1), tree model (topk>1) or a measured "
-                          "accept length (docs/model.md \"Acceptance\")",
-        .provenance = strcmp(mode, "run") == 0 ? "measured (vpsim run; see environment)" : "modelled",
-    };
-    return m;
-}
-
-void cli_run_summary(util_buf *out, const plan *p, const exec_result *res, const results_cycle *r)
+void report_run_summary(util_buf *out, const plan *p, const exec_result *res, const results_cycle *r)
 {
     double sum_ms = 0;
     for (int i = 0; i < r->n_phases; i++)
@@ -164,7 +86,7 @@ void cli_run_summary(util_buf *out, const plan *p, const exec_result *res, const
                         res->class_cost_us[PLAN_CLASS_OTHER] / 1e3);
     for (int i = 0; i < res->n_env; i++)
         util_buf_printf(out, "  %-24s %s\n", res->env[i].key, res->env[i].value);
-    cli_run_check_verdict(out, p, res);
+    report_run_check_verdict(out, p, res);
 }
 
 static int plan_collectives(const plan *p)
@@ -176,7 +98,7 @@ static int plan_collectives(const plan *p)
     return n;
 }
 
-void cli_run_check_verdict(util_buf *out, const plan *p, const exec_result *res)
+void report_run_check_verdict(util_buf *out, const plan *p, const exec_result *res)
 {
     if (!res->checked)
         util_buf_printf(out, "  check                    not run (--check compares every collective with a reference)\n");
@@ -205,7 +127,7 @@ static void class_sums(const plan *p, const double *op_us, int kind, double out_
 }
 
 /* The run's backend over the whole cycle, in the run's launch mode. */
-static void compare_cycle(cli_compare *cmp, const model_ctx *ctx, const exec_result *res, int backend,
+static void compare_cycle(report_run_cmp *cmp, const model_ctx *ctx, const exec_result *res, int backend,
                           const results_cycle *measured)
 {
     if (backend < 0 || backend == CFG_BACKEND_MODEL)
@@ -228,7 +150,7 @@ static void compare_cycle(cli_compare *cmp, const model_ctx *ctx, const exec_res
 }
 
 /* Like for like: a model of one GPU set against a measurement on another is a projection, not a check. */
-static void compare_conditions(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res)
+static void compare_conditions(report_run_cmp *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res)
 {
     cmp->tp = p->ranks;
     cmp->batch = p->batch;
@@ -250,13 +172,13 @@ static void compare_conditions(cli_compare *cmp, const cfg_scenario *sc, const p
                  "(pass --system with this machine's file to check the model)", gpu, sc->system.name,
                  cmp->model_gpu);
     /* The custom backends' --p2p against the system's topology.p2p (-1: no custom backend ran). */
-    const int p2p = cli_p2p_of_env(res->env, res->n_env);
-    if (cli_p2p_model_differs(p2p, sc->system.topology.p2p))
-        cli_p2p_model_hint(cmp->warnings[cmp->n_warnings++], sizeof(cmp->warnings[0]), "the custom backend", p2p,
+    const int p2p = comm_p2p_of_env(res->env, res->n_env);
+    if (comm_p2p_model_differs(p2p, sc->system.topology.p2p))
+        comm_p2p_model_hint(cmp->warnings[cmp->n_warnings++], sizeof(cmp->warnings[0]), "the custom backend", p2p,
                            sc->system.topology.p2p);
 }
 
-int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res, int backend,
+int report_run_compare(report_run_cmp *cmp, const cfg_scenario *sc, const plan *p, const exec_result *res, int backend,
                     const results_cycle *measured_result)
 {
     memset(cmp, 0, sizeof(*cmp));
@@ -307,7 +229,7 @@ int cli_run_compare(cli_compare *cmp, const cfg_scenario *sc, const plan *p, con
 
 static double err_pct(double model, double meas) { return meas > 0 ? 100.0 * (model - meas) / meas : 0.0; }
 
-void cli_run_compare_table(util_buf *out, const cli_compare *cmp)
+void report_run_compare_table(util_buf *out, const report_run_cmp *cmp)
 {
     if (!cmp->have) {
         if (cmp->note[0])
@@ -341,7 +263,7 @@ void cli_run_compare_table(util_buf *out, const cli_compare *cmp)
         util_buf_printf(out, "  ! %s\n", cmp->warnings[i]);
 }
 
-static void compare_json(util_json *j, const cli_compare *cmp)
+static void compare_json(util_json *j, const report_run_cmp *cmp)
 {
     util_json_key(j, "model_comparison");
     if (!cmp || !cmp->have) {
@@ -408,7 +330,7 @@ static void compare_json(util_json *j, const cli_compare *cmp)
 
 typedef struct run_extra {
     const exec_result *res;
-    const cli_compare *cmp;
+    const report_run_cmp *cmp;
     const plan *p;
     int argc;
     char **argv;
@@ -475,8 +397,8 @@ static void write_run_extra(util_json *j, const void *ctx)
     util_json_arr_end(j);
 }
 
-void cli_run_json(util_json *j, const report_results_meta *m, const results_cycle *r, const plan *p,
-                  const exec_result *res, const cli_compare *cmp, int argc, char **argv)
+void report_run_json(util_json *j, const report_results_meta *m, const results_cycle *r, const plan *p,
+                  const exec_result *res, const report_run_cmp *cmp, int argc, char **argv)
 {
     run_extra e = {.res = res, .cmp = cmp, .p = p, .argc = argc, .argv = argv};
     report_results_meta meta = *m;

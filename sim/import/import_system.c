@@ -13,9 +13,9 @@
  * - launch gaps: what the trace's critical path holds beyond those ops, per plan op on it (idle between
  *   kernels, and kernels the plan has no op for); the gap before a phase as graph_launch_us; the idle
  *   between cycles as host.cycle_overhead_us. */
-#include "import_trace.h"
+#include "import.h"
 
-#include "cal_system.h"
+#include "../calib/cal_system.h"
 #include "../model/model.h"
 
 #include <math.h>
@@ -299,8 +299,8 @@ int import_round_trip(const import_ctx *x, const char *system_path, import_fit *
     cfg_error err;
     const char *sets[CFG_MAX_SETS + 1];
     int n = 0;
-    for (int i = 0; i < x->c->n_sets; i++)
-        sets[n++] = x->c->sets[i];
+    for (int i = 0; i < x->n_sets; i++)
+        sets[n++] = x->sets[i];
     sets[n++] = x->sum->graph ? "run.graph=true" : "run.graph=false";
     if (cfg_scenario_load(x->sc->path, sets, n, system_path, &sc, &err)) {
         fprintf(stderr, "vpsim import-trace: the written system file does not load with the scenario: %s\n", err.msg);

@@ -190,7 +190,7 @@ static void print_points(const summary *s, FILE *out)
     }
     if (cut)
         fprintf(out, "  ... %lld more point%s left out (every row is in %s; --top N shows more)\n", n - shown,
-                n - shown == 1 ? "" : "s", sw->c.out_path);
+                n - shown == 1 ? "" : "s", sw->out_path);
     free(order);
 }
 
@@ -269,7 +269,7 @@ static void print_rests(const summary *s, FILE *out)
     cfg_error err;
     plan p;
     char why[256];
-    const bool ok = !cfg_scenario_load(sw->c.scenario_path, sets, n, sw->c.system_path, &sc, &err);
+    const bool ok = !cfg_scenario_load(sw->scenario_path, sets, n, sw->system_path, &sc, &err);
     const bool planned = ok && plan_build(&sc, &p, why, sizeof(why)) == 0;
     const double gap = 100.0 * (num(s, pt, b, s->c_tok) / num(s, pt, r, s->c_tok) - 1.0);
     const cfg_backend bb = sw->bes[b], rb = sw->bes[r];
@@ -278,8 +278,8 @@ static void print_rests(const summary *s, FILE *out)
     const int n_alts = planned ? model_rests_for(&sc, alts, MODEL_MAX_RESTS) : 0;
     for (int k = 0; k < n_alts && !line[0]; k++) {
         sets[n] = alts[k].set;
-        const double tb = model_rest_tok_per_s(sw->c.scenario_path, sw->c.system_path, sets, n + 1, &p, bb);
-        const double tr = model_rest_tok_per_s(sw->c.scenario_path, sw->c.system_path, sets, n + 1, &p, rb);
+        const double tb = model_rest_tok_per_s(sw->scenario_path, sw->system_path, sets, n + 1, &p, bb);
+        const double tr = model_rest_tok_per_s(sw->scenario_path, sw->system_path, sets, n + 1, &p, rb);
         if (tb > 0 && tr > 0 && tb < tr)
             model_rest_line(line, sizeof(line), gap, alts[k].set, 100.0 * (tb / tr - 1.0), alts[k].rest);
     }
@@ -401,7 +401,7 @@ static void print_skipped(const summary *s, FILE *out)
     if (!total)
         return;
     fprintf(out, "\nskipped %lld combination%s that could not be modelled (rows with available=false in %s):\n", total,
-            total == 1 ? "" : "s", s->sw->c.out_path);
+            total == 1 ? "" : "s", s->sw->out_path);
     group_print(g, n, out);
 }
 

@@ -74,7 +74,7 @@ static void scenario_files(const sweep *sw, const char *const *sets, int n, util
 {
     cfg_scenario sc;
     cfg_error err;
-    if (cfg_scenario_load(sw->c.scenario_path, sets, n, sw->c.system_path, &sc, &err))
+    if (cfg_scenario_load(sw->scenario_path, sets, n, sw->system_path, &sc, &err))
         return;
     add_file(files, sc.model_path);
     add_file(files, sc.draft_path);
@@ -95,9 +95,9 @@ void sweep_make_header(sweep *sw)
      * other --vary keys at their first value): the only ways a sweep reads other files. */
     const char *sets[CFG_MAX_SETS + SWEEP_MAX_VARY];
     char *owned[SWEEP_MAX_VARY];
-    int n = sw->c.n_sets;
+    int n = sw->n_sets;
     for (int i = 0; i < n; i++)
-        sets[i] = sw->c.sets[i];
+        sets[i] = sw->sets[i];
     for (int k = 0; k < sw->n_vary; k++)
         sets[n + k] = owned[k] = util_xasprintf("%s=%s", sw->v[k].key, sw->v[k].values[0]);
     util_buf files = {0};
@@ -119,8 +119,8 @@ void sweep_make_header(sweep *sw)
     util_buf h = {0};
     char d[32];
     util_buf_printf(&h, SWEEP_FORMAT_LINE);
-    file_digest(sw->c.scenario_path, d, sizeof(d));
-    util_buf_printf(&h, "# scenario %s %s\n", d, sw->c.scenario_path);
+    file_digest(sw->scenario_path, d, sizeof(d));
+    util_buf_printf(&h, "# scenario %s %s\n", d, sw->scenario_path);
     for (const char *p = files.s; p && *p;) {
         const char *nl = strchr(p, '\n');
         char *path = util_xstrndup(p, (size_t)(nl - p));
@@ -131,9 +131,9 @@ void sweep_make_header(sweep *sw)
     }
     util_buf_free(&files);
     uint64_t s = FNV_START, v = FNV_START, b = FNV_START;
-    s = hash_str(s, sw->c.system_path ? sw->c.system_path : "");
-    for (int i = 0; i < sw->c.n_sets; i++)
-        s = hash_str(s, sw->c.sets[i]);
+    s = hash_str(s, sw->system_path ? sw->system_path : "");
+    for (int i = 0; i < sw->n_sets; i++)
+        s = hash_str(s, sw->sets[i]);
     for (int k = 0; k < sw->n_vary; k++) {
         v = hash_str(v, sw->v[k].key);
         for (int j = 0; j < sw->v[k].n; j++)
@@ -290,21 +290,21 @@ long long sweep_load_partial(sweep *sw, util_buf *valid, char *why, size_t len)
 int sweep_check_out(const char *out)
 {
     if (!*out)
-        return cli_usage_error("sweep", "--out '': expected the CSV file to write");
+        return util_usage_error("sweep", "--out '': expected the CSV file to write");
     struct stat st;
     if (stat(out, &st) == 0 && !S_ISREG(st.st_mode))
-        return cli_usage_error("sweep", "--out %s: %s; the sweep writes a CSV file there", out,
+        return util_usage_error("sweep", "--out %s: %s; the sweep writes a CSV file there", out,
                                S_ISDIR(st.st_mode) ? "is a directory" : "is not a regular file");
     char *dir = util_dirname(out);
     int rc = 0;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        rc = cli_usage_error("sweep", "--out %s: directory %s does not exist", out, dir);
+        rc = util_usage_error("sweep", "--out %s: directory %s does not exist", out, dir);
     free(dir);
     if (rc)
         return rc;
     char *partial = util_xasprintf("%s.partial", out);
     if (stat(partial, &st) == 0 && !S_ISREG(st.st_mode))
-        rc = cli_usage_error("sweep", "--out %s: %s (where the sweep keeps its progress) is not a regular file", out,
+        rc = util_usage_error("sweep", "--out %s: %s (where the sweep keeps its progress) is not a regular file", out,
                              partial);
     free(partial);
     return rc;

@@ -4,7 +4,6 @@
 
 #include "cal_facts.h"
 #include "cal_system.h"
-#include "cli.h"
 
 #include <math.h>
 #include <stdarg.h>

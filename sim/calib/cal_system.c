@@ -1,27 +1,17 @@
 /* cal_system: the services `vpsim calibrate` and `vpsim probe` share — merging and checking measured
- * points, the common option tail, and writing a whole system file from a base with measured values
+ * points, and writing a whole system file from a base with measured values
  * put in (cal_system.h). No command lives here. */
 #include "cal_system.h"
-#include "cli.h"
+
 #include "../config/cfg_emit.h"
 #include "../config/cfg_provenance.h"
 #include "../config/cfg_schema.h"
 #include "../config/cfg_system.h"
 #include "../config/cfg_tree.h"
 #include "../util/util.h"
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-int cal_args_tail(cli_common *c, int argc, char **argv)
-{
-    if (cli_positional(c, argc, argv, optind, "calibrate"))
-        return VP_EXIT_USAGE;
-    if (c->format != CLI_FMT_TABLE)
-        return cli_usage_error("calibrate", "--format: calibrate writes a YAML system file, no other format");
-    return 0;
-}
 
 static int cmp_double(const void *a, const void *b)
 {

@@ -52,17 +52,38 @@ typedef struct compare_row {
     bool apart;
     char source[128];      /* "probed", "measured", "formula" or "mixed: ..." */
     char engine[300];      /* what SGLang / vLLM would need */
-    const struct plan *plan; /* the variant's plan (owned by the command), NULL when it did not build */
+    const struct plan *plan; /* the variant's plan (in compare_doc.plans), NULL when it did not build */
     char rests[640];       /* what the gain's sign rests on (model_rest_line), "" when it holds */
 } compare_row;
+
+typedef struct compare_plan compare_plan; /* a plan shared by variants (compare_run.c) */
 
 typedef struct compare_doc {
     const char *scenario_path, *variants_path, *scenario, *system, *model;
     compare_row *rows;
     int n_rows;
+    compare_plan *plans; /* what rows[].plan point into */
+    int n_plans;
     const char *auto_nospec; /* why a speculation-off row was added, or NULL */
     char rests_tried[512];   /* the unmeasured inputs whose other values were tried, "" when none applied */
 } compare_doc;
+
+/* What the variants are modelled against (compare_run.c): the scenario as the command line gave it (its
+ * --set overrides come before each variant's), and the backends (n_bes 0: each variant's own
+ * run.backend). */
+typedef struct compare_in {
+    const char *scenario_path, *system_path;
+    const char *const *sets;
+    int n_sets;
+    const cfg_backend *bes;
+    int n_bes;
+} compare_in;
+/* Model every variant of f (and a "speculation off" row, added to f, when `base` speculates and no
+ * variant sets speculative.algorithm=none), rank the rows best first against the baseline and say what
+ * each gain's sign rests on: into d (its scenario_path and variants_path are the caller's); free with
+ * compare_doc_free. A variant that does not load or fit is a row with the reason, not a failure. */
+void compare_rank(const compare_in *in, const cfg_scenario *base, compare_file *f, compare_doc *d);
+void compare_doc_free(compare_doc *d);
 
 /* compare_format.c */
 void compare_table(util_buf *out, const compare_doc *d);

@@ -4,23 +4,9 @@
 #include "../comm/comm.h"
 #include "../config/cfg_schema.h"
 #include "../dist/dist.h"
-#include "cli.h"
 
 #include <stdio.h>
 #include <string.h>
-
-int bench_collective_parse(const char *arg, exec_bench_opts *o)
-{
-    /* allreduce_norm is left out: it needs the residual and weight buffers a benchmark does not have. */
-    static const char *const kinds[] = {"allreduce", "allgather", "reduce_scatter", "alltoall", NULL};
-    if (cfg_enum_index(kinds, arg) >= 0) {
-        o->collective = cfg_enum_index(plan_op_kind_names, arg);
-        return 0;
-    }
-    char list[80];
-    return cli_usage_error("bench-allreduce", "--collective '%s': valid choices: %s", arg,
-                           cfg_enum_list(kinds, list, sizeof(list)));
-}
 
 int bench_collective_backends(exec_bench_opts *o, bool named, char *lacking, size_t len)
 {
@@ -35,7 +21,7 @@ int bench_collective_backends(exec_bench_opts *o, bool named, char *lacking, siz
             continue;
         }
         if (named)
-            return cli_usage_error("bench-allreduce", "--collective %s: backend %s has no %s (choose another "
+            return util_usage_error("bench-allreduce", "--collective %s: backend %s has no %s (choose another "
                                                       "--backend)",
                                    kind, cfg_backend_names[b], kind);
         const size_t n = strlen(lacking);
@@ -43,7 +29,7 @@ int bench_collective_backends(exec_bench_opts *o, bool named, char *lacking, siz
     }
     o->n_backends = kept;
     if (kept == 0 && !o->with_policy)
-        return cli_usage_error("bench-allreduce", "--collective %s: none of the backends (%s) has one", kind, lacking);
+        return util_usage_error("bench-allreduce", "--collective %s: none of the backends (%s) has one", kind, lacking);
     return 0;
 }
 
@@ -52,7 +38,7 @@ int bench_collective_backends(exec_bench_opts *o, bool named, char *lacking, siz
 int bench_parse_sizes(const char *arg, size_t elem, exec_bench_opts *o)
 {
     char **items;
-    const int n_items = cli_split_list("bench-allreduce", "--sizes", arg, &items);
+    const int n_items = util_split_list("bench-allreduce", "--sizes", arg, &items);
     if (n_items < 0)
         return VP_EXIT_USAGE;
     int rc = 0;
@@ -60,14 +46,14 @@ int bench_parse_sizes(const char *arg, size_t elem, exec_bench_opts *o)
     for (int i = 0; i < n_items && !rc; i++) {
         long long v;
         if (cfg_parse_bytes(items[i], &v) || v < 1) {
-            rc = cli_usage_error("bench-allreduce", "--sizes item %d '%s': expected a size in bytes, optionally with K, "
+            rc = util_usage_error("bench-allreduce", "--sizes item %d '%s': expected a size in bytes, optionally with K, "
                                                     "M or G",
                                  i + 1, items[i]);
             break;
         }
         v = v / (long long)elem * (long long)elem;
         if (v < 1) {
-            rc = cli_usage_error("bench-allreduce", "--sizes item %d '%s' is smaller than one %zu-byte element", i + 1,
+            rc = util_usage_error("bench-allreduce", "--sizes item %d '%s' is smaller than one %zu-byte element", i + 1,
                                  items[i], elem);
             break;
         }
@@ -75,14 +61,14 @@ int bench_parse_sizes(const char *arg, size_t elem, exec_bench_opts *o)
         for (int k = 0; k < o->n_sizes; k++)
             seen = seen || o->sizes[k] == v;
         if (!seen && o->n_sizes == BENCH_MAX_USER_SIZES) {
-            rc = cli_usage_error("bench-allreduce", "--sizes: item %d '%s' is distinct size number %d; at most %d "
+            rc = util_usage_error("bench-allreduce", "--sizes: item %d '%s' is distinct size number %d; at most %d "
                                                     "distinct sizes per run",
                                  i + 1, items[i], BENCH_MAX_USER_SIZES + 1, BENCH_MAX_USER_SIZES);
             break;
         }
         o->n_sizes = exec_bench_add_size(o->sizes, o->n_sizes, BENCH_MAX_USER_SIZES, v);
     }
-    cli_list_free(items, n_items);
+    util_list_free(items, n_items);
     return rc;
 }
 
@@ -104,7 +90,7 @@ int bench_fit_split_sizes(exec_bench_opts *o, bool listed, const dist_job *d)
         }
         if (listed) {
             if (d->rank == 0)
-                cli_usage_error("bench-allreduce", "--sizes %lld: --collective %s over %d ranks needs at least %lld "
+                util_usage_error("bench-allreduce", "--sizes %lld: --collective %s over %d ranks needs at least %lld "
                                                    "bytes (one element per rank; sizes are rounded down to a "
                                                    "multiple of the ranks)",
                                 o->sizes[i], plan_op_kind_names[o->collective], d->size, least);
@@ -115,7 +101,7 @@ int bench_fit_split_sizes(exec_bench_opts *o, bool listed, const dist_job *d)
     o->n_sizes = kept;
     if (kept == 0) {
         if (d->rank == 0)
-            cli_usage_error("bench-allreduce", "--collective %s over %d ranks needs sizes of at least %lld bytes; "
+            util_usage_error("bench-allreduce", "--collective %s over %d ranks needs sizes of at least %lld bytes; "
                                                "raise -e/--maxbytes",
                             plan_op_kind_names[o->collective], d->size, least);
         return VP_EXIT_USAGE;
@@ -186,7 +172,7 @@ int bench_parse_backends(const char *arg, exec_bench_opts *o, bool *named, char 
     char list[256];
     bench_reducing_backends(list, sizeof(list));
     char **items;
-    const int n_items = cli_split_list("bench-allreduce", "--backend", arg, &items);
+    const int n_items = util_split_list("bench-allreduce", "--backend", arg, &items);
     if (n_items < 0)
         return VP_EXIT_USAGE;
     int rc = 0;
@@ -199,12 +185,12 @@ int bench_parse_backends(const char *arg, exec_bench_opts *o, bool *named, char 
         }
         int b = cfg_enum_index(cfg_backend_names, items[i]);
         if (!cfg_backend_reduces(b)) {
-            rc = cli_usage_error("bench-allreduce", "--backend '%s': valid choices: %s, all", items[i], list);
+            rc = util_usage_error("bench-allreduce", "--backend '%s': valid choices: %s, all", items[i], list);
             break;
         }
         *named = true;
         add_backend(o, b);
     }
-    cli_list_free(items, n_items);
+    util_list_free(items, n_items);
     return rc;
 }

@@ -1,22 +1,27 @@
-/* import_trace: what `vpsim import-trace` (cmd_import_trace.c) shares with its report (import_report.c)
- * and its system file (import_system.c). */
-#ifndef VPSIM_IMPORT_TRACE_H
-#define VPSIM_IMPORT_TRACE_H
+/* import: a server's traces as measured input, what `vpsim import-trace` (sim/cli/cmd_import_trace.c)
+ * hands to its report (import_report.c) and its system file (import_system.c). */
+#ifndef VPSIM_IMPORT_H
+#define VPSIM_IMPORT_H
 
-#include "cli.h"
+#include "../config/cfg.h"
+#include "../plan/plan.h"
 #include "../report/report_results.h"
 #include "../results/results.h"
 #include "../trace/trace.h"
 
 typedef struct import_ctx {
-    const cli_common *c;
+    /* What the command line asked for: the scenario (as named), its --set overrides, --out. */
+    const char *scenario_path, *out_path;
+    const char *const *sets;
+    int n_sets;
     const cfg_scenario *sc;
     const plan *plan;
     trace_rank *ranks;
-    int n_ranks;
-    const trace_summary *sum;
-    const trace_map *map;
-    const char *files; /* the trace files, comma-separated */
+    int n_ranks; /* read (in rank order) */
+    int n_alloc; /* ranks allocated (one per file) */
+    trace_summary *sum;
+    trace_map *map;
+    char files[400]; /* the trace files, comma-separated */
     char tag[600];     /* "measured: server trace, FILE, DATE" */
     bool custom_ar;    /* the allreduce kernels are a custom allreduce's, not NCCL's */
 } import_ctx;
@@ -30,6 +35,11 @@ typedef struct import_fit {
     double model_cycle_ms, model_verify_ms, model_allreduce_us;
 } import_fit;
 
+/* Read one trace per rank (import_read.c) with the kernel patterns of `shipped` and `extra` (NULL: none)
+ * into x (ranks, sum, map, files, tag, custom_ar): VP_EXIT_OK, or VP_EXIT_USAGE after naming the file
+ * and what is wrong with it. import_free frees what was read, after a failure too. */
+int import_read(import_ctx *x, const char *shipped, const char *extra, const char *const *files, int n_files);
+void import_free(import_ctx *x);
 /* The measured.allreduce key the trace's allreduce goes to: nccl, or oneshot for a custom allreduce. */
 const char *import_backend_key(const import_ctx *x);
 /* The whole system file (base + the trace's figures). 0, or an exit status after saying why. */

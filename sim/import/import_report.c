@@ -2,9 +2,10 @@
  * JSON and Chrome trace of `vpsim run` (report_results.c, report_trace.c), then its own sections: the
  * phases' kernel time by kind with the gaps, each collective's call split into wire time and waiting
  * with the arrival skew's distribution, the kernels no pattern named, and the system file's fit. */
-#include "import_trace.h"
+#include "import.h"
 
 #include "../report/report.h"
+#include "../report/report_meta.h"
 
 #include <math.h>
 #include <string.h>
@@ -48,7 +49,7 @@ void import_fill_results(const import_ctx *x, results_cycle *r)
 
 static report_results_meta meta_of(const import_ctx *x)
 {
-    report_results_meta m = cli_results_meta(x->c, x->sc, x->plan, "import-trace", x->sum->graph);
+    report_results_meta m = report_meta_measured(x->scenario_path, x->sc, x->plan, "import-trace", x->sum->graph);
     m.provenance = x->tag;
     return m;
 }
@@ -124,7 +125,7 @@ void import_report_table(util_buf *out, const import_ctx *x, const results_cycle
         const double err = s->cycle_ms > 0 ? 100.0 * (fit->model_cycle_ms - s->cycle_ms) / s->cycle_ms : 0.0;
         util_buf_printf(out, "\nsystem file: %s, per plan op on the critical path %.2f us of idle (%d ops), phase lead "
                              "%.1f us, host %.1f us\n",
-                        x->c->out_path ? x->c->out_path : "(not written: --out FILE)", fit->gap_us, fit->main_ops,
+                        x->out_path ? x->out_path : "(not written: --out FILE)", fit->gap_us, fit->main_ops,
                         fit->lead_us, fit->host_us);
         util_buf_printf(out, "model of it (%s, %s): cycle %.3f ms against the trace's %.3f ms (%+.1f %%); verify %.3f "
                              "against %.3f ms; allreduce %.1f against %.1f us\n",

@@ -62,27 +62,27 @@ int sweep_add_vary(sweep *sw, const char *arg)
 {
     const char *eq = strchr(arg, '=');
     if (sw->n_vary == SWEEP_MAX_VARY)
-        return cli_usage_error("sweep", "at most %d --vary options", SWEEP_MAX_VARY);
+        return util_usage_error("sweep", "at most %d --vary options", SWEEP_MAX_VARY);
     if (!eq || eq == arg || !eq[1])
-        return cli_usage_error("sweep", "--vary '%s': expected KEY=V1,V2,... or KEY=A..B", arg);
+        return util_usage_error("sweep", "--vary '%s': expected KEY=V1,V2,... or KEY=A..B", arg);
     cfg_error err;
     int bad = cfg_check_set_key(arg, &err);
     if (bad)
-        return cli_usage_error("sweep", "--vary '%s': %s", arg, err.msg);
+        return util_usage_error("sweep", "--vary '%s': %s", arg, err.msg);
     /* The key is kept only once it is accepted: sweep_free frees the first n_vary. */
     const int kl = (int)(eq - arg);
     for (int i = 0; i < sw->n_vary; i++)
         if ((int)strlen(sw->v[i].key) == kl && !strncmp(sw->v[i].key, arg, (size_t)kl))
-            return cli_usage_error("sweep", "--vary: key '%.*s' is given twice", kl, arg);
-    for (int i = 0; i < sw->c.n_sets; i++)
-        if (!strncmp(sw->c.sets[i], arg, (size_t)kl) && sw->c.sets[i][kl] == '=')
-            return cli_usage_error("sweep", "key '%.*s' is both --set and --vary", kl, arg);
+            return util_usage_error("sweep", "--vary: key '%.*s' is given twice", kl, arg);
+    for (int i = 0; i < sw->n_sets; i++)
+        if (!strncmp(sw->sets[i], arg, (size_t)kl) && sw->sets[i][kl] == '=')
+            return util_usage_error("sweep", "key '%.*s' is both --set and --vary", kl, arg);
     vary *v = &sw->v[sw->n_vary];
     memset(v, 0, sizeof(*v));
     v->key = util_xstrndup(arg, (size_t)kl);
     sw->n_vary++;
     if (split_values(eq + 1, v))
-        return cli_usage_error("sweep", "--vary '%s': an empty value, a range A..B with A > B, or more than %d values",
+        return util_usage_error("sweep", "--vary '%s': an empty value, a range A..B with A > B, or more than %d values",
                                arg, SWEEP_MAX_VALUES);
     return 0;
 }
@@ -98,8 +98,8 @@ static int vary_index(const sweep *sw, const char *key)
 static bool in_sets(const sweep *sw, const char *key)
 {
     const size_t kl = strlen(key);
-    for (int i = 0; i < sw->c.n_sets; i++)
-        if (!strncmp(sw->c.sets[i], key, kl) && sw->c.sets[i][kl] == '=')
+    for (int i = 0; i < sw->n_sets; i++)
+        if (!strncmp(sw->sets[i], key, kl) && sw->sets[i][kl] == '=')
             return true;
     return false;
 }
@@ -126,10 +126,10 @@ void sweep_setup_tie(sweep *sw)
     cfg_scenario sc;
     cfg_error err;
     const char *sets[CFG_MAX_SETS];
-    for (int i = 0; i < sw->c.n_sets; i++)
-        sets[i] = sw->c.sets[i];
+    for (int i = 0; i < sw->n_sets; i++)
+        sets[i] = sw->sets[i];
     /* A scenario that only loads with the varied values keeps topk 1: the tie is what it needs then. */
-    if (cfg_scenario_load(sw->c.scenario_path, sets, sw->c.n_sets, sw->c.system_path, &sc, &err) == 0) {
+    if (cfg_scenario_load(sw->scenario_path, sets, sw->n_sets, sw->system_path, &sc, &err) == 0) {
         t->base_topk = sc.speculative.topk;
         cfg_scenario_free(&sc);
     }
@@ -155,9 +155,9 @@ static char *tied_value(const sweep *sw, const char **vals)
 
 int sweep_sets_from_vals(const sweep *sw, const char **vals, const char **sets, char **owned)
 {
-    int n = sw->c.n_sets;
+    int n = sw->n_sets;
     for (int i = 0; i < n; i++)
-        sets[i] = sw->c.sets[i];
+        sets[i] = sw->sets[i];
     for (int k = 0; k < sw->n_vary; k++)
         sets[n++] = owned[k] = util_xasprintf("%s=%s", sw->v[k].key, vals[k]);
     owned[sw->n_vary] = NULL;
@@ -247,7 +247,7 @@ int sweep_check_values(const sweep *sw)
                 const int n = sweep_sets_from_vals(sw, vals, sets, owned);
                 cfg_scenario sc;
                 cfg_error err;
-                ok = cfg_scenario_load(sw->c.scenario_path, sets, n, sw->c.system_path, &sc, &err) == 0;
+                ok = cfg_scenario_load(sw->scenario_path, sets, n, sw->system_path, &sc, &err) == 0;
                 if (ok)
                     cfg_scenario_free(&sc);
                 else if (a == 0)

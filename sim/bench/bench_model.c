@@ -3,8 +3,8 @@
  * (NCCL_P2P_DISABLE, the custom backends' --p2p). */
 #include "bench_model.h"
 
+#include "../comm/comm_p2p.h"
 #include "../model/model.h"
-#include "cli.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -42,15 +42,15 @@ void bench_attach_model(exec_bench_result *r, const cfg_scenario *sc)
                             "system has topology.p2p=%s; add --set system.topology.p2p=off to compare like with "
                             "like\n",
                     b->name, cfg_p2p_names[sys->topology.p2p]);
-        if (cli_backend_is_custom(b->backend))
+        if (comm_backend_is_custom(b->backend))
             snprintf(custom + strlen(custom), sizeof(custom) - strlen(custom), "%s%s", custom[0] ? ", " : "",
                      cfg_backend_names[b->backend]);
     }
     /* Likewise the custom backends' --p2p: one line for all of them. */
-    if (custom[0] && cli_p2p_model_differs(r->p2p, sys->topology.p2p)) {
+    if (custom[0] && comm_p2p_model_differs(r->p2p, sys->topology.p2p)) {
         char who[128], hint[400];
         snprintf(who, sizeof(who), "%s %s", strchr(custom, ',') ? "backends" : "backend", custom);
-        cli_p2p_model_hint(hint, sizeof(hint), who, r->p2p, sys->topology.p2p);
+        comm_p2p_model_hint(hint, sizeof(hint), who, r->p2p, sys->topology.p2p);
         fprintf(stderr, "vpsim bench-allreduce: note: %s\n", hint);
     }
 }

@@ -3,7 +3,6 @@
 #ifndef VPSIM_CAL_SYSTEM_H
 #define VPSIM_CAL_SYSTEM_H
 
-#include "cli.h"
 #include "../util/util.h"
 
 #include <stddef.h>
@@ -66,8 +65,5 @@ typedef struct cal_system_spec {
 } cal_system_spec;
 int cal_system_write(const cal_system_spec *s, util_buf *out);
 
-/* The end of calibrate's and calibrate --measure's argument checks (after getopt): the scenario
- * argument and --format (a system file is YAML). 0, or an exit status after the message. */
-int cal_args_tail(cli_common *c, int argc, char **argv);
 
 #endif

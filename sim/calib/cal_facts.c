@@ -2,7 +2,6 @@
  * names, and the gpu section a measured file takes from the device. */
 #include "cal_facts.h"
 
-#include "cli.h"
 #include "../config/cfg_tree.h"
 
 #include <ctype.h>

@@ -5,7 +5,7 @@
 # $OUT/law-h200.tgz (the device returns a few files only). From the repository root:
 #   bash bench/law_h200.sh
 # GPU time, estimated (bench/NOTES.md 2026-12-02: the old grid's probe 6 s, the replays 66 s): the probe
-# 10-30 s (1,757 ops, 109.3 GiB of private weights and caches to fill), the replays ~70 s, the two models on
+# 10-30 s (1,273 ops, 105.1 GiB of private weights and caches to fill), the replays ~70 s, the two models on
 # the host ~10 s: about 2 minutes; every step has its own timeout, the whole stays under 6 minutes.
 # Nothing here is fitted: both tables are printed as measured (bench/heldout.py).
 set -u
@@ -30,7 +30,7 @@ trap pack EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
     >"$W/smi-before.txt" 2>&1
 
-log "== 1. the probe, this tree's grid (grouped to all experts, MLA 24 rows and 256k/512k, row-wise ops and attention after their neighbour)"
+log "== 1. the probe, this tree's grid (grouped to all experts, MLA 24 rows and 256k/512k)"
 t timeout 150 "$V" calibrate --measure configs/default.yaml --system "$BASE" --out "$W/fresh.yaml" \
     >"$W/probe.log" 2>&1
 tail -16 "$W/probe.log" | tee -a "$W/steps.log"

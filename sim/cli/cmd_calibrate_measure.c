@@ -87,39 +87,48 @@ typedef struct law_set {
     int n[CFG_LAW_COUNT];
     double gap_us;     /* what one more empty op adds, floored at 0 */
     double gap_raw_us; /* as measured: a difference of two noisy medians can come out below 0 */
-    const plan_op *after[CFG_LAW_COUNT]; /* the neighbour a class was timed after (NULL: like ops) */
 } law_set;
 
-/* The points of the probe's per-group times (groups: plan_probe_layout): the gap (what one more empty op
- * adds to a graph, floored at 0 like every point: a gap under the timer's noise is no gap, and a negative
- * one would make the file unloadable), then per grid point its time less its class's baseline (an op
- * timed after its neighbour: what one more pair adds less what one more neighbour adds) less the gap,
- * floored at 0, filed under plan_op_law_class's class and rows. 0, or VP_EXIT_FAIL when the plan is not
- * laid out as plan_probe.h says. */
-static int collect(const plan *p, const plan_probe_group *g, int n_groups, const double *group_us, law_set *ls)
+/* The probe's groups for exec_time_groups (plan_probe.h): the empty ops, then each grid point's
+ * PLAN_PROBE_REPEAT ops; the last op is the L2 flush. Returns the number of groups. */
+static int make_groups(const plan *p, int *first, int *count)
+{
+    const int n_ops = p->phases[0].n_ops;
+    int g = 0;
+    first[g] = 0;
+    count[g++] = PLAN_PROBE_EMPTY;
+    for (int i = PLAN_PROBE_EMPTY; i + PLAN_PROBE_REPEAT <= n_ops - 1; i += PLAN_PROBE_REPEAT) {
+        first[g] = i;
+        count[g++] = PLAN_PROBE_REPEAT;
+    }
+    return g;
+}
+
+/* The points of the probe's per-group times: the gap (what one more empty op adds to a graph, floored at
+ * 0 like every point: a gap under the timer's noise is no gap, and a negative one would make the file
+ * unloadable), then per grid point its time less the gap, floored at 0, filed under plan_op_law_class's
+ * class and rows.
+ * 0, or VP_EXIT_FAIL when the plan is not laid out as plan_probe.h says. */
+static int collect(const plan *p, const int *first, int n_groups, const double *group_us, law_set *ls)
 {
     const plan_phase *ph = &p->phases[0];
     ls->gap_raw_us = group_us[0];
     ls->gap_us = group_us[0] > 0.0 ? group_us[0] : 0.0;
     for (int c = 0; c < CFG_LAW_COUNT; c++)
         ls->pts[c] = util_xcalloc((size_t)n_groups + 1, sizeof(law_point));
-    for (int i = 1; i < n_groups; i++) {
-        if (g[i].point < 0)
-            continue; /* a baseline */
-        const plan_op *op = &ph->ops[g[i].point];
+    for (int g = 1; g < n_groups; g++) {
+        const plan_op *op = &ph->ops[first[g]];
         double rows = 0.0;
         const int c = plan_op_law_class(op, &rows);
-        for (int j = g[i].unit - 1; j < g[i].count; j += g[i].unit) {
+        for (int j = 0; j < PLAN_PROBE_REPEAT; j++) {
             double r2;
-            if (plan_op_law_class(&ph->ops[g[i].first + j], &r2) != c || r2 != rows || c < 0) {
+            if (plan_op_law_class(&ph->ops[first[g] + j], &r2) != c || r2 != rows || c < 0) {
                 fprintf(stderr, "vpsim calibrate: internal: probe op %s does not match its point\n",
-                        ph->ops[g[i].first + j].name);
+                        ph->ops[first[g] + j].name);
                 return VP_EXIT_FAIL;
             }
         }
-        if (g[i].base >= 0)
-            ls->after[c] = &ph->ops[g[g[i].base].first];
-        const double us = group_us[i] - (g[i].base >= 0 ? group_us[g[i].base] : 0.0) - ls->gap_us;
+        const double us = group_us[g] - ls->gap_us;
         ls->pts[c][ls->n[c]++] = (law_point){rows, op->bytes_read + op->bytes_written, us > 0.0 ? us : 0.0};
     }
     for (int c = 0; c < CFG_LAW_COUNT; c++)
@@ -157,18 +166,9 @@ static void fresh_text(util_buf *out, const law_set *ls, const char *where, int 
         util_buf_printf(out, "]\n      us: [");
         for (int i = 0; i < ls->n[c]; i++)
             util_buf_printf(out, "%s%.4g", i ? ", " : "", pt[i].us);
-        char how[200];
-        const plan_op *nb = ls->after[c];
-        if (nb) /* timed after its neighbour (plan_probe.h) */
-            snprintf(how, sizeof(how), "each op after a %s (m=%lld n=%lld k=%lld x%d: its neighbour, plan_probe.c): "
-                     "(t(%d pairs) - t(1)) / %d less the same of the %s alone", plan_op_kind_names[nb->kind],
-                     nb->m, nb->n, nb->k, nb->batch, PLAN_PROBE_REPEAT, PLAN_PROBE_REPEAT - 1,
-                     plan_op_kind_names[nb->kind]);
-        else
-            snprintf(how, sizeof(how), "(t(%d ops) - t(1)) / %d", PLAN_PROBE_REPEAT, PLAN_PROBE_REPEAT - 1);
-        util_buf_printf(out, "]\n      source: \"%smeasured: vpsim calibrate --measure, %s, %s, median of %d passes "
-                             "(%s, L2 flushed)\"\n",
-                        tag, where, how, passes, graph ? "graph" : "eager");
+        util_buf_printf(out, "]\n      source: \"%smeasured: vpsim calibrate --measure, %s, (t(%d ops) - t(1)) / %d, "
+                             "median of %d passes (%s, L2 flushed)\"\n",
+                        tag, where, PLAN_PROBE_REPEAT, PLAN_PROBE_REPEAT - 1, passes, graph ? "graph" : "eager");
     }
     util_buf_printf(out, "launch:\n  graph_node_us: %.4g\n", ls->gap_us);
 }
@@ -277,25 +277,9 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, cons
     exec_result res;
     const int n_ops = p->phases[0].n_ops;
     int *first = util_xcalloc((size_t)n_ops, sizeof(int)), *count = util_xcalloc((size_t)n_ops, sizeof(int));
-    int *unit = util_xcalloc((size_t)n_ops, sizeof(int));
-    plan_probe_group *pg = util_xcalloc((size_t)n_ops, sizeof(plan_probe_group));
     double *group_us = util_xcalloc((size_t)n_ops, sizeof(double));
-    const int n_groups = plan_probe_layout(p, pg, n_ops);
-    if (n_groups < 1) {
-        fprintf(stderr, "vpsim calibrate: internal: the probe plan is not laid out as plan_probe.h says\n");
-        free(first);
-        free(count);
-        free(unit);
-        free(pg);
-        free(group_us);
-        return VP_EXIT_FAIL;
-    }
-    for (int i = 0; i < n_groups; i++) {
-        first[i] = pg[i].first;
-        count[i] = pg[i].count;
-        unit[i] = pg[i].unit;
-    }
-    const exec_groups g = {.first = first, .count = count, .unit = unit, .n_groups = n_groups, .k_few = 1,
+    const int n_groups = make_groups(p, first, count);
+    const exec_groups g = {.first = first, .count = count, .n_groups = n_groups, .k_few = 1,
                            .passes = a->passes, .warmup = PROBE_WARMUP, .flush_op = n_ops - 1};
     exec_watch_start(d, "calibrate", EXEC_WATCH_DEFAULT_S);
     rc = exec_time_groups(d, &opt, p, &g, group_us, &res);
@@ -305,11 +289,9 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, cons
     law_set ls;
     memset(&ls, 0, sizeof(ls));
     if (rc == 0) /* else 2: exec_time_groups said why */
-        rc = collect(p, pg, n_groups, group_us, &ls);
+        rc = collect(p, first, n_groups, group_us, &ls);
     free(first);
     free(count);
-    free(unit);
-    free(pg);
     free(group_us);
     if (rc == 0)
         rc = file_text(a, sc, &facts, mismatch, &ls, res.graph, out);

@@ -226,19 +226,17 @@ int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *o
 void exec_result_free(exec_result *r);
 
 /* Groups of like ops for exec_time_groups: group i is ops [first[i], first[i] + count[i]) of the plan's
- * one phase (count >= 2); k_few < count. With `unit`, group i is count[i] / unit[i] like units of
- * unit[i] ops each (e.g. an op after its neighbour) and k_few counts units. */
+ * one phase (count >= 2); k_few < count. */
 typedef struct exec_groups {
     const int *first, *count;
-    const int *unit; /* ops per unit of each group; NULL: 1 */
     int n_groups;
-    int k_few;    /* the smaller graph holds the group's first k_few units */
+    int k_few;    /* the smaller graph holds the group's first k_few ops */
     int passes;   /* timed pairs per group (median) */
     int warmup;   /* untimed pairs per group */
     int flush_op; /* op run before every timed launch, outside the timers (-1: none) */
 } exec_groups;
-/* exec_groups.c: per group, the time one more of its units adds to a CUDA graph (eager on a device
- * without graphs): median over passes of (t(all) - t(first k_few units)) / (units - k_few). One rank, one
+/* exec_groups.c: per group, the time one more of its ops adds to a CUDA graph (eager on a device
+ * without graphs): median over passes of (t(all) - t(first k_few)) / (count - k_few). One rank, one
  * phase, compute ops only. env_out gets the environment facts, graph and passes. 0, or 2 (stderr). */
 int exec_time_groups(dist_job *d, const exec_options *opt, const plan *p, const exec_groups *g, double *per_op_us,
                      exec_result *env_out);

@@ -52,10 +52,8 @@ static void capture(exec_ctx *x, int slot, int first, int count)
     x->dev->capture_end(x, slot);
 }
 
-/* Median over `passes` of (t(all n ops) - t(first k ops)) / `units` (the units between them), the two
- * alternating. */
-static double time_group(exec_ctx *x, bool graph, int first, int n, int k, double units, int passes, int warmup,
-                         int flush_op)
+/* Median over `passes` of (t(all n) - t(first k)) / (n - k), the two alternating. */
+static double time_group(exec_ctx *x, bool graph, int first, int n, int k, int passes, int warmup, int flush_op)
 {
     if (graph) {
         capture(x, SLOT_FEW, first, k);
@@ -69,7 +67,7 @@ static double time_group(exec_ctx *x, bool graph, int first, int n, int k, doubl
     for (int i = 0; i < passes; i++) {
         const double few = time_once(x, graph, SLOT_FEW, first, k, flush_op);
         const double all = time_once(x, graph, SLOT_ALL, first, n, flush_op);
-        d[i] = (all - few) / units;
+        d[i] = (all - few) / (n - k);
     }
     const double m = util_percentile(d, passes, 0.5);
     free(d);
@@ -102,12 +100,10 @@ int exec_time_groups(dist_job *d, const exec_options *opt, const plan *p, const 
     enqueue_ops(&x, 0, p->phases[0].n_ops);
     x.dev->sync(&x);
     for (int i = 0; i < g->n_groups; i++) {
-        const int first = g->first[i], n = g->count[i], u = g->unit && g->unit[i] > 1 ? g->unit[i] : 1;
-        const int units = n / u, k = g->k_few < units ? g->k_few : units - 1;
+        const int first = g->first[i], n = g->count[i];
+        const int k = g->k_few < n ? g->k_few : n - 1;
         exec_watch_step("timing group %d/%d (ops %d..%d)", i + 1, g->n_groups, first, first + n - 1);
-        per_op_us[i] = k >= 1 ? time_group(&x, graph, first, units * u, k * u, units - k, g->passes, g->warmup,
-                                           g->flush_op)
-                              : 0.0;
+        per_op_us[i] = k >= 1 ? time_group(&x, graph, first, n, k, g->passes, g->warmup, g->flush_op) : 0.0;
         if (opt->progress && d->rank == 0) {
             fprintf(stderr, "\rvpsim calibrate --measure: group %d/%d   ", i + 1, g->n_groups);
             if (i + 1 == g->n_groups)

@@ -10,7 +10,6 @@
 #include "../util/util.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* The full grid. quick uses the first PROBE_QUICK entries of each list (two rows values, the two
@@ -46,8 +45,8 @@ static const int grouped_experts_more[] = {128, 192, 256, 320};
  * 3 tokens x 8 heads is the default's own shape. The other rows where the chunking changes (48, 96, 192,
  * 384) were tried as points on 2026-12-02 and left out: measured there, the probe's time was 4-12 % below
  * the replay's attention at the same shape, which the interpolation between doublings had hidden
- * (bench/NOTES.md, the miss); that bias is the probe's method, which now times attention after the op
- * the plan runs before it (find_neighbours). */
+ * (bench/NOTES.md, the miss). Timing attention after the op the plan runs before it, to take that bias
+ * out, was tried and measured worse (bench/NOTES.md 2026-12-02, session 17): it stays 4 like ops. */
 static const int mla_qh[][2] = {{1, 8}, {1, 16}, {3, 8}, {2, 16}, {4, 16}, {4, 32}, {8, 32}, {8, 64}};
 static const int gqa_q[] = {1, 2, 4, 8};
 static const long long kv_full[] = {1024, 4096, 16384, 65536, 131072}; /* to the longest context asked about */
@@ -65,10 +64,6 @@ typedef struct probe {
     bool quick;
     const cfg_scenario *sc;
     const plan *real; /* the scenario's own plan (its GEMM shapes); NULL for the quick grid */
-    /* Per law class: the op the scenario's plan most often runs right before an op of the class (the
-     * row-wise ops and attention; find_neighbours), and whether its baseline group is out yet. */
-    plan_op nb[CFG_LAW_COUNT];
-    bool has_nb[CFG_LAW_COUNT], nb_done[CFG_LAW_COUNT];
     char *why;
     size_t len;
     int rc;
@@ -100,40 +95,9 @@ static plan_op tmpl(const probe *pr, plan_op_kind kind)
     return t;
 }
 
-/* One op `t` named `name`, finalised. */
-static void add_op(probe *pr, const plan_op *t, const char *name)
-{
-    plan_op *op = plan_emit_add(&pr->b, t->kind, name, -1);
-    char keep[PLAN_NAME_MAX];
-    memcpy(keep, op->name, sizeof(keep));
-    *op = *t;
-    memcpy(op->name, keep, sizeof(keep));
-    plan_op_finalize(op);
-}
-
-/* Copy i of class c's neighbour: "probe.nb.<class>.<i>" (".silu_mul" kept as the suffix of a SiLU op). */
-static void add_neighbour(probe *pr, int c, int i)
-{
-    char name[PLAN_NAME_MAX];
-    snprintf(name, sizeof(name), "probe.nb.%s.%d%s", cfg_law_names[c], i,
-             plan_op_is_silu_mul(&pr->nb[c]) ? ".silu_mul" : "");
-    add_op(pr, &pr->nb[c], name);
-}
-
-/* PLAN_PROBE_REPEAT copies of `t` as distinct ops of the point (class, rows, size); for a class with a
- * neighbour each copy comes after a copy of the neighbour, and the neighbour's own PLAN_PROBE_REPEAT
- * copies (its baseline) go first, once per class (plan_probe.h). */
+/* PLAN_PROBE_REPEAT copies of `t` as distinct ops of the point (class, rows, size). */
 static void add_point(probe *pr, const plan_op *t, const char *cls, long long rows, const char *size)
 {
-    int c = 0;
-    while (c < CFG_LAW_COUNT && strcmp(cfg_law_names[c], cls) != 0)
-        c++;
-    const bool pair = c < CFG_LAW_COUNT && pr->has_nb[c];
-    if (pair && !pr->nb_done[c]) {
-        for (int i = 0; i < PLAN_PROBE_REPEAT; i++)
-            add_neighbour(pr, c, i);
-        pr->nb_done[c] = true;
-    }
     for (int i = 0; i < PLAN_PROBE_REPEAT && !pr->rc; i++) {
         char name[64];
         int n = strcmp(cls, "silu_mul") == 0 ? snprintf(name, sizeof(name), "probe.r%lld.%s.%d.silu_mul", rows, size, i)
@@ -143,9 +107,12 @@ static void add_point(probe *pr, const plan_op *t, const char *cls, long long ro
             pr->rc = -1;
             return;
         }
-        if (pair)
-            add_neighbour(pr, c, i);
-        add_op(pr, t, name);
+        plan_op *op = plan_emit_add(&pr->b, t->kind, name, -1);
+        char keep[PLAN_NAME_MAX];
+        memcpy(keep, op->name, sizeof(keep));
+        *op = *t;
+        memcpy(op->name, keep, sizeof(keep));
+        plan_op_finalize(op);
     }
 }
 
@@ -383,74 +350,6 @@ static void rowwise(probe *pr)
         }
 }
 
-/* The classes timed after a neighbour: the row-wise ops and attention (embedding opens a phase: no op of
- * the phase runs before it). */
-static const int neighboured[] = {CFG_LAW_NORM, CFG_LAW_ELEMENTWISE, CFG_LAW_SILU_MUL, CFG_LAW_ATTENTION_MLA,
-                                  CFG_LAW_ATTENTION_GQA};
-
-/* Each neighboured class's neighbour: the op shape the scenario's plan most often runs right before an op
- * of the class on the main stream (collectives left out: a one-rank replay without a backend skips them;
- * a tie goes to the shape seen first). What a small op adds to the cycle depends on the kernel before it:
- * the replay's norms and element-wise ops follow GEMMs, its attention an element-wise op, and timed after
- * their own kind they came out 1-13 % (row-wise) and 4-12 % (attention) below the replay's class cost
- * (bench/NOTES.md 2026-12-02). The quick grid (no real plan) takes a 2048 x 256 bf16 GEMM of one row. */
-static void find_neighbours(probe *pr)
-{
-    if (!pr->real) {
-        plan_op g = tmpl(pr, PLAN_OP_GEMM);
-        g.m = 1;
-        g.n = gemm_nk[0][0];
-        g.k = gemm_nk[0][1];
-        for (int j = 0; j < LEN(neighboured); j++) {
-            pr->nb[neighboured[j]] = g;
-            pr->has_nb[neighboured[j]] = true;
-        }
-        return;
-    }
-    const plan *p = pr->real;
-    const int ns = p->n_shapes;
-    int *cnt = util_xcalloc((size_t)CFG_LAW_COUNT * (ns + 1), sizeof(int));
-    int *seen = util_xcalloc((size_t)CFG_LAW_COUNT * (ns + 1), sizeof(int));
-    int order = 0;
-    for (int ph = 0; ph < p->n_phases; ph++) {
-        const plan_phase *f = &p->phases[ph];
-        int prev = -1;
-        for (int i = 0; i < f->n_ops; i++) {
-            const plan_op *op = &f->ops[i];
-            if (op->stream != PLAN_STREAM_MAIN || plan_op_is_collective(op->kind))
-                continue;
-            const int c = plan_op_law_class(op, NULL);
-            if (c >= 0 && prev >= 0 && f->shape && f->shape[prev] >= 0 && f->shape[prev] < ns) {
-                const int k = c * (ns + 1) + f->shape[prev];
-                cnt[k]++;
-                if (!seen[k])
-                    seen[k] = ++order;
-            }
-            prev = i;
-        }
-    }
-    for (int j = 0; j < LEN(neighboured); j++) {
-        const int c = neighboured[j];
-        int best = -1;
-        for (int k = 0; k < ns; k++) {
-            const int i = c * (ns + 1) + k;
-            if (cnt[i] && (best < 0 || cnt[i] > cnt[c * (ns + 1) + best] ||
-                           (cnt[i] == cnt[c * (ns + 1) + best] && seen[i] < seen[c * (ns + 1) + best])))
-                best = k;
-        }
-        if (best < 0)
-            continue;
-        plan_op n = p->shapes[best];
-        n.layer = -1;
-        n.stream = PLAN_STREAM_MAIN;
-        n.micro_batch = 0;
-        pr->nb[c] = n;
-        pr->has_nb[c] = true;
-    }
-    free(cnt);
-    free(seen);
-}
-
 int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, size_t len)
 {
     memset(out, 0, sizeof(*out));
@@ -475,7 +374,6 @@ int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, s
     /* The smallest kernel the replay launches: what it measures is the gap a graph node costs. */
     for (int i = 0; i < PLAN_PROBE_EMPTY; i++)
         plan_emit_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.empty", -1, 1, 8);
-    find_neighbours(&pr);
     gemms(&pr);
     grouped(&pr);
     attention(&pr);

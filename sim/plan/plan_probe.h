@@ -9,13 +9,9 @@
  * replay picks the SiLU kernel by that suffix). <rows> is the law's rows coordinate, <size> what varies
  * within a rows value (a GEMM's NxK, a batch "b<n>", experts "e<n>", a KV length, a row width), numbers
  * of whole kibi-units written with a "k" (65536 -> 64k). The grid is the table in plan_probe.c. Last,
- * one "probe.flush" op (below).
- *
- * The row-wise classes and attention are timed after their neighbour, the op the scenario's plan runs
- * before them: such a class opens with its baseline, PLAN_PROBE_REPEAT copies of the neighbour named
- * "probe.nb.<class>.<i>", and each of its points is PLAN_PROBE_REPEAT pairs (neighbour copy, point op).
- * The point's time is then what one more pair adds less what one more neighbour adds (plan_probe_layout
- * says which groups those are). */
+ * one "probe.flush" op (below). Every class, the row-wise ops and attention too, is timed as like ops back
+ * to back: timing those after the op the scenario's plan runs before them was tried and measured worse
+ * against the replay (bench/NOTES.md 2026-12-02, session 17). */
 #ifndef VPSIM_PLAN_PROBE_H
 #define VPSIM_PLAN_PROBE_H
 
@@ -35,18 +31,6 @@
  * the vocab shard as the real plan has them per rank). `quick`: the small grid the CPU device runs in
  * seconds (CI). 0, or -1 with a reason in `why`. */
 int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, size_t len);
-
-/* One timed group of the probe plan (exec_time_groups): ops [first, first + count) in units of `unit`
- * ops (1: like ops; 2: neighbour and point op); `point` is the index of an op of the grid point (-1 for the
- * empty ops and for a baseline), `base` the group whose time per unit is taken off this one's (the
- * class's baseline; -1 for none). */
-typedef struct plan_probe_group {
-    int first, count, unit, point, base;
-} plan_probe_group;
-
-/* The probe plan's groups in order: the empty ops first, then baselines and points as laid out above (the
- * flush op is none). Returns how many (at most `max`), or -1 when the plan is not laid out so. */
-int plan_probe_layout(const plan *p, plan_probe_group *g, int max);
 
 /* Bytes the CUDA device allocates for the plan's private weights and KV caches (its arena: each op's
  * bf16 weights or cache, rounded up to 256 B), so a user sees what the probe needs before it runs. */

@@ -20,13 +20,10 @@ static void load(const char *rel, const char *const *sets, int n_sets, const cha
 }
 
 /* Ops per law class; asserts that every op after the empty ones is filed by plan_op_law_class under the
- * class its name says (silu_mul ops carry it as their suffix). The neighbour ops ("probe.nb.<class>.<i>")
- * are counted apart, by the class they stand before, into nb (may be NULL). */
-static void count_classes_nb(const plan *p, int *n, int *nb)
+ * class its name says (silu_mul ops carry it as their suffix). */
+static void count_classes(const plan *p, int *n)
 {
     memset(n, 0, sizeof(int) * CFG_LAW_COUNT);
-    if (nb)
-        memset(nb, 0, sizeof(int) * CFG_LAW_COUNT);
     const plan_phase *ph = &p->phases[0];
     cr_assert_eq(p->n_phases, 1);
     cr_assert_str_eq(ph->name, "probe");
@@ -44,15 +41,6 @@ static void count_classes_nb(const plan *p, int *n, int *nb)
                       (op->n == 64ll << 20 || op->n == 1ll << 20), "n = %lld", op->n);
             continue;
         }
-        if (strncmp(op->name, "probe.nb.", 9) == 0) {
-            int c = 0;
-            while (c < CFG_LAW_COUNT && strncmp(op->name + 9, cfg_law_names[c], strlen(cfg_law_names[c])) != 0)
-                c++;
-            cr_assert(c < CFG_LAW_COUNT, "%s: no class named", op->name);
-            if (nb)
-                nb[c]++;
-            continue;
-        }
         double rows = 0;
         const int c = plan_op_law_class(op, &rows);
         cr_assert(c >= 0 && c < CFG_LAW_COUNT, "%s has no law class", op->name);
@@ -67,13 +55,11 @@ static void count_classes_nb(const plan *p, int *n, int *nb)
     }
 }
 
-/* Grid sizes by hand (plan_probe.h; GEMM shapes listed in the next test); every point 4 ops, then the flush
- * op. configs/default.yaml's draft is GQA, so both attention classes are probed. Grouped: rows 1 and 4 at
- * 4, 16, 64, 128, 256 and Kimi-K2.5's 384 experts, rows 2 also at 192 and 320, rows 8 and 16 at the
- * first three. MLA: 8 rows values
- * over 5 KV lengths, the 4 of one block (8, 16, 24, 32) also at 256k and 512k. The row-wise classes and
- * attention each have a neighbour: 4 copies of it before the class's points (its baseline) and one before
- * every point op. */
+/* Grid sizes by hand (plan_probe.h; GEMM shapes listed in the next test); every point 4 like ops, then the
+ * flush op. configs/default.yaml's draft is GQA, so both attention classes are probed. Grouped: rows 1 and
+ * 4 at 4, 16, 64, 128, 256 and Kimi-K2.5's 384 experts, rows 2 also at 192 and 320, rows 8 and 16 at the
+ * first three. MLA: 8 rows values over 5 KV lengths, the 4 of one block (8, 16, 24, 32) also at 256k and
+ * 512k. No other op stands between a point's ops (no neighbour ops: plan_probe.h): 1,273 ops in all. */
 Test(calibrate_measure, probe_plan_counts_per_class_and_names)
 {
     cfg_scenario sc;
@@ -88,25 +74,21 @@ Test(calibrate_measure, probe_plan_counts_per_class_and_names)
         [CFG_LAW_ELEMENTWISE] = 4 * 4 * 4, [CFG_LAW_SILU_MUL] = 4 * 4 * 4,   [CFG_LAW_EMBEDDING] = 4 * 2 * 4,
     };
     cr_assert_eq(plan_probe_build(&sc, false, &p, why, sizeof(why)), 0, "%s", why);
-    int nb[CFG_LAW_COUNT];
-    count_classes_nb(&p, n, nb);
+    count_classes(&p, n);
     int total = PLAN_PROBE_EMPTY + 1;
     for (int c = 0; c < CFG_LAW_COUNT; c++) {
         cr_expect_eq(n[c], full[c], "full grid, %s: %d ops", cfg_law_names[c], n[c]);
-        const bool paired = c >= CFG_LAW_ATTENTION_MLA && c != CFG_LAW_EMBEDDING;
-        cr_expect_eq(nb[c], paired ? full[c] + 4 : 0, "full grid, %s: %d neighbour ops", cfg_law_names[c], nb[c]);
-        total += full[c] + nb[c];
+        total += full[c];
     }
     cr_assert_eq(p.phases[0].n_ops, total);
+    cr_assert_eq(total, 1273);
     plan_free(&p);
     /* quick: 2 rows values x 2 sizes (x 2 KV lengths for attention; embedding has only 2 widths). */
     cr_assert_eq(plan_probe_build(&sc, true, &p, why, sizeof(why)), 0, "%s", why);
-    count_classes_nb(&p, n, nb);
-    for (int c = 0; c < CFG_LAW_COUNT; c++) {
+    count_classes(&p, n);
+    for (int c = 0; c < CFG_LAW_COUNT; c++)
         cr_expect_eq(n[c], 2 * 2 * 4, "quick grid, %s: %d ops", cfg_law_names[c], n[c]);
-        const bool paired = c >= CFG_LAW_ATTENTION_MLA && c != CFG_LAW_EMBEDDING;
-        cr_expect_eq(nb[c], paired ? 2 * 2 * 4 + 4 : 0, "quick grid, %s: %d neighbour ops", cfg_law_names[c], nb[c]);
-    }
+    cr_assert_eq(p.phases[0].n_ops, PLAN_PROBE_EMPTY + CFG_LAW_COUNT * 2 * 2 * 4 + 1);
     plan_free(&p);
     cfg_scenario_free(&sc);
 }
@@ -159,83 +141,19 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
      * wide o_proj 7168 x 1024, mlp.down 7168 x 2304, q_b 1536 x 1536, shared.down 7168 x 256, lm_head 20480 x
      * 7168 and generic 2048 x 256 (x 2 B each); batched x 6 rows: w_kc 512 x 128 x 8 heads and generic 256 x
      * 256 x 32 and x 128 (w_vc has w_kc's bytes: one of them); grouped (7168 x 144 + 256 x 2016) x 2 B x
-     * ((4+16+64) x 5 rows + (128+256+384) x 2 rows + (128+192+256+320+384) at 2 rows) x 4; embedding 20480 x (2048+7168) x 2 B x 4 rows x 4;
-     * MLA 576 x 2 B per token, GQA 8 KV heads x 256 x 2 B per token, over 1k+4k+16k+64k+128k tokens x 4
-     * ops x 8 rows (MLA) and 4 rows (GQA), and 256k+512k x 4 ops x 4 rows (MLA); the neighbours' weights
-     * x (4 + 16 points x 4) copies: o_proj 7168 x 1024 (norm), w_kc 512 x 128 x 8 (elementwise), w13 at
-     * the default's 24 experts 144 x 7168 x 24 (silu_mul); attention's rope has none. 109.3 GiB in all. */
+     * ((4+16+64) x 5 rows + (128+256+384) x 2 rows + (128+192+256+320+384) at 2 rows) x 4; embedding
+     * 20480 x (2048+7168) x 2 B x 4 rows x 4; MLA 576 x 2 B per token, GQA 8 KV heads x 256 x 2 B per
+     * token, over 1k+4k+16k+64k+128k tokens x 4 ops x 8 rows (MLA) and 4 rows (GQA), and 256k+512k x 4 ops
+     * x 4 rows (MLA). 105.1 GiB in all. */
     const double kv = 1024 + 4096 + 16384 + 65536 + 131072;
     const double narrow = 3072.0 * 14336 + 4608 * 7168 + 4000 * 7168 + 2112 * 7168 + 384 * 7168 + 512 * 7168 +
                           7168 * 21504 + 256 * 2048 + 512 * 4096;
     const double wide = 7168.0 * 1024 + 7168 * 2304 + 1536 * 1536 + 7168 * 256 + 20480 * 7168 + 2048 * 256;
     const double bmm = 512.0 * 128 * 8 + 256 * 256 * (32 + 128);
-    const double nbrs = (7168.0 * 1024 + 512 * 128 * 8 + 144 * 7168 * 24) * 2 * (4 + 16 * 4);
     const double want = (narrow + wide) * 2 * 8 * 4 + bmm * 2 * 6 * 4 +
                         (7168.0 * 144 + 256 * 2016) * 2 * (84 * 5 + 768 * 2 + 1280) * 4 + 20480.0 * 9216 * 2 * 4 * 4 +
-                        1152 * kv * 32 + 1152 * (262144.0 + 524288) * 16 + 4096 * kv * 16 + nbrs;
+                        1152 * kv * 32 + 1152 * (262144.0 + 524288) * 16 + 4096 * kv * 16;
     cr_assert_float_eq(plan_probe_arena_bytes(&p), want, 0.5, "%.0f", plan_probe_arena_bytes(&p));
-    plan_free(&p);
-    cfg_scenario_free(&sc);
-}
-
-/* The neighbours of the default scenario's plan (Kimi-K2.5 + EAGLE-3 at TP 8): its norms follow o_proj
- * most often (ties with fused_qkv_a and the norms before q_b go to the first seen), its rope and topk a
- * GEMM (w_kc first), its SiLU the routed experts' w13 at the 24 experts 3 tokens touch, its MLA the rope;
- * the groups (plan_probe_layout) pair each point op with a copy and take the class's baseline off. */
-Test(calibrate_measure, rowwise_and_attention_points_follow_their_neighbour)
-{
-    cfg_scenario sc;
-    load("configs/default.yaml", NULL, 0, NULL, &sc);
-    plan p;
-    char why[256] = "";
-    cr_assert_eq(plan_probe_build(&sc, false, &p, why, sizeof(why)), 0, "%s", why);
-    const plan_phase *ph = &p.phases[0];
-    const plan_op *nb = th_find_op(ph, "probe.nb.norm.0", -1);
-    th_assert_gemm(nb, 3, 1024, 7168, 1);
-    nb = th_find_op(ph, "probe.nb.elementwise.0", -1);
-    th_assert_gemm(nb, 3, 128, 512, 8);
-    nb = th_find_op(ph, "probe.nb.silu_mul.3", -1);
-    cr_assert(nb->kind == PLAN_OP_GROUPED_GEMM && nb->batch == 24 && nb->m == 24 && nb->n == 512 && nb->k == 7168 &&
-              nb->wdtype == CFG_DT_INT4);
-    nb = th_find_op(ph, "probe.nb.attention_mla.1", -1);
-    cr_assert(nb->kind == PLAN_OP_ELEMENTWISE && nb->m == 3 && nb->n == 576 && !plan_op_is_silu_mul(nb));
-    plan_probe_group g[2048];
-    const int n = plan_probe_layout(&p, g, 2048);
-    cr_assert_gt(n, 1);
-    cr_assert(g[0].first == 0 && g[0].count == PLAN_PROBE_EMPTY && g[0].point < 0 && g[0].base < 0);
-    int pairs = 0, bases = 0, next = PLAN_PROBE_EMPTY;
-    for (int i = 1; i < n; i++) {
-        cr_assert_eq(g[i].first, next, "group %d", i);
-        next += g[i].count;
-        if (g[i].point < 0) {
-            bases++;
-            cr_assert(g[i].unit == 1 && strncmp(ph->ops[g[i].first].name, "probe.nb.", 9) == 0);
-            continue;
-        }
-        if (g[i].unit == 2) {
-            pairs++;
-            cr_assert_eq(g[i].count, 2 * PLAN_PROBE_REPEAT);
-            cr_assert_eq(g[i].point, g[i].first + 1);
-            /* The baseline is the class's: the same neighbour tag. */
-            const char *b = ph->ops[g[g[i].base].first].name, *q = ph->ops[g[i].first].name;
-            cr_assert_eq(strncmp(b, q, strrchr(q, '.') - q), 0, "%s against %s", q, b);
-        } else
-            cr_assert(g[i].base < 0 && g[i].count == PLAN_PROBE_REPEAT);
-    }
-    cr_assert_eq(next, ph->n_ops - 1, "every op but the flush is in a group");
-    cr_assert_eq(bases, 5);
-    cr_assert_eq(pairs, (8 * 5 + 4 * 2) + 4 * 5 + 3 * 16);
-    /* A pair before its baseline is not the probe's layout. */
-    plan_op keep = ph->ops[g[1].first];
-    for (int i = 1; i < n; i++)
-        if (g[i].point < 0) {
-            plan_op *first = &ph->ops[g[i].first];
-            keep = *first;
-            snprintf(first->name, sizeof(first->name), "probe.norm.r1.512.0");
-            cr_assert_eq(plan_probe_layout(&p, g, 2048), -1);
-            *first = keep;
-            break;
-        }
     plan_free(&p);
     cfg_scenario_free(&sc);
 }
@@ -268,7 +186,7 @@ Test(calibrate_measure, quick_cpu_probe_writes_a_system_file_the_model_loads, .t
                          "configs/systems/h200-1x.yaml --out %s", path);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "", "the file goes to --out");
-    cr_assert_not_null(strstr(r.err, "probe of 293 ops (quick grid)"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "probe of 193 ops (quick grid)"), "%s", r.err);
     cr_assert_not_null(strstr(r.err, "gemm_wide"), "the summary names the classes:\n%s", r.err);
     th_free(&r);
     char *text = th_slurp(path);

@@ -350,7 +350,7 @@ static const cli_cmd meas_cmd = {
              .n_opts = CLI_N(meas_opts),
              .about = "Measure this GPU's compute laws: replay a plan of microbenchmark ops (GEMMs of 1-256 MB weights at\n"
                       "1-128 rows and their transposes, batched and grouped GEMMs, MLA and GQA decode attention at KV\n"
-                      "lengths 1k-128k, norms, element-wise ops, SiLU-and-multiply, embedding lookups; 16 empty ops first)\n"
+                      "lengths 1k-512k, norms, element-wise ops, SiLU-and-multiply, embedding lookups; 16 empty ops first)\n"
                       "with the replay's kernels, and write a whole system file: the base with measured.compute.<class>\n"
                       "(rows, bytes, us). Each point is 4 like ops with private weights, captured as a CUDA graph of the\n"
                       "first op and one of all 4, each launched alone after an L2 flush: (t(4) - t(1)) / 3 is what one\n"

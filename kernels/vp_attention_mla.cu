@@ -203,28 +203,13 @@ __device__ __forceinline__ void pv(const Block &k, const Warp &w, const bf16 *sK
                                    float (&acc)[4][NT][4])
 {
     const int ldp = k.ldp, lane = k.lane;
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-#pragma unroll
-        for (int n = 0; n < NT; n++) {
-            acc[i][n][0] *= al[n].x;
-            acc[i][n][1] *= al[n].y;
-            acc[i][n][2] *= al[n].x;
-            acc[i][n][3] *= al[n].y;
-        }
+    rescale_rows<NT, 4>(acc, al);
     // ldmatrix.x4.trans lanes: keys (lane & 7) + 8 * ((lane >> 4) & 1), dims + 8 * ((lane >> 3) & 1).
     const int key_l = (lane & 7) + ((lane >> 4) & 1) * 8, chunk_l = (lane >> 3) & 1;
 #pragma unroll
     for (int kk = 0; kk < KTILES; kk++) {
         uint32_t bp[NT][2];
-#pragma unroll
-        for (int n = 0; n + 1 < NT; n += 2) {
-            uint32_t r4[4];
-            vp_ldmatrix_x4_trans(r4, w.p_frag + kk * 16 * ldp + n * 8);
-            bp[n][0] = r4[0], bp[n][1] = r4[1], bp[n + 1][0] = r4[2], bp[n + 1][1] = r4[3];
-        }
-        if (NT % 2)
-            vp_ldmatrix_x2_trans(bp[NT - 1], w.p_frag + kk * 16 * ldp + (NT - 1) * 8);
+        load_p_frags<NT>(w, ldp, kk, bp);
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const int j = k.warp + NWARPS * i;

@@ -288,14 +288,10 @@ __device__ __forceinline__ void score_frags(const Block &k, const Warp &w, const
             out[n][j] = CH == 2 ? c[0][n][j] + c[CH - 1][n][j] : c[0][n][j];
 }
 
-// 3. O^T = O^T * alpha + V^T P^T over this warp's value tiles warp + 8 i (acc: value tile i, row tile
-// n; dims g | g + 8, rows 2t, 2t + 1). sVs: this stage's values (MLA: the latent columns of sK); al:
-// alpha of rows 2t, 2t + 1 of each row tile.
+// O^T rows rescaled by alpha (acc: value tile i, row tile n; rows 2t, 2t + 1 of each row tile).
 template <int NT, int MT>
-__device__ __forceinline__ void tile_pv(const Block &k, const Warp &w, const bf16 *sVs, const float2 (&al)[NT],
-                                        float (&acc)[MT][NT][4])
+__device__ __forceinline__ void rescale_rows(float (&acc)[MT][NT][4], const float2 (&al)[NT])
 {
-    const int ldv = k.ldv, ldp = k.ldp;
 #pragma unroll
     for (int i = 0; i < MT; i++)
 #pragma unroll
@@ -305,20 +301,38 @@ __device__ __forceinline__ void tile_pv(const Block &k, const Warp &w, const bf1
             acc[i][n][2] *= al[n].x;
             acc[i][n][3] *= al[n].y;
         }
+}
+
+// The B fragments of P^T for key step kk (16 keys), every row tile.
+template <int NT>
+__device__ __forceinline__ void load_p_frags(const Warp &w, int ldp, int kk, uint32_t (&bp)[NT][2])
+{
+#pragma unroll
+    for (int n = 0; n + 1 < NT; n += 2) {
+        uint32_t r4[4];
+        vp_ldmatrix_x4_trans(r4, w.p_frag + kk * 16 * ldp + n * 8);
+        bp[n][0] = r4[0];
+        bp[n][1] = r4[1];
+        bp[n + 1][0] = r4[2];
+        bp[n + 1][1] = r4[3];
+    }
+    if (NT % 2)
+        vp_ldmatrix_x2_trans(bp[NT - 1], w.p_frag + kk * 16 * ldp + (NT - 1) * 8);
+}
+
+// 3. O^T = O^T * alpha + V^T P^T over this warp's value tiles warp + 8 i (acc: value tile i, row tile
+// n; dims g | g + 8, rows 2t, 2t + 1). sVs: this stage's values (MLA: the latent columns of sK); al:
+// alpha of rows 2t, 2t + 1 of each row tile.
+template <int NT, int MT>
+__device__ __forceinline__ void tile_pv(const Block &k, const Warp &w, const bf16 *sVs, const float2 (&al)[NT],
+                                        float (&acc)[MT][NT][4])
+{
+    const int ldv = k.ldv, ldp = k.ldp;
+    rescale_rows<NT, MT>(acc, al);
 #pragma unroll 1
     for (int kk = 0; kk < w.ktiles; kk++) {
         uint32_t bp[NT][2];
-#pragma unroll
-        for (int n = 0; n + 1 < NT; n += 2) {
-            uint32_t r4[4];
-            vp_ldmatrix_x4_trans(r4, w.p_frag + kk * 16 * ldp + n * 8);
-            bp[n][0] = r4[0];
-            bp[n][1] = r4[1];
-            bp[n + 1][0] = r4[2];
-            bp[n + 1][1] = r4[3];
-        }
-        if (NT % 2)
-            vp_ldmatrix_x2_trans(bp[NT - 1], w.p_frag + kk * 16 * ldp + (NT - 1) * 8);
+        load_p_frags<NT>(w, ldp, kk, bp);
 #pragma unroll
         for (int i = 0; i < MT; i++) {
             const int j = k.warp + NWARPS * i;

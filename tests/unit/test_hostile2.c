@@ -252,7 +252,7 @@ static th_result h2_signal_rank(const char *sig, int stop_s, const char *extra)
 {
     th_need_mpirun();
     char *log = th_write_temp("", 0, ".log");
-    th_result r = th_sh("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+    th_result r = th_sh("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " TH_MPI_ASAN
                         "OMPI_MCA_odls_base_sigkill_timeout=3; "
                         "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 '%s' run configs/tiny.yaml "
                         "--device cpu --backend mpi --iters 1000000 --warmup 0 --inject-fault stall:1:50:%d %s "
@@ -325,7 +325,7 @@ Test(hostile2, a_rank_killed_during_link_setup_leaves_nothing_in_dev_shm, .timeo
     char *before = h2_shm();
     char *out = th_write_temp("", 0, ".yaml");
     /* rank 2 of 3 is killed (SIGKILL) as soon as a link segment exists: the set-up is under way */
-    th_result r = th_sh("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+    th_result r = th_sh("export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " TH_MPI_ASAN
                         "OMPI_MCA_odls_base_sigkill_timeout=3; "
                         "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 3 '%s' probe configs/tiny.yaml "
                         "--device cpu --base configs/systems/h200-1x.yaml --out '%s' >/dev/null & m=$!; "

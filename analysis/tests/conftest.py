@@ -24,6 +24,16 @@ def read_json(path):
         return json.load(f)
 
 
+@pytest.fixture(scope="session")
+def samples_report(tmp_path_factory):
+    """(folder, report.md path, report.html path) of `make report` on traces/samples, built once: drawing its
+    figures takes ~5 s, and test_answer, test_heldout, test_import_section and test_report each read it."""
+    import make_report
+    out = tmp_path_factory.mktemp("samples-report")
+    md, htm = make_report.build(SAMPLES, str(out))
+    return out, md, htm
+
+
 @pytest.fixture
 def write_json(tmp_path):
     """write_json(doc, name) -> path of a JSON file holding doc (deep-copied, so tests can mutate freely)."""

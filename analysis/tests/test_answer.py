@@ -161,10 +161,8 @@ def png_size(path):
 
 
 @pytest.fixture(scope="module")
-def sample_report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("report")
-    make_report.build(SAMPLES, str(out))
-    return out
+def sample_report(samples_report):
+    return samples_report[0]
 
 
 def test_figures_are_sized_for_a_page(sample_report):

@@ -10,7 +10,7 @@ import pytest
 import make_report
 import vpsim_extract as ex
 import conftest
-from conftest import ANALYSIS, read_json, sample
+from conftest import ANALYSIS, SAMPLES, read_json, sample
 from vpsim_inputs import load_any, load_heldout
 
 HELDOUT = sample("heldout-h200.json")
@@ -127,17 +127,16 @@ def test_cases_carry_the_files_numbers_and_bounds():
 # ---------------------------------------------------------------- the report's section
 
 @pytest.fixture(scope="module")
-def section(tmp_path_factory):
-    out = tmp_path_factory.mktemp("report")
-    md, _ = make_report.build(os.path.dirname(HELDOUT), str(out))
+def section(samples_report):
+    assert os.path.dirname(HELDOUT) == SAMPLES  # the held-out sample's section is in the samples' report
+    out, md, _ = samples_report
     text = open(md, encoding="utf-8").read()
     assert SECTION in text
     return out, text.split(SECTION, 1)[1].split("\n## ", 1)[0]
 
 
-def test_section_comes_after_the_model_against_measurement(tmp_path):
-    md, _ = make_report.build(os.path.dirname(HELDOUT), str(tmp_path))
-    text = open(md, encoding="utf-8").read()
+def test_section_comes_after_the_model_against_measurement(samples_report):
+    text = open(samples_report[1], encoding="utf-8").read()
     assert text.index("## Model against measurement") < text.index(SECTION) < text.index("## Provenance of the inputs")
 
 

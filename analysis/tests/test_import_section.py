@@ -7,10 +7,9 @@ import os
 
 import pytest
 
-import make_report
 import vpsim_extract as ex
 import conftest
-from conftest import read_json, sample
+from conftest import SAMPLES, read_json, sample
 from vpsim_inputs import load_results
 
 IMPORT = sample("import-fixture-h200-graph.results.json")
@@ -42,8 +41,9 @@ def test_the_bars_are_the_two_files_figures():
     assert abs(bars[1]["cycle_ms"] / bars[0]["cycle_ms"] - 1) < 0.05  # the import's own round trip
 
 
-def test_the_section_draws_them_side_by_side(tmp_path):
-    md, _ = make_report.build(os.path.dirname(IMPORT), str(tmp_path))
+def test_the_section_draws_them_side_by_side(samples_report):
+    assert os.path.dirname(IMPORT) == SAMPLES  # the import's section is in the samples' report
+    out, md, _ = samples_report
     text = open(md, encoding="utf-8").read()
     assert SECTION in text
     part = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
@@ -52,5 +52,5 @@ def test_the_section_draws_them_side_by_side(tmp_path):
     assert f"gives {imp['model_check']['model_cycle_ms']:.3f} ms" in part
     assert "(figures/import-fixture-h200-graph.png)" in part
     for ext in ("png", "svg"):
-        assert os.path.getsize(os.path.join(str(tmp_path), "figures", f"import-fixture-h200-graph.{ext}")) > 1000
+        assert os.path.getsize(os.path.join(str(out), "figures", f"import-fixture-h200-graph.{ext}")) > 1000
     assert "| segment | imported ms | modelled ms | model - import |" in part

@@ -14,9 +14,8 @@ OUTPUT_KINDS = (".json", ".csv")
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("report")
-    md, htm = make_report.build(SAMPLES, str(out))
+def report(samples_report):
+    out, md, htm = samples_report
     return out, open(md, encoding="utf-8").read(), open(htm, encoding="utf-8").read()
 
 

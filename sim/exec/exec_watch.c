@@ -19,6 +19,7 @@ typedef struct activity {
 
 typedef struct watch {
     pthread_mutex_t mu;
+    pthread_cond_t wake; /* on CLOCK_MONOTONIC; signalled by exec_watch_stop */
     pthread_t thread;
     bool running, stop;
     double timeout_s;
@@ -142,22 +143,27 @@ static void *watch_main(void *arg)
 {
     (void)arg;
     const double t = g_watch.timeout_s;
-    /* Check often enough that the report comes within a few percent of the timeout. */
+    /* Check often enough that the report comes within a few percent of the timeout. The wait is on a
+     * condition that exec_watch_stop signals, not a sleep: a sleep of up to 0.5 s made every command that
+     * ran the watchdog wait that long at its end for the join. */
     double poll = t / 20.0;
     poll = poll < 0.02 ? 0.02 : poll > 0.5 ? 0.5 : poll;
-    const struct timespec nap = {.tv_sec = (time_t)poll, .tv_nsec = (long)((poll - (double)(time_t)poll) * 1e9)};
+    pthread_mutex_lock(&g_watch.mu);
     for (;;) {
-        nanosleep(&nap, NULL);
-        pthread_mutex_lock(&g_watch.mu);
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        const double end = (double)until.tv_nsec * 1e-9 + poll;
+        until.tv_sec += (time_t)end;
+        until.tv_nsec = (long)((end - (double)(time_t)end) * 1e9);
+        if (!g_watch.stop)
+            pthread_cond_timedwait(&g_watch.wake, &g_watch.mu, &until);
         if (g_watch.stop) {
             pthread_mutex_unlock(&g_watch.mu);
             return NULL;
         }
         double idle = mono_s() - g_watch.last;
-        if (idle < t) {
-            pthread_mutex_unlock(&g_watch.mu);
+        if (idle < t)
             continue;
-        }
         char line[2048];
         describe_locked(line, sizeof(line), idle);
         pthread_mutex_unlock(&g_watch.mu);
@@ -188,8 +194,22 @@ static void *watch_main(void *arg)
     }
 }
 
+static pthread_once_t g_wake_once = PTHREAD_ONCE_INIT;
+
+/* The condition waits on CLOCK_MONOTONIC, so that a change of the wall clock neither fires nor delays
+ * the watchdog; that takes an attribute, hence no static initialiser. */
+static void init_wake(void)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_watch.wake, &a);
+    pthread_condattr_destroy(&a);
+}
+
 void exec_watch_start(const dist_job *d, const char *command, double timeout_s)
 {
+    pthread_once(&g_wake_once, init_wake);
     pthread_mutex_lock(&g_watch.mu);
     bool already = g_watch.running;
     g_watch.dist = *d;
@@ -215,6 +235,7 @@ void exec_watch_stop(void)
         return;
     pthread_mutex_lock(&g_watch.mu);
     g_watch.stop = true;
+    pthread_cond_signal(&g_watch.wake);
     pthread_mutex_unlock(&g_watch.mu);
     pthread_join(g_watch.thread, NULL);
     g_watch.running = false;

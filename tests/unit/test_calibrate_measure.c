@@ -287,7 +287,8 @@ Test(calibrate_measure, bad_inputs_exit_2_and_write_nothing, .timeout = 60)
 Test(calibrate_measure, more_than_one_rank_is_refused, .timeout = 150)
 {
     th_need_mpirun();
-    th_result r = th_sh(TH_MPIRUN " -np 2 build/vpsim calibrate --measure configs/tiny.yaml --device cpu --quick");
+    /* Through th_mpirun, so that the variant under test (VPSIM_BIN) is the one refusing. */
+    th_result r = th_mpirun(2, "calibrate --measure configs/tiny.yaml --device cpu --quick");
     cr_assert_neq(r.status, 0);
     cr_assert_not_null(strstr(r.err, "the probe measures one GPU; run it without mpirun or with -np 1"), "%s", r.err);
     th_free(&r);

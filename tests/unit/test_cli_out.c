@@ -236,7 +236,7 @@ Test(cli_out, a_full_stdout_exits_1_with_a_message)
         "run configs/tiny.yaml --device cpu --backend none --iters 1 --warmup 0 --instrumented 1",
     };
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-        th_result r = th_sh("'%s' %s > /dev/full", out_bin(), cmds[i]);
+        th_result r = th_sh("%s'%s' %s > /dev/full", th_mpi_env(cmds[i]), out_bin(), cmds[i]);
         cr_assert_eq(r.status, 1, "%s > /dev/full: exit %d, want 1; stderr:\n%s", cmds[i], r.status, r.err);
         cr_assert_not_null(strstr(r.err, "cannot write to standard output: No space left on device"), "%s:\n%s",
                            cmds[i], r.err);

@@ -13,8 +13,12 @@ typedef struct th_result {
     char *err;    /* stderr */
 } th_result;
 
-/* Run `build/vpsim ARGS` (a shell-quoted string) from the repo root; captures both streams. */
+/* Run `build/vpsim ARGS` (a shell-quoted string) from the repo root; captures both streams. A command
+ * that initialises MPI (run, probe, bench-allreduce, calibrate --measure) runs with TH_MPI_ASAN. */
 th_result th_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What goes before `BIN ARGS` in a shell command that runs vpsim without th_run: TH_MPI_ASAN for a
+ * command that initialises MPI, else "". */
+const char *th_mpi_env(const char *args);
 /* Run an arbitrary shell command from the repo root (e.g. mpirun ...); captures both streams. */
 th_result th_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void th_free(th_result *r);
@@ -24,10 +28,21 @@ char *th_slurp(const char *path);
 /* A bad input: exit status 2, nothing on stdout, and stderr holding `where` and `what`. Frees r. */
 void th_expect_bad(th_result r, const char *where, const char *what);
 
+/* Shell assignments for a command whose processes initialise Open MPI: ASan's full unwinder, which
+ * tests/lsan.supp needs to see the Open MPI frame under what MPI_Init leaves for exit (the fast one stops
+ * in Open MPI's plugins). It makes an allocation-heavy command ~15x slower, so the ASan suite gives it to
+ * these processes only (VPSIM_MPI_ASAN_OPTIONS, from the Makefile), and to the workers of this test
+ * binary when it runs as such a process (test_helpers.c); outside that suite the variables pass
+ * unchanged. A process that initialises MPI without it fails under ASan with Open MPI's leaks reported:
+ * one left out is seen, not silently unchecked. */
+#define TH_MPI_ASAN                                                                                                     \
+    "ASAN_OPTIONS=\"${VPSIM_MPI_ASAN_OPTIONS-$ASAN_OPTIONS}\" "                                                        \
+    "VPSIM_WORKER_ASAN_OPTIONS=\"${VPSIM_MPI_ASAN_OPTIONS-$VPSIM_WORKER_ASAN_OPTIONS}\" "
+
 /* mpirun for the multi-rank tests: CI runs as root, oversubscribes its cores, and `timeout` turns a hang
  * into exit 124 (then a kill 5 s later) instead of a stuck test run. */
 #define TH_MPIRUN                                                                                                       \
-    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "                  \
+    TH_MPI_ASAN "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 "      \
     "timeout -k 5 120 mpirun --allow-run-as-root --oversubscribe --bind-to none"
 /* Run `TH_MPIRUN -np NP build/vpsim ARGS` (ARGS as for th_run) from the repo root; captures both streams. */
 th_result th_mpirun(int np, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

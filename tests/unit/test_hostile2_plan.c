@@ -106,8 +106,8 @@ static void hp_expect_from_bad(const char *py, const char *what)
                                   "indent=1)\n",
                                   py, path);
     char *py_path = th_write_temp(script, strlen(script), ".py");
-    th_result r = th_sh("%s bench-allreduce --device cpu --backend mpi --sizes 16,32 -n 1 -w 0 --format json | "
-                        "python3 '%s'",
+    th_result r = th_sh(TH_MPI_ASAN "%s bench-allreduce --device cpu --backend mpi --sizes 16,32 -n 1 -w 0 "
+                        "--format json | python3 '%s'",
                         getenv("VPSIM_BIN") ? getenv("VPSIM_BIN") : "build/vpsim", py_path);
     cr_assert_eq(r.status, 0, "%s", r.err);
     th_free(&r);
@@ -163,7 +163,7 @@ Test(hostile2_plan, bench_host_memory_budget_refuses_before_allocating)
      * The address-space limit keeps a regression from taking the CI machine with it; a sanitizer build
      * reserves terabytes of shadow address space, so it runs without one. */
     const char *bin = getenv("VPSIM_BIN") ? getenv("VPSIM_BIN") : "build/vpsim";
-    th_result r = th_sh("%s %s bench-allreduce --device cpu --backend mpi -e 8G -n 1 -w 0",
+    th_result r = th_sh("%s " TH_MPI_ASAN "%s bench-allreduce --device cpu --backend mpi -e 8G -n 1 -w 0",
                         strstr(bin, "/asan/") ? "" : "ulimit -v 2000000;", bin);
     cr_expect_eq(r.status, 2, "exit 2, got %d: %s", r.status, r.err);
     cr_expect(strstr(r.err, "over the 4.00 GiB budget (--max-host-memory GIB") != NULL, "%s", r.err);

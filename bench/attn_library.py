@@ -1,4 +1,4 @@
-"""Library decode attention beside vpsim's kernel (issue #13): PyTorch's scaled_dot_product_attention
+"""Library decode attention beside vpsim's kernel: PyTorch's scaled_dot_product_attention
 through each backend it offers (FlashAttention-2, memory-efficient, cuDNN, math), timed as
 vpsim-kernel-tests times (L2 flushed by a 4x-L2 memset, CUDA events around one call, median of N).
 Runs on the GPU machine: python3 bench/attn_library.py [iters]. Prints one line per (shape, backend):

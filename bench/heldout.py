@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Model against replay on held-out scenarios (issue #13 item 3).
+"""Model against replay on held-out scenarios.
 
 For every `run-<case>.json` in FOLDER (a `vpsim run --backend none` of configs/default.yaml on one GPU,
 with its --set options), price the same scenario with `vpsim model --system SYSTEM --backend none`

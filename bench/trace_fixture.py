@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A real PyTorch profiler trace of a verify-pass-shaped cycle, for `vpsim import-trace` (issue #30).
+"""A real PyTorch profiler trace of a verify-pass-shaped cycle, for `vpsim import-trace`.
 
 Runs one rank's share of a vpsim plan (``vpsim plan configs/default.yaml --format json``: the draft step,
 the verify pass, the draft-extend at TP=8's per-rank shapes) in bf16 on one GPU, once with eager launches

@@ -1,4 +1,4 @@
-"""bench/heldout_cases.py, issue #26's held-out set: it covers what the issue asks (at least 12 one-GPU
+"""bench/heldout_cases.py, the held-out set: it covers what it must (at least 12 one-GPU
 replays over batch 1-32, TP 2/4/8, topk 1/2/4, 2K-128K, Kimi and DeepSeek-V3, INT4 and bf16 experts),
 every held-out case differs from the probe's own scenario, and vpsim accepts each case's --set options."""
 

@@ -1,4 +1,4 @@
-/* cal_facts: a measured system file describes the machine that measured it (issue 26). calibrate
+/* cal_facts: a measured system file describes the machine that measured it. calibrate
  * --measure and probe take the gpu section from the device they ran on (exec_facts, sim/exec/exec.h),
  * keep the base's values a probe does not measure with their own provenance, and refuse to put one
  * device's measurements into a base that names another unless the base was given explicitly; then

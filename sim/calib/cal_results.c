@@ -1,6 +1,6 @@
 /* cal_results (cal_results.h): the checks a results file passes before calibrate turns its times into
  * a GPU's tables. Each check names the value that differs and where it stands in the file, because a
- * results file is edited and copied by hand (issue 26: a TP=2 run's times once became TP=4 tables). */
+ * results file is edited and copied by hand (a TP=2 run's times once became TP=4 tables). */
 #include "cal_results.h"
 
 #include "../config/cfg_schema.h"

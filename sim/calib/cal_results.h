@@ -1,4 +1,4 @@
-/* cal_results: what `vpsim calibrate --results` accepts (issue 26 item 2). A results file becomes a
+/* cal_results: what `vpsim calibrate --results` accepts. A results file becomes a
  * GPU's measured op tables only when it is a `vpsim run --out` of this very plan on a GPU: its own
  * schema, mode run, a CUDA device, and the plan's TP, batch, context, phases, op kinds, indices, names,
  * layers and (where the run recorded them) per-op sizes. Each refusal names the first mismatch with the

@@ -25,7 +25,7 @@ static double now_us(void)
 }
 
 /* The speed goal: one full cycle (prepare every op's cost, walk the plan for one backend) in <= 25 us on a
- * 2-core VM (issue #28; bench/NOTES.md has the A/B). */
+ * 2-core VM (bench/NOTES.md has the A/B). */
 static void model_bench(const cfg_scenario *sc, const plan *p, const cfg_backend *bes, int n_bes, long long iters)
 {
     char why[256];

@@ -22,7 +22,7 @@ struct cfg_prov {
 };
 
 /* "self-test": a value a self-test of calibrate --measure or probe wrote (the CPU device, virtual ranks),
- * not a measurement of any GPU (issue 26). */
+ * not a measurement of any GPU. */
 static const char *const known_tags[] = {"spec", "measured", "assumed", "calibrated", "nccl", "unused", "self-test",
                                          NULL};
 

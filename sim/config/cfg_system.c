@@ -36,7 +36,7 @@ const char *const cfg_law_names[] = {CFG_LAW_LIST(LAW_NAME) NULL};
 #undef LAW_NAME
 
 /* Measured values are read from files that are edited by hand: each is bounded here, where it is read,
- * so that no table can carry a figure that prints as -nan, inf or 300 digits (issue 27: us = 1e300 gave
+ * so that no table can carry a figure that prints as -nan, inf or 300 digits (seen once: us = 1e300 gave
  * `cycle_ms: null` with `available: true`). The bounds are far past any real measurement: a collective or
  * op of 1e9 us is 17 minutes per call, 1 PiB the plan's own bound on an op's bytes, and 1e9 us or GB/s
  * for a link path. */

@@ -470,7 +470,7 @@ static void cpu_describe(exec_ctx *x, bool after)
 }
 
 /* The CPU device measures the host, not a GPU: its facts say so, so nothing it writes can pass for a
- * GPU's (issue 26: a CPU probe once put this host's vendor into the target box's file untagged). */
+ * GPU's (a CPU probe once put this host's vendor into the target box's file untagged). */
 static void cpu_facts(int local_rank, exec_facts *f)
 {
     (void)local_rank;

@@ -33,7 +33,7 @@ int exec_fault_parse(const char *arg, exec_fault *f, char *why, size_t len);
 
 /* The host-memory budget per rank of every command that runs on the CPU device (run, bench-allreduce,
  * calibrate --measure): one default, one option name (--max-host-memory GIB), so that no command can
- * take a box's memory by a size alone (issue 27: bench-allreduce -e 8G ran a 24 GiB box out of memory). */
+ * take a box's memory by a size alone (seen once: bench-allreduce -e 8G ran a 24 GiB box out of memory). */
 #define EXEC_MAX_HOST_GIB_DEFAULT 4
 typedef struct exec_options {
     int device;  /* cfg_device */
@@ -62,7 +62,7 @@ typedef struct exec_options {
 typedef struct exec_ctx exec_ctx;
 
 /* What a measurement ran on, as the device itself reports it (exec_device.facts), so that a file of
- * measured values can describe the machine that measured it (issue 26): calibrate --measure and probe
+ * measured values can describe the machine that measured it: calibrate --measure and probe
  * write these into the gpu section and compare them with the base's. A device fills what it knows; 0 or
  * "" means "not a fact of this device" and the base's value stays. */
 typedef struct exec_facts {

@@ -1,4 +1,4 @@
-/* The files a command has read, so that no output of it can replace one (issue 27: `plan sc.yaml --out
+/* The files a command has read, so that no output of it can replace one (seen once: `plan sc.yaml --out
  * sc.yaml` destroyed its own scenario). Files are told apart by device and inode, not by name: a second
  * name, a link or a relative path of the same file is the same input. */
 #include "util.h"

@@ -174,7 +174,7 @@ for np in 2 4 8; do
     fi
 done
 
-# ---------------------------------------------------------------- collectives.allreduce_split (issue #12 item 2)
+# ---------------------------------------------------------------- collectives.allreduce_split
 # The split's reduce-scatters and all-gathers replayed with --check, and the reduce-scatter alone over
 # the sweep (eager and as graphs): virtual ranks for the custom kernels and mpi, a GPU per rank for nccl.
 if want split; then

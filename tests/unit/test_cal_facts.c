@@ -1,4 +1,4 @@
-/* A measured system file describes the machine that measured it (issue 26 item 1): the device's facts
+/* A measured system file describes the machine that measured it: the device's facts
  * against the device a base names, from hand-made facts (an H200's, on this machine without a GPU),
  * and the probe's file written from them. */
 #include "test_helpers.h"

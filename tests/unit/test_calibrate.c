@@ -101,7 +101,7 @@ Test(calibrate, model_results_are_not_measurements)
     th_free(&r);
 }
 
-/* ---------------------------------------------------------------- what a results file must be (issue 26)
+/* ---------------------------------------------------------------- what a results file must be
  * Each refusal: exit 2, nothing written, the first mismatch named with the file:line:col of the value. */
 
 /* `text` with the first `from` replaced by `to` (malloc'ed); the test fails when `from` is absent. */

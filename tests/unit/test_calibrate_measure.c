@@ -181,7 +181,7 @@ Test(calibrate_measure, quick_cpu_probe_writes_a_system_file_the_model_loads, .t
     cr_assert_not_null(mkdtemp(dir));
     char path[128];
     snprintf(path, sizeof(path), "%s/sys.yaml", dir);
-    /* tiny's base names an H200: the CPU device writes into it only when --base says so (issue 26). */
+    /* tiny's base names an H200: the CPU device writes into it only when --base says so. */
     th_result r = th_run("calibrate --measure configs/tiny.yaml --device cpu --quick --passes 2 --base "
                          "configs/systems/h200-1x.yaml --out %s", path);
     cr_assert_eq(r.status, 0, "%s", r.err);

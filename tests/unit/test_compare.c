@@ -212,7 +212,7 @@ Test(compare, table_and_markdown)
     th_free(&m);
 }
 
-/* Issue #12: Kimi-K2.5 at TP=1 on one 96 GB card does not fit (it got 58 tok/s before). */
+/* Kimi-K2.5 at TP=1 on one 96 GB card does not fit (it got 58 tok/s before). */
 Test(memory_fit, plan_and_model_at_tp1)
 {
     th_result p = th_run("plan configs/default.yaml --set parallel.tp=1");

@@ -73,7 +73,7 @@ Test(dead_rank, a_rank_that_exits_is_named_without_calling_it_killed, .timeout =
 {
     /* "exit" prints its own line before leaving with status 1; the job ends with that status (a runtime
      * failure, not 3), and the survivor says which rank is gone and how, from what that rank wrote of its
-     * own end (issue 27: not "killed: SIGKILL"). */
+     * own end (seen once: not "killed: SIGKILL"). */
     th_need_mpirun();
     th_result r = th_sh(DEAD_MPIRUN " -np 2 '%s' run configs/tiny.yaml --device cpu --backend mpi --iters 50 "
                                  "--inject-fault exit:1:3",

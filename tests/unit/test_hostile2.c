@@ -1,4 +1,4 @@
-/* Hostile inputs, round 2 (issue 27): each class of mishandled case gets its root fix and a test here
+/* Hostile inputs, round 2: each class of mishandled case gets its root fix and a test here
  * that asserts the real behaviour: exit 2 (bad input) or 1 (runtime) with a message, no signal, no input
  * destroyed, nothing left in /dev/shm. */
 #include "../../sim/util/util.h"

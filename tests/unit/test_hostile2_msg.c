@@ -1,4 +1,4 @@
-/* Hostile inputs, round 2 (issue 27), messages: each refusal says what is true in the words of the
+/* Hostile inputs, round 2, messages: each refusal says what is true in the words of the
  * command that was run, and a valid input is not refused. */
 #include "../../sim/util/util.h"
 #include "test_helpers.h"

@@ -1,4 +1,4 @@
-/* Hostile inputs, round 2 (issue 27), plans that lie and numbers without bounds: a saved plan must be a
+/* Hostile inputs, round 2, plans that lie and numbers without bounds: a saved plan must be a
  * cycle (its phases in order, each op's shape fields set) and the scenario's own cycle; every measured
  * number is bounded where it is read. Each case exits 2 with a message naming the field. */
 #include "../../sim/util/util.h"

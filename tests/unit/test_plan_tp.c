@@ -55,7 +55,7 @@ Test(plan_experts, plan_uses_the_estimate_or_the_configured_count)
     cr_assert_eq(th_find_op(th_phase(&p, "verify"), "moe.w2", 7)->batch, 100);
     th_plan_done(&sc, &p);
 
-    /* More experts than the model has is refused, not clamped (issue 27: clamping modelled another
+    /* More experts than the model has is refused, not clamped (seen once: clamping modelled another
      * input than the one given). */
     const char *too_many[] = {"workload.active_experts=1000"};
     cfg_error err;

@@ -423,7 +423,7 @@ Test(probe, cpu_self_test_end_to_end, .timeout = 150)
     cr_assert_not_null(text);
     cr_assert_not_null(strstr(text, "\n  gpus: 2  # SELF-TEST (the CPU device: not a GPU's figures); measured: probe"),
                        "%s", text);
-    /* The host's CPU vendor is a self-test's value too (issue 26: it once moved the target's NCCL model). */
+    /* The host's CPU vendor is a self-test's value too (it once moved the target's NCCL model). */
     const char *vendor = strstr(text, "\n  cpu_vendor: ");
     cr_assert_not_null(vendor, "%s", text);
     cr_assert_not_null(strstr(vendor, "  # SELF-TEST (the CPU device"), "%.160s", vendor);

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Two-batch overlap (overlap.two_batch, issue #12 item 5) on CUDA (sourced by tests/gpu/run_gpu_tests.sh
+# Two-batch overlap (overlap.two_batch) on CUDA (sourced by tests/gpu/run_gpu_tests.sh
 # after 20-exec.sh and 30-multi-gpu.sh, whose helpers it uses: run_step, MPIRUN, expect_json, bounded,
 # MGRUN, ngpu). The split plan (micro-batches a and b, half the rows, weights read twice) replays with
 # --check; the replay runs the micro-batches in turn on one stream and says so in the environment.

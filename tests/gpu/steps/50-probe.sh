@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The compute probe (`vpsim calibrate --measure`, issue #13) on CUDA (sourced by tests/gpu/run_gpu_tests.sh
+# The compute probe (`vpsim calibrate --measure`) on CUDA (sourced by tests/gpu/run_gpu_tests.sh
 # after 20-exec.sh, whose helpers it uses). The quick grid in CUDA graphs: the file loads, every class
 # the default scenario uses has a law, the gap is a graph's, GEMM time grows with the weight bytes at a
 # fixed rows value, and model mode prices the ops by the laws.

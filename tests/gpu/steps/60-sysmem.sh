@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# --p2p sysmem (issue #11 item 2) on CUDA (sourced by tests/gpu/run_gpu_tests.sh after 20-exec.sh, whose
+# --p2p sysmem on CUDA (sourced by tests/gpu/run_gpu_tests.sh after 20-exec.sh, whose
 # expect_json it uses; run_step, ok_step, fail_step and MPIRUN come from tests/gpu/harness.sh). The
 # custom kernels with every buffer a peer touches (flags, stage, scratch, push landing lines) in pinned
 # host memory mapped into every rank: on GPU 0 with virtual ranks (the protocol over host memory), and

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# `vpsim probe` (issue #11) on CUDA (sourced by tests/gpu/run_gpu_tests.sh after 20-exec.sh, whose
+# `vpsim probe` on CUDA (sourced by tests/gpu/run_gpu_tests.sh after 20-exec.sh, whose
 # expect_exit it uses, with run_step, gpu_count and MPIRUN from tests/gpu/harness.sh). On one GPU: two
 # virtual ranks as a self-test (the file loads and says it is one), and without --virtual the probe
 # refuses (exit 2, nothing written). On two or more GPUs: a real probe of 2 ranks with the curves; the

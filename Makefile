@@ -188,7 +188,8 @@ endif
 test: test-unit $(if $(filter asan,$(VARIANT)),,test-py test-docs test-loops)
 
 build-tests: all $(TEST_BIN)
-# Tests run in parallel; many wait on processes (mpirun, watchdogs), so the sanitizer pass takes one more.
+# Tests run in parallel; many wait on processes (mpirun, watchdogs), so make check (scripts/check.sh) runs
+# both passes with one job more than its 2 cores.
 TEST_JOBS ?= 2
 ifeq ($(VARIANT),asan)
 # Criterion passes a test whose worker reports a leak at exit, or a UBSan error it recovers from (the

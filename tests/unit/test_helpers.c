@@ -86,17 +86,18 @@ static th_result run_vpsim(const char *prefix, const char *args)
     return r;
 }
 
-/* Whether `vpsim ARGS` initialises MPI: the commands that call dist_init (one refused before that only
+/* Whether `vpsim ARGS` initialises MPI: the commands that call dist_init, less calibrate without
+ * --measure and bench-allreduce --from, which read saved results (one refused before dist_init only
  * pays for the slower unwinder). */
 static bool inits_mpi(const char *args)
 {
-    static const char *const cmds[] = {"run", "probe", "bench-allreduce", "calibrate"};
     args += strspn(args, " ");
     const size_t n = strcspn(args, " ");
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-        if (n == strlen(cmds[i]) && !strncmp(args, cmds[i], n))
-            return strcmp(cmds[i], "calibrate") != 0 || strstr(args, "--measure") != NULL;
-    return false;
+#define TH_IS(cmd) (n == strlen(cmd) && !strncmp(args, cmd, n))
+    const bool mpi = TH_IS("run") || TH_IS("probe") || (TH_IS("bench-allreduce") && !strstr(args, " --from")) ||
+                     (TH_IS("calibrate") && strstr(args, " --measure"));
+#undef TH_IS
+    return mpi;
 }
 
 const char *th_mpi_env(const char *args)

@@ -98,17 +98,28 @@ Test(hostile2_plan, measured_table_times_bounded)
                   "measured.allreduce.nccl.us[0]", "out of range");
 }
 
-/* A saved bench result edited by `py` (over `b`) must be refused by --from, naming `what`. */
-static void hp_expect_from_bad(const char *py, const char *what)
+/* A short CPU benchmark's JSON in a temporary file (free and unlink it): what --from reads, saved once
+ * for all the cases below (each edits a copy of it). */
+static char *hp_bench_json(void)
 {
     char *path = th_write_temp("", 0, ".json");
-    char *script = util_xasprintf("import json, sys\nb = json.load(sys.stdin)\n%s\njson.dump(b, open('%s', 'w'), "
-                                  "indent=1)\n",
-                                  py, path);
-    char *py_path = th_write_temp(script, strlen(script), ".py");
     th_result r = th_sh(TH_MPI_ASAN "%s bench-allreduce --device cpu --backend mpi --sizes 16,32 -n 1 -w 0 "
-                        "--format json | python3 '%s'",
-                        getenv("VPSIM_BIN") ? getenv("VPSIM_BIN") : "build/vpsim", py_path);
+                        "--format json > '%s'",
+                        getenv("VPSIM_BIN") ? getenv("VPSIM_BIN") : "build/vpsim", path);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    th_free(&r);
+    return path;
+}
+
+/* The saved bench result `saved`, edited by `py` (over `b`), must be refused by --from, naming `what`. */
+static void hp_expect_from_bad(const char *saved, const char *py, const char *what)
+{
+    char *path = th_write_temp("", 0, ".json");
+    char *script = util_xasprintf("import json\nb = json.load(open('%s'))\n%s\njson.dump(b, open('%s', 'w'), "
+                                  "indent=1)\n",
+                                  saved, py, path);
+    char *py_path = th_write_temp(script, strlen(script), ".py");
+    th_result r = th_sh("python3 '%s'", py_path);
     cr_assert_eq(r.status, 0, "%s", r.err);
     th_free(&r);
     unlink(py_path);
@@ -125,13 +136,17 @@ static void hp_expect_from_bad(const char *py, const char *what)
 
 Test(hostile2_plan, bench_from_numbers_bounded)
 {
-    hp_expect_from_bad("b['backends'][0]['rows'][0]['time_us'] = 1e308", "backends[0].rows[0].time_us: 1e+308 is out of range (must be in [0, 1000000000])");
-    hp_expect_from_bad("b['backends'][0]['name'] = 'bogus'", "backend 'bogus'");
-    hp_expect_from_bad("b['device'] = 'tpu'", "valid choices: cuda, cpu");
-    hp_expect_from_bad("b['elem_bytes'] = 0", "elem_bytes: 0 is out of range (must be in [1, 16])");
-    hp_expect_from_bad("b['elem_bytes'] = -4", "elem_bytes: -4 is out of range");
-    hp_expect_from_bad("b['iters'] = 0", "iters: 0 is out of range (must be in [1, 1000000])");
-    hp_expect_from_bad("b['ranks'] = 100000", "ranks: 100000 is out of range (must be in [1, 4096])");
+    char *saved = hp_bench_json();
+    hp_expect_from_bad(saved, "b['backends'][0]['rows'][0]['time_us'] = 1e308",
+                       "backends[0].rows[0].time_us: 1e+308 is out of range (must be in [0, 1000000000])");
+    hp_expect_from_bad(saved, "b['backends'][0]['name'] = 'bogus'", "backend 'bogus'");
+    hp_expect_from_bad(saved, "b['device'] = 'tpu'", "valid choices: cuda, cpu");
+    hp_expect_from_bad(saved, "b['elem_bytes'] = 0", "elem_bytes: 0 is out of range (must be in [1, 16])");
+    hp_expect_from_bad(saved, "b['elem_bytes'] = -4", "elem_bytes: -4 is out of range");
+    hp_expect_from_bad(saved, "b['iters'] = 0", "iters: 0 is out of range (must be in [1, 1000000])");
+    hp_expect_from_bad(saved, "b['ranks'] = 100000", "ranks: 100000 is out of range (must be in [1, 4096])");
+    unlink(saved);
+    free(saved);
 }
 
 Test(hostile2_plan, active_experts_above_the_expert_count_refused)

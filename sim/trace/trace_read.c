@@ -10,6 +10,7 @@
  * kernel names of several KB) are values. docs/commands.md "vpsim import-trace" says the same. */
 #include "trace_internal.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -277,6 +278,12 @@ static void copy_short(char *dst, size_t cap, const yaml_event_t *v)
 
 static bool cat_is(const char *cat, const char *a) { return strcasecmp(cat, a) == 0; }
 
+/* A stream, thread or correlation id is a number of the trace: one an int (a long long) cannot hold, as
+ * a hostile or broken trace may give (1e22), reads as absent, like a missing one, instead of as the
+ * conversion's undefined result (the fuzz harness found `"stream": 6.7e21`). NaN is absent too. */
+static bool id_int(double v) { return v > (double)INT_MIN - 1.0 && v < (double)INT_MAX + 1.0; }
+static bool id_ll(double v) { return v > -9.2e18 && v < 9.2e18; }
+
 static void keep_event(reader *rd, const event_fields *f)
 {
     trace_rank *r = rd->r;
@@ -289,15 +296,15 @@ static void keep_event(reader *rd, const event_fields *f)
         trace_kernel *k = util_vec_push(&r->kernels);
         k->ts = f->ts;
         k->dur = dur;
-        k->corr = isnan(f->corr) ? -1 : (long long)f->corr;
-        k->stream = !isnan(f->stream) ? (int)f->stream : !isnan(f->tid) ? (int)f->tid : 0;
+        k->corr = id_ll(f->corr) ? (long long)f->corr : -1;
+        k->stream = id_int(f->stream) ? (int)f->stream : id_int(f->tid) ? (int)f->tid : 0;
         k->name = trace_intern(r, name, f->name_len);
         k->kind = TRACE_KIND_UNMAPPED;
         k->phase = -1;
         return;
     }
     const bool runtime = cat_is(f->cat, "cuda_runtime") || cat_is(f->cat, "cuda_driver");
-    if (runtime && !isnan(f->corr)) {
+    if (runtime && id_ll(f->corr)) {
         trace_span *s = util_vec_push(&r->launches);
         *s = (trace_span){f->ts, dur, (long long)f->corr, trace_intern(r, name, f->name_len), -1, false};
         return;
@@ -307,7 +314,7 @@ static void keep_event(reader *rd, const event_fields *f)
         rd->keep && rd->keep(name, rd->keep_ctx)) {
         trace_span *s = util_vec_push(&r->marks);
         /* kineto writes a gpu_user_annotation per stream, with the stream as its tid */
-        const int stream = gpu && !isnan(f->tid) ? (int)f->tid : -1;
+        const int stream = gpu && id_int(f->tid) ? (int)f->tid : -1;
         *s = (trace_span){f->ts, dur, -1, trace_intern(r, name, f->name_len), stream, gpu};
     }
 }

@@ -50,6 +50,28 @@ Test(trace_read, long_names_unicode_and_surrogates)
     util_buf_free(&t);
 }
 
+/* Ids no int holds (the fuzz harness's "stream": 6.7e21) are absent, like missing ones: the kernel's
+ * stream falls back to its thread, its correlation to none. */
+Test(trace_read, ids_out_of_range_read_as_absent)
+{
+    const char *t = "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 5, \"ts\": 1, "
+                    "\"dur\": 2, \"args\": {\"stream\": 6.66667e21, \"correlation\": -1e300}}, "
+                    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 1e30, \"ts\": 4, "
+                    "\"dur\": 2, \"args\": {\"stream\": 3e9}}]";
+    char *path = th_write_temp(t, strlen(t), ".json");
+    trace_rank r;
+    trace_error err;
+    cr_assert_eq(trace_read(path, NULL, NULL, &r, &err), 0, "%s", err.msg);
+    cr_assert_eq(r.kernels.count, 2);
+    const trace_kernel *k = r.kernels.data;
+    cr_assert_eq(k[0].stream, 5);
+    cr_assert_eq(k[0].corr, -1);
+    cr_assert_eq(k[1].stream, 0, "neither the stream nor the thread is an int");
+    trace_rank_free(&r);
+    unlink(path);
+    free(path);
+}
+
 Test(trace_read, bare_array_form)
 {
     char e[512];

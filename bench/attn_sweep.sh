@@ -10,7 +10,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/attn-sweep}
 KT=${KT:-build/vpsim-kernel-tests}
-ATTN_CASES=${ATTN_CASES:-"mla-8k mla-32k mla-128k"}  # substrings: also the -h16 (TP=4) and -q1/-q8 cases
+ATTN_CASES=${ATTN_CASES-"mla-8k mla-32k mla-128k"}  # empty: no sweep; substrings: also the -h16 (TP=4) and -q1/-q8 cases
 ATTN_SWEEP=${ATTN_SWEEP:-"0:0:0,16:4:0,32:4:0,32:3:0,16:3:0,32:2:0,16:4:64,32:4:64,64:2:64,16:4:256,32:2:256"}
 ATTN_ITERS=${ATTN_ITERS:-50}
 PROBE_CASE=${PROBE_CASE:-mla-8k}

@@ -59,6 +59,6 @@ for s in $PROBE_SETTINGS; do
 done
 done
 # The table the reply shows: case, setting (from info), ok, median, p10, p90.
-awk '{for(i=1;i<=NF;i++){split($i,kv,"="); f[kv[1]]=substr($i,length(kv[1])+2)} print f["flush"], f["case"], f["ok"], f["median_us"], f["p10_us"], f["p90_us"], f["info"]}' "$OUT/sweep.txt" |
+[ -s "$OUT/sweep.txt" ] && awk '{for(i=1;i<=NF;i++){split($i,kv,"="); f[kv[1]]=substr($i,length(kv[1])+2)} print f["flush"], f["case"], f["ok"], f["median_us"], f["p10_us"], f["p90_us"], f["info"]}' "$OUT/sweep.txt" |
     sed -E 's/rows_blk=[0-9]+,//; s/dv_chunks=1,//; s/mt=4,//; s/,ws=[0-9]+//'
 grep -h "trace blocks" "$OUT/probe.txt" | cut -c1-260

@@ -15,7 +15,12 @@ usage:
   bench/lab.py put DIR NAME --machine M [--commit SHA] [--command FILE]
                                              add DIR as runs/NAME on the lab branch (the working tree and
                                              index are not touched) and its line to bench/lab.tsv
-  bench/lab.py verify                        every folder reachable and matching its tree id
+  bench/lab.py record                        merge the lab branch into the current branch with -s ours
+                                             (its tree unchanged), so that a clone of main alone holds
+                                             every folder: only main lands, and a lab branch left
+                                             unrecorded is lost with the session (2026-12-02's s17 was)
+  bench/lab.py verify                        every folder reachable from HEAD and matching its tree id
+                                             (a folder marked lost in `held` is named, not failed)
 Exit 0; 2 with a one-line reason on bad input (an unknown folder, a checksum that differs, no git).
 A user without the branch: `git fetch origin lab:lab` (or `get` falls back to the `held` commit).
 """
@@ -95,8 +100,13 @@ def count(root, tree):
     return files, size
 
 
+LOST = "lost"  # `held` of a folder whose lab commit never reached main: its line stays for the record
+
+
 def source_of(root, row):
     """The revision and path that hold the folder: the lab branch, else the held commit."""
+    if row["held"].startswith(LOST):
+        raise LabError(f"{row['name']}: {row['held']}")
     # `held` is a main commit whose bench/runs/ held the folder, or a lab commit main's history records
     # (the merge of `lab` with -s ours: reachable from main without its files in main's tree).
     for rev, path in ((BRANCH, f"runs/{row['name']}"), (row["held"], f"bench/runs/{row['name']}"),
@@ -133,16 +143,43 @@ def cmd_get(root, args):
     return 0
 
 
+def reachable(root, rev):
+    """Whether `rev` is in HEAD's history (a clone of the branch holds it)."""
+    return subprocess.run(["git", "-C", root, "merge-base", "--is-ancestor", rev, "HEAD"],
+                          capture_output=True, check=False).returncode == 0
+
+
 def cmd_verify(root, _args):
     rows = read_manifest(root)
+    lost = [r for r in rows if r["held"].startswith(LOST)]
     for r in rows:
+        if r in lost:
+            print(f"{r['name']}: {r['held']}")
+            continue
+        if r["held"] == "-" or not reachable(root, r["held"]):
+            raise LabError(f"{r['name']}: its commit {r['held']} is not in HEAD's history, so a clone of this "
+                           f"branch would not hold it: run bench/lab.py record")
         rev, _ = source_of(root, r)
         files, size = count(root, r["tree"])
         if (str(files), str(size)) != (r["files"], r["bytes"]):
             raise LabError(f"{r['name']}: tree {r['tree'][:12]} has {files} files, {size} bytes; "
                            f"the manifest says {r['files']}, {r['bytes']}")
         print(f"{r['name']}: ok ({rev})")
-    print(f"lab: {len(rows)} folder(s) verified")
+    print(f"lab: {len(rows) - len(lost)} folder(s) verified" + (f", {len(lost)} lost" if lost else ""))
+    return 0
+
+
+def cmd_record(root, _args):
+    if not tree_of(root, BRANCH, ""):
+        raise LabError(f"no branch {BRANCH}: nothing to record")
+    if reachable(root, BRANCH):
+        print(f"lab: {BRANCH} is already in HEAD's history")
+        return 0
+    if subprocess.run(["git", "-C", root, "diff", "--cached", "--quiet"], check=False).returncode != 0:
+        raise LabError("the index has staged changes: commit them first (record makes a merge commit)")
+    git("merge", "-q", "-s", "ours", "--allow-unrelated-histories", "--no-edit", "-m",
+        "Record the lab branch in main's history (-s ours: the tree unchanged)", BRANCH, root=root)
+    print(f"lab: {BRANCH} recorded in HEAD's history as {git('rev-parse', '--short=12', 'HEAD', root=root)}")
     return 0
 
 
@@ -172,10 +209,10 @@ def cmd_put(root, args):
     sub = tree_of(root, BRANCH, f"runs/{args.name}")
     files, size = count(root, sub)
     rows.append({"name": args.name, "tree": sub, "files": str(files), "bytes": str(size), "machine": args.machine,
-                 "commit": args.commit or "-", "command": args.command or "-", "held": "-"})
+                 "commit": args.commit or "-", "command": args.command or "-", "held": commit[:12]})
     write_manifest(root, rows)
     print(f"lab: runs/{args.name} ({files} files, {size} bytes) on branch {BRANCH} as {commit[:12]}; "
-          f"bench/lab.tsv has its line (commit it)")
+          f"bench/lab.tsv has its line (commit it, then bench/lab.py record)")
     return 0
 
 
@@ -188,6 +225,7 @@ def main(argv=None):
     g.add_argument("name")
     g.add_argument("--to")
     sub.add_parser("verify")
+    sub.add_parser("record")
     p = sub.add_parser("put")
     p.add_argument("dir")
     p.add_argument("name")
@@ -196,7 +234,8 @@ def main(argv=None):
     p.add_argument("--command")
     args = ap.parse_args(argv)
     try:
-        return {"list": cmd_list, "get": cmd_get, "verify": cmd_verify, "put": cmd_put}[args.cmd](args.root, args)
+        return {"list": cmd_list, "get": cmd_get, "verify": cmd_verify, "put": cmd_put,
+                "record": cmd_record}[args.cmd](args.root, args)
     except LabError as e:
         print(f"lab: {e}", file=sys.stderr)
         return 2

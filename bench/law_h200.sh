@@ -4,9 +4,10 @@
 # VPSIM (default build/vpsim, a CUDA build) is carried. Everything lands in ONE tar file,
 # $OUT/law-h200.tgz (the device returns a few files only). From the repository root:
 #   bash bench/law_h200.sh
-# GPU time, estimated (bench/NOTES.md 2026-12-02: the old grid's probe 6 s, the replays 66 s): the probe
-# 10-30 s (1,273 ops, 105.1 GiB of private weights and caches to fill), the replays ~70 s, the two models on
-# the host ~10 s: about 2 minutes; every step has its own timeout, the whole stays under 6 minutes.
+# GPU time, estimated (bench/NOTES.md 2026-12-02: the probe 6 s, the replays 66 s): the probe's two parts
+# 10-40 s (1,273 ops on 105.1 GiB, then 197 ops on 33 GiB of private weights and caches to fill), the
+# replays ~70 s, the two models on the host ~10 s: about 2-3 minutes; every step has its own timeout,
+# the whole stays under 7 minutes. The SM clock is sampled through the probe and the replays.
 # Nothing here is fitted: both tables are printed as measured (bench/heldout.py).
 set -u
 OUT=${OUT:-$PWD/out-law}
@@ -24,24 +25,43 @@ pack() {
     git status --short >>"$W/commit.txt" 2>/dev/null
     tar -czf "$OUT/law-h200.tgz" -C "$W" . && log "packed $OUT/law-h200.tgz ($((SECONDS - S0)) s in all)"
 }
-trap pack EXIT
+trap 'clocks; pack' EXIT
 
 [ -x "$V" ] || { log "no $V: carry a CUDA build (make -j2 on the CPU machine, carry build/vpsim)"; exit 1; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv \
     >"$W/smi-before.txt" 2>&1
+# Which card this is (a second machine of the kind is told apart by these), and its clocks sampled every
+# 100 ms while the probe and the replays run: a kernel bound by issue or latency runs at the SM clock it
+# is given, and the probe's short graphs and the replay's long cycles need not be given the same one.
+nvidia-smi --query-gpu=name,uuid,serial,pci.bus_id,vbios_version,power.limit,clocks.max.sm --format=csv \
+    >"$W/gpu-identity.txt" 2>&1
+SMI_PID=
+clocks() {
+    [ -n "$SMI_PID" ] && kill "$SMI_PID" 2>/dev/null && wait "$SMI_PID" 2>/dev/null
+    SMI_PID=
+    [ -n "${1:-}" ] || return 0
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader \
+        -lms 100 >"$W/clocks-$1.csv" 2>&1 &
+    SMI_PID=$!
+}
 
 log "== 1. the probe, this tree's grid (grouped to all experts, MLA 24 rows and 256k/512k)"
-t timeout 150 "$V" calibrate --measure configs/default.yaml --system "$BASE" --out "$W/fresh.yaml" \
+clocks probe
+t timeout 200 "$V" calibrate --measure configs/default.yaml --system "$BASE" --out "$W/fresh.yaml" \
     >"$W/probe.log" 2>&1
-tail -16 "$W/probe.log" | tee -a "$W/steps.log"
+clocks
+tail -18 "$W/probe.log" | tee -a "$W/steps.log"
 
 log "== 2. the held-out replays (bench/heldout_cases.py: 15 cases, the same options as 2026-12-02-h200-s16b)"
+clocks replays
 for c in $(python3 bench/heldout_cases.py --list | awk '{print $1}'); do
     mapfile -t S < <(python3 bench/heldout_cases.py --sets "$c")
     t timeout 60 "$V" run configs/default.yaml --system "$COMMITTED" --backend none --iters 20 --warmup 3 \
         --instrumented 3 --class-cost "${S[@]}" --out "$W/heldout/run-$c.json" >"$W/heldout/run-$c.log" 2>&1
 done
+clocks
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >"$W/smi-after.txt" 2>&1
+nvidia-smi -q -d PERFORMANCE >>"$W/smi-after.txt" 2>&1
 
 log "== 3. model against replay: the committed probed file (old grid, this tree's laws), then the fresh probe"
 python3 bench/heldout.py "$W/heldout" "$COMMITTED" --vpsim "$V" --json "$W/heldout-committed.json" \

@@ -47,8 +47,36 @@ def test_put_then_get_gives_back_every_byte_and_leaves_the_tree_alone(tmp_path):
     r = lab(root, "get", "2026-12-02-h200-x", "--to", str(out))
     assert r.returncode == 0, r.stderr
     assert (out / "2026-12-02-h200-x" / "logs" / "run.json").read_text() == '{"cycle_ms": 6.74}\n'
-    assert lab(root, "verify").returncode == 0
     assert "2026-12-02-h200-x" in lab(root, "list").stdout
+
+
+def test_verify_wants_the_lab_recorded_in_the_branch_and_record_merges_it_without_files(tmp_path):
+    # Only main lands: a lab commit outside its history is lost with the session.
+    root, data = repo(tmp_path)
+    assert lab(root, "put", str(data), "s1", "--machine", "m").returncode == 0
+    sh("git", "add", "bench/lab.tsv", cwd=root)
+    sh("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "manifest", cwd=root)
+    before = lab(root, "verify")
+    assert before.returncode == 2 and "not in HEAD's history" in before.stderr and "bench/lab.py record" in before.stderr
+    tree = sh("git", "rev-parse", "HEAD^{tree}", cwd=root)
+    r = lab(root, "record")
+    assert r.returncode == 0, r.stderr
+    assert sh("git", "rev-parse", "HEAD^{tree}", cwd=root) == tree  # -s ours: main's files unchanged
+    assert lab(root, "verify").returncode == 0
+    assert "already" in lab(root, "record").stdout
+    sh("git", "branch", "-D", "lab", cwd=root)  # a clone of main alone
+    got = lab(root, "get", "s1", "--to", str(tmp_path / "o"))
+    assert got.returncode == 0, got.stderr
+    assert (tmp_path / "o" / "s1" / "gpu.txt").read_text() == "162 passed\n"
+    # A folder marked lost is named by verify and refused by get, with the reason.
+    path = root / "bench" / "lab.tsv"
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(l[: l.rindex("\t") + 1] + "lost (never recorded)" if l.startswith("s1\t") else l
+                              for l in lines) + "\n")
+    v = lab(root, "verify")
+    assert v.returncode == 0 and "s1: lost (never recorded)" in v.stdout and "1 lost" in v.stdout
+    g = lab(root, "get", "s1", "--to", str(tmp_path / "o2"))
+    assert g.returncode == 2 and "lost" in g.stderr
 
 
 def test_a_changed_checksum_an_unknown_folder_and_a_second_put_are_refused(tmp_path):

@@ -71,23 +71,29 @@ static const cli_opt meas_opts[] = {
 static int meas_check(cli_ctx *x) { return cli_system_file_only(x->c, "calibrate"); }
 
 typedef struct law_point {
-    double rows, bytes, us;
+    double width, rows, bytes, us; /* width: the grouped classes' third coordinate, else 0 */
 } law_point;
+
+static int cmp3(double a, double b) { return a < b ? -1 : a > b; }
 
 static int cmp_law(const void *a, const void *b)
 {
     const law_point *x = a, *y = b;
-    if (x->rows != y->rows)
-        return x->rows < y->rows ? -1 : 1;
-    return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
+    int c = cmp3(x->width, y->width);
+    if (!c)
+        c = cmp3(x->rows, y->rows);
+    return c ? c : cmp3(x->bytes, y->bytes);
 }
 
 typedef struct law_set {
     law_point *pts[CFG_LAW_COUNT];
     int n[CFG_LAW_COUNT];
-    double gap_us;     /* what one more empty op adds, floored at 0 */
+    double gap_us;     /* what one more empty op adds, floored at 0 (the first part's) */
     double gap_raw_us; /* as measured: a difference of two noisy medians can come out below 0 */
 } law_set;
+
+/* The classes whose tables carry the width coordinate (plan_op_law_width). */
+static bool has_width(int c) { return c == CFG_LAW_GROUPED_WIDE || c == CFG_LAW_GROUPED_NARROW; }
 
 /* The probe's groups for exec_time_groups (plan_probe.h): the empty ops, then each grid point's
  * PLAN_PROBE_REPEAT ops; the last op is the L2 flush. Returns the number of groups. */
@@ -104,18 +110,22 @@ static int make_groups(const plan *p, int *first, int *count)
     return g;
 }
 
-/* The points of the probe's per-group times: the gap (what one more empty op adds to a graph, floored at
- * 0 like every point: a gap under the timer's noise is no gap, and a negative one would make the file
- * unloadable), then per grid point its time less the gap, floored at 0, filed under plan_op_law_class's
- * class and rows.
- * 0, or VP_EXIT_FAIL when the plan is not laid out as plan_probe.h says. */
-static int collect(const plan *p, const int *first, int n_groups, const double *group_us, law_set *ls)
+/* The points of one probe part's per-group times, added to `ls`: the gap (what one more empty op adds
+ * to a graph, floored at 0 like every point: a gap under the timer's noise is no gap, and a negative one
+ * would make the file unloadable; the file keeps the first part's), then per grid point its time less
+ * this part's gap, floored at 0, filed under plan_op_law_class's class, rows and (grouped classes)
+ * width. 0, or VP_EXIT_FAIL when the plan is not laid out as plan_probe.h says. */
+static int collect(const plan *p, const int *first, int n_groups, const double *group_us, bool first_part,
+                   law_set *ls)
 {
     const plan_phase *ph = &p->phases[0];
-    ls->gap_raw_us = group_us[0];
-    ls->gap_us = group_us[0] > 0.0 ? group_us[0] : 0.0;
+    const double gap = group_us[0] > 0.0 ? group_us[0] : 0.0;
+    if (first_part) {
+        ls->gap_raw_us = group_us[0];
+        ls->gap_us = gap;
+    }
     for (int c = 0; c < CFG_LAW_COUNT; c++)
-        ls->pts[c] = util_xcalloc((size_t)n_groups + 1, sizeof(law_point));
+        ls->pts[c] = util_xrealloc(ls->pts[c], ((size_t)ls->n[c] + (size_t)n_groups + 1) * sizeof(law_point));
     for (int g = 1; g < n_groups; g++) {
         const plan_op *op = &ph->ops[first[g]];
         double rows = 0.0;
@@ -128,8 +138,9 @@ static int collect(const plan *p, const int *first, int n_groups, const double *
                 return VP_EXIT_FAIL;
             }
         }
-        const double us = group_us[g] - ls->gap_us;
-        ls->pts[c][ls->n[c]++] = (law_point){rows, op->bytes_read + op->bytes_written, us > 0.0 ? us : 0.0};
+        const double us = group_us[g] - gap;
+        ls->pts[c][ls->n[c]++] = (law_point){has_width(c) ? plan_op_law_width(op) : 0.0, rows,
+                                             op->bytes_read + op->bytes_written, us > 0.0 ? us : 0.0};
     }
     for (int c = 0; c < CFG_LAW_COUNT; c++)
         qsort(ls->pts[c], (size_t)ls->n[c], sizeof(law_point), cmp_law);
@@ -157,7 +168,14 @@ static void fresh_text(util_buf *out, const law_set *ls, const char *where, int 
         if (!ls->n[c])
             continue;
         const law_point *pt = ls->pts[c];
-        util_buf_printf(out, "    %s:\n      rows: [", cfg_law_names[c]);
+        util_buf_printf(out, "    %s:\n", cfg_law_names[c]);
+        if (has_width(c)) {
+            util_buf_printf(out, "      width: [");
+            for (int i = 0; i < ls->n[c]; i++)
+                util_buf_printf(out, "%s%.0f", i ? ", " : "", pt[i].width);
+            util_buf_printf(out, "]\n");
+        }
+        util_buf_printf(out, "      rows: [");
         for (int i = 0; i < ls->n[c]; i++)
             util_buf_printf(out, "%s%.0f", i ? ", " : "", pt[i].rows);
         util_buf_printf(out, "]\n      bytes: [");
@@ -187,13 +205,16 @@ static void summary(const law_set *ls, bool graph)
             fprintf(stderr, "  %-15s %6d   (not measured: the scenario has no such op)\n", cfg_law_names[c], 0);
             continue;
         }
-        double lo = ls->pts[c][0].us, hi = lo;
+        double lo = ls->pts[c][0].us, hi = lo, r_lo = ls->pts[c][0].rows, r_hi = r_lo;
         for (int i = 1; i < ls->n[c]; i++) {
-            lo = ls->pts[c][i].us < lo ? ls->pts[c][i].us : lo;
-            hi = ls->pts[c][i].us > hi ? ls->pts[c][i].us : hi;
+            const law_point *pt = &ls->pts[c][i];
+            lo = pt->us < lo ? pt->us : lo;
+            hi = pt->us > hi ? pt->us : hi;
+            r_lo = pt->rows < r_lo ? pt->rows : r_lo;
+            r_hi = pt->rows > r_hi ? pt->rows : r_hi;
         }
         char rows[32], us[48];
-        snprintf(rows, sizeof(rows), "%.0f-%.0f", ls->pts[c][0].rows, ls->pts[c][ls->n[c] - 1].rows);
+        snprintf(rows, sizeof(rows), "%.0f-%.0f", r_lo, r_hi);
         snprintf(us, sizeof(us), "%.3g-%.4g", lo, hi);
         fprintf(stderr, "  %-15s %6d %13s %21s\n", cfg_law_names[c], ls->n[c], rows, us);
     }
@@ -247,8 +268,36 @@ static int file_text(const meas_args *a, const cfg_scenario *sc, const exec_fact
     return rc;
 }
 
-/* Time the probe plan's groups and write the system file. Returns an exit status. */
-static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, const plan *p, util_buf *out)
+/* Time one probe part's groups into `ls`. Returns an exit status. */
+static int measure_part(const meas_args *a, dist_job *d, const exec_options *opt, const plan *p, int part,
+                        law_set *ls, bool *graph)
+{
+    exec_result res;
+    const int n_ops = p->phases[0].n_ops;
+    int *first = util_xcalloc((size_t)n_ops, sizeof(int)), *count = util_xcalloc((size_t)n_ops, sizeof(int));
+    double *group_us = util_xcalloc((size_t)n_ops, sizeof(double));
+    const int n_groups = make_groups(p, first, count);
+    const exec_groups g = {.first = first, .count = count, .n_groups = n_groups, .k_few = 1,
+                           .passes = a->passes, .warmup = PROBE_WARMUP, .flush_op = n_ops - 1};
+    exec_watch_start(d, "calibrate", EXEC_WATCH_DEFAULT_S);
+    int rc = exec_time_groups(d, opt, p, &g, group_us, &res);
+    exec_watch_stop();
+    if (rc == VP_EXIT_USAGE && opt->device == CFG_DEVICE_CPU && !a->quick)
+        fprintf(stderr, "vpsim calibrate: the CPU device runs the --quick grid (the full one is sized for a GPU)\n");
+    if (rc == 0) { /* else 2: exec_time_groups said why */
+        rc = collect(p, first, n_groups, group_us, part == 0, ls);
+        *graph = res.graph;
+    }
+    free(first);
+    free(count);
+    free(group_us);
+    exec_result_free(&res);
+    return rc;
+}
+
+/* Build, time and free each probe part in turn (each its own arena: plan_probe.h), then write the system
+ * file. Returns an exit status. */
+static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, util_buf *out)
 {
     char why[256];
     exec_options opt = {
@@ -274,32 +323,30 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, cons
     const exec_device *dev = exec_find_device(opt.device, why, sizeof(why));
     /* The laws price ops inside the cycle as model mode replays it: a graph where the device has one. */
     opt.graph = dev && dev->has_graphs;
-    exec_result res;
-    const int n_ops = p->phases[0].n_ops;
-    int *first = util_xcalloc((size_t)n_ops, sizeof(int)), *count = util_xcalloc((size_t)n_ops, sizeof(int));
-    double *group_us = util_xcalloc((size_t)n_ops, sizeof(double));
-    const int n_groups = make_groups(p, first, count);
-    const exec_groups g = {.first = first, .count = count, .n_groups = n_groups, .k_few = 1,
-                           .passes = a->passes, .warmup = PROBE_WARMUP, .flush_op = n_ops - 1};
-    exec_watch_start(d, "calibrate", EXEC_WATCH_DEFAULT_S);
-    rc = exec_time_groups(d, &opt, p, &g, group_us, &res);
-    exec_watch_stop();
-    if (rc == VP_EXIT_USAGE && opt.device == CFG_DEVICE_CPU && !a->quick)
-        fprintf(stderr, "vpsim calibrate: the CPU device runs the --quick grid (the full one is sized for a GPU)\n");
     law_set ls;
     memset(&ls, 0, sizeof(ls));
-    if (rc == 0) /* else 2: exec_time_groups said why */
-        rc = collect(p, first, n_groups, group_us, &ls);
-    free(first);
-    free(count);
-    free(group_us);
+    bool graph = false;
+    for (int part = 0; part < PLAN_PROBE_PARTS && rc == 0; part++) {
+        plan p;
+        if (plan_probe_build(sc, a->quick, part, &p, why, sizeof(why))) {
+            fprintf(stderr, "vpsim calibrate: %s\n", why);
+            rc = VP_EXIT_USAGE;
+            break;
+        }
+        char b[32];
+        fprintf(stderr, "vpsim calibrate: probe part %d of %d: %d ops (%s grid%s), %s of private weights and KV "
+                        "caches on the device\n",
+                part + 1, PLAN_PROBE_PARTS, p.phases[0].n_ops, a->quick ? "quick" : "full",
+                part ? ", grouped GEMMs at wider experts" : "", util_fmt_bytes(plan_probe_arena_bytes(&p), b, sizeof(b)));
+        rc = measure_part(a, d, &opt, &p, part, &ls, &graph);
+        plan_free(&p);
+    }
     if (rc == 0)
-        rc = file_text(a, sc, &facts, mismatch, &ls, res.graph, out);
+        rc = file_text(a, sc, &facts, mismatch, &ls, graph, out);
     if (rc == 0)
-        summary(&ls, res.graph);
+        summary(&ls, graph);
     for (int c = 0; c < CFG_LAW_COUNT; c++)
         free(ls.pts[c]);
-    exec_result_free(&res);
     return rc;
 }
 
@@ -318,27 +365,27 @@ static int meas_run(cli_ctx *x)
 {
     const meas_args *a = x->args;
     const cfg_scenario *sc = &x->sc;
-    /* A base that cannot be read is said before minutes of measuring, not after. */
+    /* A base that cannot be read, or a grid that cannot be built, is said before minutes of measuring. */
     cfg_error err;
     cfg_doc *base = cfg_doc_load_file(a->base ? a->base : sc->system_path, &err);
     char why[256];
-    plan p;
-    int rc;
+    int rc = 0;
     if (!base) {
         fprintf(stderr, "vpsim calibrate: --base: %s\n", err.msg);
         rc = VP_EXIT_USAGE;
-    } else if (plan_probe_build(sc, a->quick, &p, why, sizeof(why))) {
-        fprintf(stderr, "vpsim calibrate: %s\n", why);
-        rc = VP_EXIT_USAGE;
-    } else {
-        char b[32];
-        fprintf(stderr, "vpsim calibrate: probe of %d ops (%s grid), %s of private weights and KV caches on the "
-                        "device\n",
-                p.phases[0].n_ops, a->quick ? "quick" : "full",
-                util_fmt_bytes(plan_probe_arena_bytes(&p), b, sizeof(b)));
-        rc = measure(a, &x->d, sc, &p, &x->out);
+    }
+    for (int part = 0; part < PLAN_PROBE_PARTS && rc == 0; part++) {
+        plan p;
+        if (plan_probe_build(sc, a->quick, part, &p, why, sizeof(why))) {
+            fprintf(stderr, "vpsim calibrate: %s\n", why);
+            rc = VP_EXIT_USAGE;
+        } else {
+            plan_free(&p);
+        }
+    }
+    if (rc == 0) {
+        rc = measure(a, &x->d, sc, &x->out);
         x->emit = true;
-        plan_free(&p);
     }
     cfg_doc_free(base);
     return rc;
@@ -356,7 +403,8 @@ static const cli_cmd meas_cmd = {
                       "first op and one of all 4, each launched alone after an L2 flush: (t(4) - t(1)) / 3 is what one\n"
                       "more such op adds to a graph (median of N passes), less launch.graph_node_us, which is the same\n"
                       "for the empty ops; measured.use: true. Attention uses SCENARIO's shapes (MLA dims of the target, GQA\n"
-                      "heads per rank of the draft at its TP), embedding its vocab shard. One GPU: run it without mpirun.\n",
+                      "heads per rank of the draft at its TP), embedding its vocab shard. A second plan times the grouped\n"
+                      "GEMMs at 2-8x wider experts (the grouped tables' width coordinate). One GPU: run it without mpirun.\n",
              .after = "A summary (class, points, rows, us range) goes to standard error.\n",
              .examples = "vpsim calibrate --measure configs/default.yaml --system configs/systems/h200-1x.yaml --out h200.yaml\n"
                          "vpsim model configs/default.yaml --system h200.yaml --backend none --explain\n"},

@@ -248,6 +248,10 @@ static const cfg_field measured_ops_fields[] = {CFG_OP_LIST(OP_TAB){0}};
 
 #define LB(f) offsetof(cfg_law_table, f)
 static const cfg_field law_fields[] = {
+    {.key = "width", .type = CFG_T_DOUBLE_LIST, .offset = LB(width), .count_offset = LB(n_width),
+     .max_items = CFG_LAW_MAX, .def = "[]", CFG_RANGE(1, MEASURED_MAX_ROWS),
+     .doc = "grouped classes only, optional: the per-expert width of each point, min(stand-in n, k) (the "
+            "dimension tensor parallelism splits), ascending; the rows and bytes rules hold within one width"},
     {.key = "rows", .type = CFG_T_DOUBLE_LIST, .offset = LB(rows), .count_offset = LB(n_rows), .max_items = CFG_LAW_MAX,
      .def = "[]", CFG_RANGE(1, MEASURED_MAX_ROWS), .doc = "rows of each point (GEMM m, rows per expert, query rows per KV head, norm m), "
                                             "ascending"},

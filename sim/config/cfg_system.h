@@ -90,7 +90,9 @@ enum { CFG_SYS_AR_COUNT = 0 CFG_BACKEND_LIST(CFG_LIST_COUNT_ONE), CFG_SYS_OPS_CO
  * microbenchmark ops measured on this GPU at points (rows, bytes), the launch.graph_node_us gap taken
  * out. rows is what fills a tile (GEMM: m; grouped GEMM: rows per expert; attention: query rows per
  * sequence sharing one KV head; norm, elementwise, embedding: m); bytes is read + written. Points are
- * grouped by rows (ascending), bytes strictly increasing within a rows value. Model mode evaluates
+ * grouped by rows (ascending), bytes strictly increasing within a rows value. A grouped class's table
+ * may carry a third coordinate, the per-expert width (plan_op_law_width): then the points are grouped
+ * by width (ascending) first, and the rows/bytes rule holds within each width. Model mode evaluates
  * them as docs/model.md "Probed compute laws" states (model_law_eval).
  *   X(ID, name, help) */
 #define CFG_LAW_LIST(X)                                                                                                 \
@@ -111,6 +113,8 @@ typedef enum { CFG_LAW_LIST(CFG_LAW_ENUM) CFG_LAW_COUNT } cfg_law_class;
 extern const char *const cfg_law_names[];
 #define CFG_LAW_MAX 128
 typedef struct cfg_law_table {
+    double width[CFG_LAW_MAX]; /* grouped classes: per-expert width of each point (plan_op_law_width); or none */
+    int n_width;
     double rows[CFG_LAW_MAX];
     int n_rows;
     double bytes[CFG_LAW_MAX];

@@ -130,12 +130,15 @@ const char *model_table_check(const cfg_sys_table *t);
 /* Probed compute laws (model_law.c; docs/model.md "Probed compute laws"); the op's class and rows:
  * plan_op_law_class. */
 /* "" when the table is sound (equal lengths, rows and bytes > 0, rows ascending, bytes strictly increasing
- * within a rows value, us >= 0), else why not. */
+ * within a rows value, us >= 0; with widths: one per point, > 0, ascending, the rest within each width),
+ * else why not. */
 const char *model_law_check(const cfg_law_table *t);
-/* The per-op time (us, graph gap not included) the table gives at (rows, bytes); NAN for an empty table
- * (or one whose lists differ in length). Adds its terms when terms is not NULL: "law@rows R" per rows
- * group used (which byte points, which rule), then "t_law" (which rows, which rule). */
-double model_law_eval(const cfg_law_table *t, double rows, double bytes, model_terms *terms);
+/* The per-op time (us, graph gap not included) the table gives at (rows, bytes) and, for a table with
+ * widths, at `width` (plan_op_law_width; log-linear between two widths, the nearest width's law outside
+ * them); NAN for an empty table (or one whose lists differ in length). Adds its terms when terms is not
+ * NULL: "law@rows R" per rows group used (which byte points, which rule), then "t_law" (which rows, which
+ * rule); with widths each name carries "w<width>" and a last "t_law" says which widths. */
+double model_law_eval(const cfg_law_table *t, double rows, double bytes, double width, model_terms *terms);
 /* The (rows, bytes) at which an attention op reads its law: the decode kernel's launch on the system's GPU
  * (plan_attn.h) decides; `rows` and `bytes` are left as they are when the splits are set by the keys or
  * the device's shared memory is not known. Adds "launch", "sm_keys" and "launch_rule" terms. */

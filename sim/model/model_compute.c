@@ -165,7 +165,11 @@ static double probed_us(const cfg_system *sys, const plan_op *op, const cfg_law_
                    "compute laws\"", cfg_law_names[c], t->n_us);
     if (op->kind == PLAN_OP_ATTENTION)
         model_attention_coords(sys, op, &rows, &bytes, terms);
-    double us = model_law_eval(t, rows, bytes, terms);
+    const double width = plan_op_law_width(op);
+    if (t->n_width)
+        model_term_add(terms, "width", width, "", "per-expert min(stand-in n %lld, k %lld)", plan_op_effective_n(op),
+                       op->k);
+    double us = model_law_eval(t, rows, bytes, width, terms);
     const double top = t->rows[t->n_rows - 1];
     if ((op->kind == PLAN_OP_GEMM || op->kind == PLAN_OP_GROUPED_GEMM) && rows > top) {
         const double t_cmp = compute_us(sys, op, terms);

@@ -6,6 +6,24 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+
+/* Within one width (the whole table when it has none) the point i continues point i - 1's group:
+ * rows ascending, bytes strictly increasing within one rows value. */
+static const char *order_check(const cfg_law_table *t, int i, char *why, size_t len)
+{
+    if (t->rows[i] < t->rows[i - 1]) {
+        snprintf(why, len, "rows must be ascending%s (rows[%d]=%g after %g)", t->n_width ? " within a width" : "", i,
+                 t->rows[i], t->rows[i - 1]);
+        return why;
+    }
+    if (t->rows[i] == t->rows[i - 1] && !(t->bytes[i] > t->bytes[i - 1])) {
+        snprintf(why, len, "bytes must be strictly increasing within rows %g (bytes[%d]=%g after %g)", t->rows[i], i,
+                 t->bytes[i], t->bytes[i - 1]);
+        return why;
+    }
+    return NULL;
+}
 
 const char *model_law_check(const cfg_law_table *t)
 {
@@ -15,11 +33,21 @@ const char *model_law_check(const cfg_law_table *t)
                  t->n_rows, t->n_bytes, t->n_us);
         return why;
     }
+    if (t->n_width && t->n_width != t->n_us) {
+        snprintf(why, sizeof(why), "width, when given, must have one value per point (width has %d, us %d)",
+                 t->n_width, t->n_us);
+        return why;
+    }
     for (int i = 0; i < t->n_us; i++) {
-        /* The law interpolates in log(rows) and scales by bytes: both must be positive (NaN fails too). */
+        /* The law interpolates in log(rows) and log(width) and scales by bytes: all must be positive (NaN
+         * fails too). */
         if (!(t->rows[i] > 0) || !(t->bytes[i] > 0)) {
             snprintf(why, sizeof(why), "rows and bytes must be > 0 (point %d: rows %g, bytes %g)", i, t->rows[i],
                      t->bytes[i]);
+            return why;
+        }
+        if (t->n_width && !(t->width[i] > 0)) {
+            snprintf(why, sizeof(why), "width must be > 0 (point %d: width %g)", i, t->width[i]);
             return why;
         }
         if (!(t->us[i] >= 0)) {
@@ -28,15 +56,13 @@ const char *model_law_check(const cfg_law_table *t)
         }
         if (i == 0)
             continue;
-        if (t->rows[i] < t->rows[i - 1]) {
-            snprintf(why, sizeof(why), "rows must be ascending (rows[%d]=%g after %g)", i, t->rows[i], t->rows[i - 1]);
+        if (t->n_width && t->width[i] < t->width[i - 1]) {
+            snprintf(why, sizeof(why), "width must be ascending (width[%d]=%g after %g)", i, t->width[i],
+                     t->width[i - 1]);
             return why;
         }
-        if (t->rows[i] == t->rows[i - 1] && !(t->bytes[i] > t->bytes[i - 1])) {
-            snprintf(why, sizeof(why), "bytes must be strictly increasing within rows %g (bytes[%d]=%g after %g)",
-                     t->rows[i], i, t->bytes[i], t->bytes[i - 1]);
+        if ((!t->n_width || t->width[i] == t->width[i - 1]) && order_check(t, i, why, sizeof(why)))
             return why;
-        }
     }
     return "";
 }
@@ -70,50 +96,96 @@ static double group_eval(const cfg_law_table *t, int first, int n, double bytes,
     return u[i - 1] + (bytes - b[i - 1]) / (b[i] - b[i - 1]) * (u[i] - u[i - 1]);
 }
 
-/* The points of the rows group that starts at `first`: how many share its rows value. */
-static int group_len(const cfg_law_table *t, int first)
+/* The points from `first` (before `end`) that share first's rows value. */
+static int group_len(const cfg_law_table *t, int first, int end)
 {
     int k = first + 1;
-    while (k < t->n_us && t->rows[k] == t->rows[first])
+    while (k < end && t->rows[k] == t->rows[first])
         k++;
     return k - first;
 }
 
-static double group_term(const cfg_law_table *t, int first, double bytes, model_terms *terms)
+/* The points from `first` that share first's width (all of them when the table has no widths). */
+static int width_len(const cfg_law_table *t, int first)
 {
-    char why[192], name[40];
-    const double f = group_eval(t, first, group_len(t, first), bytes, why, sizeof(why));
-    snprintf(name, sizeof(name), "law@rows %.6g", t->rows[first]);
+    if (!t->n_width)
+        return t->n_us - first;
+    int k = first + 1;
+    while (k < t->n_us && t->width[k] == t->width[first])
+        k++;
+    return k - first;
+}
+
+static double group_term(const cfg_law_table *t, int first, int end, double bytes, const char *at,
+                         model_terms *terms)
+{
+    char why[192], name[48];
+    const double f = group_eval(t, first, group_len(t, first, end), bytes, why, sizeof(why));
+    snprintf(name, sizeof(name), "law@%srows %.6g", at, t->rows[first]);
     model_term_add(terms, name, f, "us", "%s", why);
     return f;
 }
 
-double model_law_eval(const cfg_law_table *t, double rows, double bytes, model_terms *terms)
+/* The law of the points [first, end) (one width): rows in log between two rows values, bytes within. */
+static double rows_eval(const cfg_law_table *t, int first, int end, double rows, double bytes, const char *at,
+                        model_terms *terms)
 {
-    const int n = t->n_us;
-    if (n <= 0 || t->n_rows != n || t->n_bytes != n)
-        return NAN;
     /* lo: the first point of the last group whose rows <= `rows` (or of the first group when below all). */
-    int lo = 0;
-    for (int k = group_len(t, 0); k < n && t->rows[k] <= rows; k += group_len(t, k))
+    int lo = first;
+    for (int k = first + group_len(t, first, end); k < end && t->rows[k] <= rows; k += group_len(t, k, end))
         lo = k;
-    const int hi = lo + group_len(t, lo);
+    const int hi = lo + group_len(t, lo, end);
     const double r_lo = t->rows[lo];
+    char name[48];
+    snprintf(name, sizeof(name), "t_law%s%.*s", at[0] ? "@" : "", (int)(at[0] ? strlen(at) - 1 : 0), at);
     double us;
-    if (rows <= r_lo || hi >= n) {
-        us = group_term(t, lo, bytes, terms);
-        model_term_add(terms, "t_law", fmax(us, 0.0), "us", "rows %.4g %s rows %.4g", rows,
+    if (rows <= r_lo || hi >= end) {
+        us = group_term(t, lo, end, bytes, at, terms);
+        model_term_add(terms, name, fmax(us, 0.0), "us", "rows %.4g %s rows %.4g", rows,
                        rows == r_lo ? "at the points of" : rows < r_lo ? "below the smallest, the law of" :
                        "above the largest, the law of", r_lo);
     } else {
         const double r_hi = t->rows[hi];
         const double w = (log(rows) - log(r_lo)) / (log(r_hi) - log(r_lo));
-        const double f_lo = group_term(t, lo, bytes, terms), f_hi = group_term(t, hi, bytes, terms);
+        const double f_lo = group_term(t, lo, end, bytes, at, terms), f_hi = group_term(t, hi, end, bytes, at, terms);
         us = f_lo + w * (f_hi - f_lo);
-        model_term_add(terms, "t_law", fmax(us, 0.0), "us", "rows %.4g between %.4g and %.4g (log): w %.4f", rows,
+        model_term_add(terms, name, fmax(us, 0.0), "us", "rows %.4g between %.4g and %.4g (log): w %.4f", rows,
                        r_lo, r_hi, w);
     }
     return fmax(us, 0.0);
+}
+
+double model_law_eval(const cfg_law_table *t, double rows, double bytes, double width, model_terms *terms)
+{
+    const int n = t->n_us;
+    if (n <= 0 || t->n_rows != n || t->n_bytes != n || (t->n_width && t->n_width != n))
+        return NAN;
+    if (!t->n_width)
+        return rows_eval(t, 0, n, rows, bytes, "", terms);
+    /* lo: the first point of the last width <= `width` (or of the first width when below all, or when
+     * the op has none). Between two widths, log-linear in width at the op's rows and bytes. */
+    int lo = 0;
+    for (int k = width_len(t, 0); k < n && t->width[k] <= width; k += width_len(t, k))
+        lo = k;
+    const int hi = lo + width_len(t, lo);
+    const double w_lo = t->width[lo];
+    char at[32];
+    snprintf(at, sizeof(at), "w%.6g ", w_lo);
+    if (width <= w_lo || hi >= n) {
+        const double us = rows_eval(t, lo, hi, rows, bytes, at, terms);
+        model_term_add(terms, "t_law", us, "us", "width %.4g %s width %.4g", width,
+                       width == w_lo ? "at the points of" : width < w_lo ? "below the smallest, the law of" :
+                       "above the largest, the law of", w_lo);
+        return us;
+    }
+    const double w_hi = t->width[hi];
+    const double f = (log(width) - log(w_lo)) / (log(w_hi) - log(w_lo));
+    const double u_lo = rows_eval(t, lo, hi, rows, bytes, at, terms);
+    snprintf(at, sizeof(at), "w%.6g ", w_hi);
+    const double u_hi = rows_eval(t, hi, hi + width_len(t, hi), rows, bytes, at, terms);
+    const double us = fmax(u_lo + f * (u_hi - u_lo), 0.0);
+    model_term_add(terms, "t_law", us, "us", "width %.4g between %.4g and %.4g (log): w %.4f", width, w_lo, w_hi, f);
+    return us;
 }
 
 /* Attention priced by the decode kernel's launch (docs/model.md "Probed compute laws", "Attention: what

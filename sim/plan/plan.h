@@ -139,6 +139,11 @@ bool plan_op_is_silu_mul(const plan_op *op);
  * "Probed compute laws"), or -1 for an op no law prices (collectives). Here, not in sim/model, because
  * the probe's plan (plan_probe.c) files its ops by the same rule the model prices them by. */
 int plan_op_law_class(const plan_op *op, double *rows);
+/* The law's width coordinate of a grouped GEMM: the smaller of its per-expert stand-in width
+ * (plan_op_effective_n) and depth k, the dimension tensor parallelism splits (w13's columns, w2's depth);
+ * 0 for every other op. Only the grouped classes' tables carry widths (docs/model.md "Probed compute
+ * laws"). */
+double plan_op_law_width(const plan_op *op);
 /* The query rows of one KV head as the decode kernel runs them: past 32, balanced chunks of at most 32
  * rows padded to 8-row tiles (40 rows -> 48); up to 32, the rows themselves. */
 double plan_attention_rows(long long rows);

@@ -252,6 +252,14 @@ int plan_op_law_class(const plan_op *op, double *rows)
     return c;
 }
 
+double plan_op_law_width(const plan_op *op)
+{
+    if (op->kind != PLAN_OP_GROUPED_GEMM)
+        return 0.0;
+    const long long n = plan_op_effective_n(op);
+    return (double)(n < op->k ? n : op->k);
+}
+
 /* The distinct experts `tokens` routed tokens touch under uniform routing: E (1 - (1 - k/E)^tokens). */
 double plan_expected_active_experts(int experts, int top_k, long long tokens)
 {

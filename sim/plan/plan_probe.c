@@ -225,12 +225,11 @@ static int grouped_expert_counts(const probe *pr, long long rows, int *out)
  * same bytes): how well cuBLAS fills the GPU depends on the per-expert output width, which a quantised
  * w13 makes very narrow (Kimi-K2.5 INT4 at TP 8: 512 x 0.5625 / 2 = 144 wide, 7168 deep), and no generic
  * shape stands for that. A class the target has no shape for (a dense model, or both in one class) takes the generic
- * per-expert (2048, 512) / (512, 2048). */
-static void grouped(probe *pr)
+ * per-expert (2048, 512) / (512, 2048). shape: [1] wide, [0] narrow. */
+static void grouped_shapes(const probe *pr, plan_op shape[2])
 {
     const cfg_model *m = &pr->sc->target;
     const int tp = pr->b.ranks;
-    plan_op shape[2]; /* [1] wide, [0] narrow */
     bool have[2] = {false, false};
     if (m->moe.experts > 0 && m->moe.intermediate / tp > 0) {
         const long long inter = m->moe.intermediate / tp, h = m->hidden;
@@ -248,12 +247,19 @@ static void grouped(probe *pr)
             }
         }
     }
-    for (int wide = 1; wide >= 0; wide--) {
+    for (int wide = 1; wide >= 0; wide--)
         if (!have[wide]) {
             shape[wide] = tmpl(pr, PLAN_OP_GROUPED_GEMM);
             shape[wide].n = wide ? grouped_wide_nk[0] : grouped_wide_nk[1];
             shape[wide].k = wide ? grouped_wide_nk[1] : grouped_wide_nk[0];
         }
+}
+
+static void grouped(probe *pr)
+{
+    plan_op shape[2];
+    grouped_shapes(pr, shape);
+    for (int wide = 1; wide >= 0; wide--) {
         for (int r = 0; r < count(pr, LEN(grouped_rows)); r++) {
             int experts[LEN(grouped_experts) + LEN(grouped_experts_more) + 1];
             const int n_exp = grouped_expert_counts(pr, grouped_rows[r], experts);
@@ -267,6 +273,45 @@ static void grouped(probe *pr)
             }
         }
     }
+}
+
+/* The second part: the same two shapes at wider experts, the dimension tensor parallelism splits (w13's
+ * columns, w2's depth) times grouped_width_mult, as long as the point stays in its class (Kimi-K2.5's
+ * INT4 w2 at 8 x its depth, TP 1, is narrow). At equal bytes a wider expert runs faster: cuBLAS tiles each
+ * expert's columns, and 144 of them (w13 at TP 8) fill a second tile only a little, 288 (TP 4) most of
+ * it (the replay's w13 at 24 experts: 2.25 TB/s at 144 wide, 3.30 at 288; DeepSeek-V3 FP8's 264: 3.25;
+ * bench/law-s17-notes.md 1b (ii)), which the bytes axis alone cannot see. Up to 64 experts: past that
+ * every width runs near the same rate (3.6-4.3 TB/s in those replays), and the widest points' weights
+ * would not fit beside the first part's (hence a part of its own). quick: x2 at 1 row and 4 experts. */
+static const int grouped_width_mult[] = {2, 4, 8};
+static const long long grouped_width_rows[] = {1, 2, 4};
+static const int grouped_width_experts[] = {4, 16, 64};
+
+static int qcount(const probe *pr, int n) { return pr->quick ? 1 : n; }
+
+static void grouped_widths(probe *pr)
+{
+    plan_op shape[2];
+    grouped_shapes(pr, shape);
+    for (int wide = 1; wide >= 0; wide--)
+        for (int w = 0; w < qcount(pr, LEN(grouped_width_mult)); w++) {
+            plan_op base = shape[wide];
+            if (wide)
+                base.k *= grouped_width_mult[w];
+            else
+                base.n *= grouped_width_mult[w];
+            if ((plan_op_law_class(&base, NULL) == CFG_LAW_GROUPED_WIDE) != (wide == 1))
+                continue;
+            for (int r = 0; r < qcount(pr, LEN(grouped_width_rows)); r++)
+                for (int e = 0; e < qcount(pr, LEN(grouped_width_experts)); e++) {
+                    plan_op t = base;
+                    t.batch = grouped_width_experts[e];
+                    t.m = grouped_width_rows[r] * t.batch;
+                    char size[24]; /* the multiplier, not the width: the name must fit PLAN_NAME_MAX */
+                    snprintf(size, sizeof(size), "x%de%d", grouped_width_mult[w], t.batch);
+                    add_point(pr, &t, wide ? "grouped_wide" : "grouped_narrow", grouped_width_rows[r], size);
+                }
+        }
 }
 
 /* Attention as plan_build.c builds it: MLA reads one latent of kv_lora_rank + rope per token shared by
@@ -350,11 +395,16 @@ static void rowwise(probe *pr)
         }
 }
 
-int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, size_t len)
+int plan_probe_build(const cfg_scenario *sc, bool quick, int part, plan *out, char *why, size_t len)
 {
     memset(out, 0, sizeof(*out));
     const int tp = sc->parallel.tp > 0 ? sc->parallel.tp : 1;
-    snprintf(out->scenario, sizeof(out->scenario), "probe of %s", sc->name ? sc->name : "");
+    if (part < 0 || part >= PLAN_PROBE_PARTS) {
+        snprintf(why, len, "probe part %d: there are %d (0-%d)", part, PLAN_PROBE_PARTS, PLAN_PROBE_PARTS - 1);
+        return -1;
+    }
+    snprintf(out->scenario, sizeof(out->scenario), "probe of %s%s", sc->name ? sc->name : "",
+             part ? ", part 2 (grouped widths)" : "");
     out->ranks = tp;
     out->batch = 1;
     out->context = (int)(quick ? kv_quick[LEN(kv_quick) - 1] : kv_full[LEN(kv_full) - 1]);
@@ -368,16 +418,20 @@ int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, s
     ph->batch = 1;
     plan real;
     char real_why[256];
-    const bool have_real = !quick && plan_build(sc, &real, real_why, sizeof(real_why)) == 0;
+    const bool have_real = !quick && part == 0 && plan_build(sc, &real, real_why, sizeof(real_why)) == 0;
     probe pr = {.b = {.ph = ph, .ranks = tp, .rows = 1, .act = (cfg_dtype)sc->target.activation_dtype},
                 .quick = quick, .sc = sc, .real = have_real ? &real : NULL, .why = why, .len = len};
     /* The smallest kernel the replay launches: what it measures is the gap a graph node costs. */
     for (int i = 0; i < PLAN_PROBE_EMPTY; i++)
         plan_emit_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.empty", -1, 1, 8);
-    gemms(&pr);
-    grouped(&pr);
-    attention(&pr);
-    rowwise(&pr);
+    if (part == 0) {
+        gemms(&pr);
+        grouped(&pr);
+        attention(&pr);
+        rowwise(&pr);
+    } else {
+        grouped_widths(&pr);
+    }
     plan_emit_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.flush", -1, 1,
                      quick ? PLAN_PROBE_FLUSH_ELEMS_QUICK : PLAN_PROBE_FLUSH_ELEMS);
     if (have_real)

@@ -7,7 +7,8 @@
  * every grid point of every class PLAN_PROBE_REPEAT times in a row as distinct ops named
  * "probe.<class>.r<rows>.<size>.<i>" (silu_mul: "probe.r<rows>.<size>.<i>.silu_mul", because the
  * replay picks the SiLU kernel by that suffix). <rows> is the law's rows coordinate, <size> what varies
- * within a rows value (a GEMM's NxK, a batch "b<n>", experts "e<n>", a KV length, a row width), numbers
+ * within a rows value (a GEMM's NxK, a batch "b<n>", experts "e<n>", wider experts "x<times>e<n>", a KV
+ * length, a row width), numbers
  * of whole kibi-units written with a "k" (65536 -> 64k). The grid is the table in plan_probe.c. Last,
  * one "probe.flush" op (below). Every class, the row-wise ops and attention too, is timed as like ops back
  * to back: timing those after the op the scenario's plan runs before them was tried and measured worse
@@ -27,10 +28,15 @@
 #define PLAN_PROBE_FLUSH_ELEMS (64ll << 20)
 #define PLAN_PROBE_FLUSH_ELEMS_QUICK (1ll << 20)
 
-/* Build the probe plan for the scenario's models at its tensor-parallel degree (attention heads and
- * the vocab shard as the real plan has them per rank). `quick`: the small grid the CPU device runs in
- * seconds (CI). 0, or -1 with a reason in `why`. */
-int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, size_t len);
+/* The probe runs in PLAN_PROBE_PARTS plans, one after the other, each laid out as above (its own empty
+ * ops, points and flush), so that no one plan's private weights outgrow the GPU: part 0 is the grid of
+ * every class, part 1 the grouped GEMMs at wider experts (the law's width coordinate). */
+#define PLAN_PROBE_PARTS 2
+
+/* Build part `part` of the probe plan for the scenario's models at its tensor-parallel degree (attention
+ * heads and the vocab shard as the real plan has them per rank). `quick`: the small grid the CPU device
+ * runs in seconds (CI). 0, or -1 with a reason in `why`. */
+int plan_probe_build(const cfg_scenario *sc, bool quick, int part, plan *out, char *why, size_t len);
 
 /* Bytes the CUDA device allocates for the plan's private weights and KV caches (its arena: each op's
  * bf16 weights or cache, rounded up to 256 B), so a user sees what the probe needs before it runs. */

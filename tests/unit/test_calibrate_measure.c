@@ -73,7 +73,7 @@ Test(calibrate_measure, probe_plan_counts_per_class_and_names)
         [CFG_LAW_ATTENTION_MLA] = (8 * 5 + 4 * 2) * 4, [CFG_LAW_ATTENTION_GQA] = 4 * 5 * 4, [CFG_LAW_NORM] = 4 * 4 * 4,
         [CFG_LAW_ELEMENTWISE] = 4 * 4 * 4, [CFG_LAW_SILU_MUL] = 4 * 4 * 4,   [CFG_LAW_EMBEDDING] = 4 * 2 * 4,
     };
-    cr_assert_eq(plan_probe_build(&sc, false, &p, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(plan_probe_build(&sc, false, 0, &p, why, sizeof(why)), 0, "%s", why);
     count_classes(&p, n);
     int total = PLAN_PROBE_EMPTY + 1;
     for (int c = 0; c < CFG_LAW_COUNT; c++) {
@@ -84,11 +84,55 @@ Test(calibrate_measure, probe_plan_counts_per_class_and_names)
     cr_assert_eq(total, 1273);
     plan_free(&p);
     /* quick: 2 rows values x 2 sizes (x 2 KV lengths for attention; embedding has only 2 widths). */
-    cr_assert_eq(plan_probe_build(&sc, true, &p, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(plan_probe_build(&sc, true, 0, &p, why, sizeof(why)), 0, "%s", why);
     count_classes(&p, n);
     for (int c = 0; c < CFG_LAW_COUNT; c++)
         cr_expect_eq(n[c], 2 * 2 * 4, "quick grid, %s: %d ops", cfg_law_names[c], n[c]);
     cr_assert_eq(p.phases[0].n_ops, PLAN_PROBE_EMPTY + CFG_LAW_COUNT * 2 * 2 * 4 + 1);
+    plan_free(&p);
+    /* Part 2, the grouped GEMMs at wider experts: w13 (narrow) at 2, 4 and 8 x its 512 columns, w2 (wide)
+     * at 2 and 4 x its 256 depth (at 8 x, 2048 deep, it is narrow: 2016 < 2048, left out), each at rows 1,
+     * 2, 4 and 4, 16, 64 experts: (3 + 2) x 9 points; quick: x 2 at rows 1 and 4 experts, one a class. */
+    cr_assert_eq(plan_probe_build(&sc, false, 1, &p, why, sizeof(why)), 0, "%s", why);
+    count_classes(&p, n);
+    for (int c = 0; c < CFG_LAW_COUNT; c++)
+        cr_expect_eq(n[c], c == CFG_LAW_GROUPED_NARROW ? 3 * 9 * 4 : c == CFG_LAW_GROUPED_WIDE ? 2 * 9 * 4 : 0,
+                     "part 2, %s: %d ops", cfg_law_names[c], n[c]);
+    cr_assert_eq(p.phases[0].n_ops, PLAN_PROBE_EMPTY + 5 * 9 * 4 + 1);
+    plan_free(&p);
+    cr_assert_eq(plan_probe_build(&sc, true, 1, &p, why, sizeof(why)), 0, "%s", why);
+    count_classes(&p, n);
+    cr_assert(n[CFG_LAW_GROUPED_NARROW] == 4 && n[CFG_LAW_GROUPED_WIDE] == 4);
+    cr_assert_eq(p.phases[0].n_ops, PLAN_PROBE_EMPTY + 2 * 4 + 1);
+    plan_free(&p);
+    cr_assert_eq(plan_probe_build(&sc, false, PLAN_PROBE_PARTS, &p, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "probe part 2: there are 2 (0-1)"), "%s", why);
+    cfg_scenario_free(&sc);
+}
+
+/* Part 2's shapes and width coordinates: w13 at 4 x 512 = 2048 columns INT4 (replayed 2048 x 0.5625 / 2 =
+ * 576 wide, 7168 deep: width 576), w2 at 2 x 256 = 512 deep (2016 wide: width 512); the arena (7168 x
+ * (288 + 576 + 1152) + 2016 x (512 + 1024)) x 2 B x (4 + 16 + 64) experts x 3 rows x 4 ops = 35.4 GB, which
+ * would not fit beside part 1's 105 GiB on a 140 GiB GPU. */
+Test(calibrate_measure, the_second_part_probes_wider_experts)
+{
+    cfg_scenario sc;
+    load("configs/default.yaml", NULL, 0, NULL, &sc);
+    plan p;
+    char why[256] = "";
+    cr_assert_eq(plan_probe_build(&sc, false, 1, &p, why, sizeof(why)), 0, "%s", why);
+    const plan_phase *ph = &p.phases[0];
+    const plan_op *n = th_find_op(ph, "probe.grouped_narrow.r2.x4e16.1", -1);
+    th_assert_gemm(n, 2 * 16, 7168, 2048, 16);
+    cr_assert(n->wdtype == CFG_DT_INT4);
+    cr_assert_float_eq(plan_op_law_width(n), 576.0, 1e-9);
+    const plan_op *w = th_find_op(ph, "probe.grouped_wide.r4.x2e64.0", -1);
+    th_assert_gemm(w, 4 * 64, 512, 7168, 64);
+    cr_assert_float_eq(plan_op_law_width(w), 512.0, 1e-9);
+    for (int i = 0; i < ph->n_ops; i++)
+        cr_assert(strstr(ph->ops[i].name, "grouped_wide.r1.x8") == NULL, "%s: would be narrow", ph->ops[i].name);
+    const double want = (7168.0 * (288 + 576 + 1152) + 2016.0 * (512 + 1024)) * 2 * 84 * 3 * 4;
+    cr_assert_float_eq(plan_probe_arena_bytes(&p), want, 0.5, "%.0f", plan_probe_arena_bytes(&p));
     plan_free(&p);
     cfg_scenario_free(&sc);
 }
@@ -103,7 +147,7 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
     load("configs/default.yaml", NULL, 0, NULL, &sc);
     plan p;
     char why[256] = "";
-    cr_assert_eq(plan_probe_build(&sc, false, &p, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(plan_probe_build(&sc, false, 0, &p, why, sizeof(why)), 0, "%s", why);
     const plan_phase *ph = &p.phases[0];
     /* GEMMs: the scenario's own shapes in plan order (the draft's phase first), then the generic sizes
      * outside their range. Wide s0 is the target's o_proj (7168 x 1024 at TP 8), narrow s0 the draft's
@@ -158,19 +202,16 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
     cfg_scenario_free(&sc);
 }
 
-/* Every law table of the file: as long as its rows, rows ascending, bytes strictly increasing within a
- * rows value, times >= 0. Returns the points. */
-static int check_table(const cfg_law_table *t, const char *name)
+/* Every law table of the file is sound by the model's own check (lengths, order, values); a grouped
+ * class's table carries a width per point. Returns the points. */
+static int check_table(const cfg_law_table *t, int c)
 {
-    cr_assert(t->n_rows == t->n_bytes && t->n_rows == t->n_us, "%s: lengths %d %d %d", name, t->n_rows, t->n_bytes,
-              t->n_us);
-    for (int i = 0; i < t->n_rows; i++) {
-        cr_assert_geq(t->us[i], 0.0, "%s point %d", name, i);
-        if (i == 0)
-            continue;
-        cr_assert_geq(t->rows[i], t->rows[i - 1], "%s: rows must ascend", name);
-        if (t->rows[i] == t->rows[i - 1])
-            cr_assert_gt(t->bytes[i], t->bytes[i - 1], "%s: bytes must grow within rows %.0f", name, t->rows[i]);
+    cr_assert_str_eq(model_law_check(t), "", "%s", cfg_law_names[c]);
+    const bool grouped = c == CFG_LAW_GROUPED_WIDE || c == CFG_LAW_GROUPED_NARROW;
+    if (grouped && t->n_us) {
+        cr_assert_eq(t->n_width, t->n_us, "%s: a width per point", cfg_law_names[c]);
+    } else {
+        cr_assert_eq(t->n_width, 0, "%s: no widths", cfg_law_names[c]);
     }
     return t->n_rows;
 }
@@ -186,7 +227,9 @@ Test(calibrate_measure, quick_cpu_probe_writes_a_system_file_the_model_loads, .t
                          "configs/systems/h200-1x.yaml --out %s", path);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "", "the file goes to --out");
-    cr_assert_not_null(strstr(r.err, "probe of 193 ops (quick grid)"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "probe part 1 of 2: 193 ops (quick grid)"), "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "probe part 2 of 2: 21 ops (quick grid, grouped GEMMs at wider experts)"), "%s",
+                       r.err);
     cr_assert_not_null(strstr(r.err, "gemm_wide"), "the summary names the classes:\n%s", r.err);
     th_free(&r);
     char *text = th_slurp(path);
@@ -239,11 +282,19 @@ Test(calibrate_measure, quick_cpu_probe_writes_a_system_file_the_model_loads, .t
                 used[c] = true;
         }
     for (int c = 0; c < CFG_LAW_COUNT; c++) {
-        const int pts = check_table(&sc.system.measured.compute[c], cfg_law_names[c]);
+        const int pts = check_table(&sc.system.measured.compute[c], c);
         if (used[c])
             cr_expect_gt(pts, 0, "the tiny plan runs %s ops but the probe wrote no points", cfg_law_names[c]);
     }
     cr_assert(used[CFG_LAW_GEMM_WIDE] && used[CFG_LAW_ATTENTION_MLA] && used[CFG_LAW_ATTENTION_GQA]);
+    /* tiny-moe at TP 2: w13 128 x 256 INT4 (36, rounded up to 40 wide: narrow) also at 2 x its columns (72); w2 256 x 64 (72
+     * wide, 64 deep: wide) has no wider point, as 128 deep it would be narrow (part 2's 21 ops: 16 empty,
+     * one narrow point, the flush). */
+    const cfg_law_table *gn = &sc.system.measured.compute[CFG_LAW_GROUPED_NARROW];
+    cr_assert(gn->n_us == 5 && gn->width[0] == 40 && gn->width[3] == 40 && gn->width[4] == 72, "%d: %g .. %g",
+              gn->n_us, gn->width[0], gn->width[gn->n_us - 1]);
+    const cfg_law_table *gwd = &sc.system.measured.compute[CFG_LAW_GROUPED_WIDE];
+    cr_assert(gwd->n_us == 4 && gwd->width[0] == 64 && gwd->width[3] == 64);
     /* gemm_wide quick points: rows 1 and 2 at (2048, 256) and (4096, 512), bytes by plan_op_finalize. */
     const cfg_law_table *gw = &sc.system.measured.compute[CFG_LAW_GEMM_WIDE];
     cr_assert_eq(gw->n_rows, 4);

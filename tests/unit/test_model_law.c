@@ -38,20 +38,20 @@ Test(model_law, bytes_between_two_points_are_linear)
     cfg_law_table t = example();
     /* rows 2: (5500000 - 4194304) / (16777216 - 4194304) = 1305696 / 12582912 = 0.1037674;
      * 3.0 + 0.1037674 x 3.5 = 3.363186 */
-    cr_assert_float_eq(model_law_eval(&t, 2, 5.5e6, NULL), 3.363186, EPS);
+    cr_assert_float_eq(model_law_eval(&t, 2, 5.5e6, 0, NULL), 3.363186, EPS);
     /* rows 4, between 16 and 64 MiB: (33554432 - 16777216) / 50331648 = 1/3; 7.3 + 13.7 / 3 = 11.866667 */
-    cr_assert_float_eq(model_law_eval(&t, 4, 33554432, NULL), 11.866667, EPS);
+    cr_assert_float_eq(model_law_eval(&t, 4, 33554432, 0, NULL), 11.866667, EPS);
     /* On a point: its own time. */
-    cr_assert_float_eq(model_law_eval(&t, 2, MB16, NULL), 6.5, 1e-12);
-    cr_assert_float_eq(model_law_eval(&t, 4, MB64, NULL), 21.0, 1e-12);
+    cr_assert_float_eq(model_law_eval(&t, 2, MB16, 0, NULL), 6.5, 1e-12);
+    cr_assert_float_eq(model_law_eval(&t, 4, MB64, 0, NULL), 21.0, 1e-12);
 }
 
 Test(model_law, below_the_smallest_point_the_op_is_no_faster)
 {
     cfg_law_table t = example();
-    cr_assert_float_eq(model_law_eval(&t, 2, 1000, NULL), 3.0, 1e-12);
-    cr_assert_float_eq(model_law_eval(&t, 4, 1, NULL), 3.4, 1e-12);
-    cr_assert_float_eq(model_law_eval(&t, 2, MB4, NULL), 3.0, 1e-12);
+    cr_assert_float_eq(model_law_eval(&t, 2, 1000, 0, NULL), 3.0, 1e-12);
+    cr_assert_float_eq(model_law_eval(&t, 4, 1, 0, NULL), 3.4, 1e-12);
+    cr_assert_float_eq(model_law_eval(&t, 2, MB4, 0, NULL), 3.0, 1e-12);
 }
 
 Test(model_law, above_the_largest_point_a_rising_last_segment_sets_the_slope)
@@ -60,10 +60,10 @@ Test(model_law, above_the_largest_point_a_rising_last_segment_sets_the_slope)
     model_terms terms = {.n = 0};
     /* rows 4: s = (21.0 - 7.3) / (67108864 - 16777216) = 13.7 / 50331648 = 2.721945e-7 us/B;
      * 21.0 + (1e8 - 67108864) x s = 21.0 + 32891136 x 2.721945e-7 = 29.952788 */
-    cr_assert_float_eq(model_law_eval(&t, 4, 1e8, &terms), 29.952788, EPS);
+    cr_assert_float_eq(model_law_eval(&t, 4, 1e8, 0, &terms), 29.952788, EPS);
     cr_assert(strstr(term(&terms, "law@rows 4")->note, "last segment's slope"), "%s", term(&terms, "law@rows 4")->note);
     /* docs/model.md: the same at rows 8, above the largest rows (the rows-4 law). */
-    cr_assert_float_eq(model_law_eval(&t, 8, 1e8, NULL), 29.952788, EPS);
+    cr_assert_float_eq(model_law_eval(&t, 8, 1e8, 0, NULL), 29.952788, EPS);
 }
 
 Test(model_law, above_the_largest_point_a_falling_or_flat_last_segment_uses_the_average_rate)
@@ -72,24 +72,24 @@ Test(model_law, above_the_largest_point_a_falling_or_flat_last_segment_uses_the_
     cfg_law_table t = {.n_rows = 3, .n_bytes = 3, .n_us = 3, .rows = {1, 1, 1}, .bytes = {1e6, 2e6, 4e6},
                        .us = {5, 9, 8}};
     model_terms terms = {.n = 0};
-    cr_assert_float_eq(model_law_eval(&t, 1, 8e6, &terms), 16.0, 1e-9);
+    cr_assert_float_eq(model_law_eval(&t, 1, 8e6, 0, &terms), 16.0, 1e-9);
     cr_assert(strstr(term(&terms, "law@rows 1")->note, "not rising"), "%s", term(&terms, "law@rows 1")->note);
     /* Inside the table the falling segment is still followed: 3e6 is halfway from 9 to 8. */
-    cr_assert_float_eq(model_law_eval(&t, 1, 3e6, NULL), 8.5, 1e-9);
+    cr_assert_float_eq(model_law_eval(&t, 1, 3e6, 0, NULL), 8.5, 1e-9);
     /* Flat 9 -> 9 us: s = 9 / 4e6; at 8e6: 9 + 4e6 x 9 / 4e6 = 18. */
     t.us[2] = 9;
-    cr_assert_float_eq(model_law_eval(&t, 1, 8e6, NULL), 18.0, 1e-9);
+    cr_assert_float_eq(model_law_eval(&t, 1, 8e6, 0, NULL), 18.0, 1e-9);
 }
 
 Test(model_law, one_point_holds_below_and_scales_with_bytes_above)
 {
     cfg_law_table t = {.n_rows = 1, .n_bytes = 1, .n_us = 1, .rows = {8}, .bytes = {1e6}, .us = {4}};
-    cr_assert_float_eq(model_law_eval(&t, 8, 5e5, NULL), 4.0, 1e-12);
-    cr_assert_float_eq(model_law_eval(&t, 8, 1e6, NULL), 4.0, 1e-12);
-    cr_assert_float_eq(model_law_eval(&t, 8, 3e6, NULL), 12.0, 1e-9, "4 x 3e6 / 1e6");
+    cr_assert_float_eq(model_law_eval(&t, 8, 5e5, 0, NULL), 4.0, 1e-12);
+    cr_assert_float_eq(model_law_eval(&t, 8, 1e6, 0, NULL), 4.0, 1e-12);
+    cr_assert_float_eq(model_law_eval(&t, 8, 3e6, 0, NULL), 12.0, 1e-9, "4 x 3e6 / 1e6");
     /* Rows do not matter with one rows value. */
-    cr_assert_float_eq(model_law_eval(&t, 1, 3e6, NULL), 12.0, 1e-9);
-    cr_assert_float_eq(model_law_eval(&t, 64, 3e6, NULL), 12.0, 1e-9);
+    cr_assert_float_eq(model_law_eval(&t, 1, 3e6, 0, NULL), 12.0, 1e-9);
+    cr_assert_float_eq(model_law_eval(&t, 64, 3e6, 0, NULL), 12.0, 1e-9);
 }
 
 Test(model_law, rows_between_two_groups_are_linear_in_log_rows)
@@ -98,7 +98,7 @@ Test(model_law, rows_between_two_groups_are_linear_in_log_rows)
     model_terms terms = {.n = 0};
     /* docs/model.md: f(rows 2) = 3.0 + 0.1037674 x 3.5 = 3.363186; f(rows 4) = 3.4 + 0.1037674 x 3.9 = 3.804693;
      * w = ln(3/2) / ln(4/2) = 0.5849625; 3.363186 + 0.5849625 x 0.441507 = 3.621451 */
-    const double us = model_law_eval(&t, 3, 5.5e6, &terms);
+    const double us = model_law_eval(&t, 3, 5.5e6, 0, &terms);
     cr_assert_float_eq(us, 3.621451, EPS);
     cr_assert_float_eq(term(&terms, "law@rows 2")->value, 3.363186, EPS);
     cr_assert_float_eq(term(&terms, "law@rows 4")->value, 3.804693, EPS);
@@ -121,29 +121,29 @@ Test(model_law, the_two_groups_around_the_rows_are_the_ones_used)
     }
     t.n_rows = t.n_bytes = t.n_us = 9;
     cr_assert_str_eq(model_law_check(&t), "");
-    cr_assert_float_eq(model_law_eval(&t, 8, MB16, NULL), 8.65, 1e-9);
+    cr_assert_float_eq(model_law_eval(&t, 8, MB16, 0, NULL), 8.65, 1e-9);
     /* Exactly on the middle group: its law alone. */
-    cr_assert_float_eq(model_law_eval(&t, 4, MB16, NULL), 7.3, 1e-12);
+    cr_assert_float_eq(model_law_eval(&t, 4, MB16, 0, NULL), 7.3, 1e-12);
 }
 
 Test(model_law, rows_outside_the_table_take_the_nearest_group)
 {
     cfg_law_table t = example();
     model_terms terms = {.n = 0};
-    cr_assert_float_eq(model_law_eval(&t, 1, 5.5e6, &terms), 3.363186, EPS, "rows 1 < 2: the rows-2 law");
+    cr_assert_float_eq(model_law_eval(&t, 1, 5.5e6, 0, &terms), 3.363186, EPS, "rows 1 < 2: the rows-2 law");
     cr_assert(strstr(term(&terms, "t_law")->note, "below the smallest"), "%s", term(&terms, "t_law")->note);
     terms.n = 0;
-    cr_assert_float_eq(model_law_eval(&t, 100, 5.5e6, &terms), 3.804693, EPS, "rows 100 > 4: the rows-4 law");
+    cr_assert_float_eq(model_law_eval(&t, 100, 5.5e6, 0, &terms), 3.804693, EPS, "rows 100 > 4: the rows-4 law");
     cr_assert(strstr(term(&terms, "t_law")->note, "above the largest"), "%s", term(&terms, "t_law")->note);
 }
 
 Test(model_law, an_empty_table_has_no_value)
 {
     cfg_law_table t = {.n_rows = 0};
-    cr_assert(isnan(model_law_eval(&t, 3, 1e6, NULL)));
+    cr_assert(isnan(model_law_eval(&t, 3, 1e6, 0, NULL)));
     cfg_law_table u = example();
     u.n_us = 5; /* unequal lists are never read */
-    cr_assert(isnan(model_law_eval(&u, 3, 1e6, NULL)));
+    cr_assert(isnan(model_law_eval(&u, 3, 1e6, 0, NULL)));
 }
 
 /* ---------------- the checks ---------------- */
@@ -177,6 +177,71 @@ Test(model_law, every_unsound_table_is_named)
     t = example();
     t.bytes[3] = NAN;
     cr_assert(strstr(model_law_check(&t), "rows and bytes must be > 0 (point 3"), "%s", model_law_check(&t));
+}
+
+/* ---------------- the width coordinate (grouped classes) ---------------- */
+
+/* Two widths, 144 and 576, each with rows 1 and 2 at 1 and 4 MiB (docs/model.md "Probed compute laws",
+ * the width): at 144 wide the op is slower per byte than at 576. */
+static cfg_law_table widths(void)
+{
+    return (cfg_law_table){.n_width = 8, .n_rows = 8, .n_bytes = 8, .n_us = 8,
+                           .width = {144, 144, 144, 144, 576, 576, 576, 576}, .rows = {1, 1, 2, 2, 1, 1, 2, 2},
+                           .bytes = {1e6, 4e6, 1e6, 4e6, 1e6, 4e6, 1e6, 4e6}, .us = {4, 10, 5, 12, 3, 6, 4, 8}};
+}
+
+Test(model_law, widths_between_two_are_linear_in_log_width)
+{
+    cfg_law_table t = widths();
+    model_terms terms = {.n = 0};
+    /* rows 1 at 2.5e6 B: width 144: 4 + 1.5e6 / 3e6 x 6 = 7; width 576: 3 + 0.5 x 3 = 4.5. Width 288:
+     * f = ln(288 / 144) / ln(576 / 144) = 0.5: 7 + 0.5 x (4.5 - 7) = 5.75. */
+    cr_assert_float_eq(model_law_eval(&t, 1, 2.5e6, 288, &terms), 5.75, 1e-9);
+    cr_assert_float_eq(term(&terms, "law@w144 rows 1")->value, 7.0, 1e-9);
+    cr_assert_float_eq(term(&terms, "law@w576 rows 1")->value, 4.5, 1e-9);
+    cr_assert(strstr(term(&terms, "t_law")->note, "width 288 between 144 and 576 (log): w 0.5000"), "%s",
+              term(&terms, "t_law")->note);
+    /* rows 1.5 at 1e6 B: width 144: 4 + ln 1.5 / ln 2 x (5 - 4) = 4.5849625; width 576: 3 + 0.5849625 = 3.5849625;
+     * width 144 x 2^0.5 (f 0.25): 4.5849625 - 0.25 = 4.3349625. */
+    cr_assert_float_eq(model_law_eval(&t, 1.5, 1e6, 144 * sqrt(2.0), NULL), 4.3349625, EPS);
+    /* On a width: that width's law alone. */
+    cr_assert_float_eq(model_law_eval(&t, 2, 4e6, 576, NULL), 8.0, 1e-12);
+    cr_assert_float_eq(model_law_eval(&t, 2, 4e6, 144, NULL), 12.0, 1e-12);
+}
+
+Test(model_law, widths_outside_the_table_take_the_nearest_width)
+{
+    cfg_law_table t = widths();
+    model_terms terms = {.n = 0};
+    cr_assert_float_eq(model_law_eval(&t, 1, 4e6, 2048, &terms), 6.0, 1e-12, "above 576: the 576 law");
+    cr_assert(strstr(term(&terms, "t_law")->note, "above the largest, the law of width 576"), "%s",
+              term(&terms, "t_law")->note);
+    cr_assert_float_eq(model_law_eval(&t, 1, 4e6, 64, NULL), 10.0, 1e-12, "below 144: the 144 law");
+    cr_assert_float_eq(model_law_eval(&t, 1, 4e6, 0, NULL), 10.0, 1e-12, "no width: the smallest width's law");
+}
+
+Test(model_law, unsound_widths_are_named)
+{
+    cfg_law_table t = widths();
+    cr_assert_str_eq(model_law_check(&t), "", "rows restart at each width: allowed");
+    t.n_width = 7;
+    cr_assert(strstr(model_law_check(&t), "width, when given, must have one value per point (width has 7, us 8)"),
+              "%s", model_law_check(&t));
+    t = widths();
+    t.width[4] = 100;
+    cr_assert(strstr(model_law_check(&t), "width must be ascending (width[4]=100 after 144)"), "%s",
+              model_law_check(&t));
+    t = widths();
+    t.width[0] = 0;
+    cr_assert(strstr(model_law_check(&t), "width must be > 0 (point 0: width 0)"), "%s", model_law_check(&t));
+    t = widths();
+    t.rows[3] = 0.5;
+    cr_assert(strstr(model_law_check(&t), "rows must be ascending within a width (rows[3]=0.5 after 2)"), "%s",
+              model_law_check(&t));
+    t = widths();
+    t.bytes[5] = 1e6;
+    cr_assert(strstr(model_law_check(&t), "bytes must be strictly increasing within rows 1 (bytes[5]=1e+06 after "
+                                          "1e+06)"), "%s", model_law_check(&t));
 }
 
 /* ---------------- in model_op_us, through a system file ---------------- */

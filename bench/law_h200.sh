@@ -15,7 +15,7 @@ V=${VPSIM:-build/vpsim}
 BASE=${BASE:-configs/systems/h200-1x.yaml}
 COMMITTED=${COMMITTED:-configs/systems/h200-1x-probed.yaml}
 W=$(mktemp -d "${TMPDIR:-/tmp}/law-h200.XXXXXX")
-mkdir -p "$W/heldout" "$OUT"
+mkdir -p "$W/heldout" "$W/repeat" "$OUT"
 S0=$SECONDS
 log() { printf '%s\n' "$*" | tee -a "$W/steps.log"; }
 t() { local t0=$SECONDS; "$@"; local rc=$?; log "  rc=$rc $((SECONDS - t0))s: $(printf '%s ' "$@" | cut -c1-180)"; return $rc; }
@@ -58,6 +58,15 @@ for c in $(python3 bench/heldout_cases.py --list | awk '{print $1}'); do
     mapfile -t S < <(python3 bench/heldout_cases.py --sets "$c")
     t timeout 60 "$V" run configs/default.yaml --system "$COMMITTED" --backend none --iters 20 --warmup 3 \
         --instrumented 3 --class-cost "${S[@]}" --out "$W/heldout/run-$c.json" >"$W/heldout/run-$c.log" 2>&1
+done
+# The same cases again, twice each: how far a case's class costs move from call to call (the class
+# cost's rounds now alternate the cycle with and without the class).
+for rep in 2 3; do
+    for c in anchor k-b16-tp8-4k d-b4-tp4-topk2-32k; do
+        mapfile -t S < <(python3 bench/heldout_cases.py --sets "$c")
+        t timeout 60 "$V" run configs/default.yaml --system "$COMMITTED" --backend none --iters 20 --warmup 3 \
+            --instrumented 3 --class-cost "${S[@]}" --out "$W/repeat/run-$c-$rep.json" >"$W/repeat/run-$c-$rep.log" 2>&1
+    done
 done
 clocks
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >"$W/smi-after.txt" 2>&1

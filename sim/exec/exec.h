@@ -79,7 +79,9 @@ typedef struct exec_facts {
     char label[192];    /* one line for provenance: "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)" */
 } exec_facts;
 
-enum { EXEC_GRAPH_TIMED, EXEC_GRAPH_INSTRUMENTED, EXEC_GRAPH_SLOTS };
+/* EXEC_GRAPH_WITHOUT: the cycle with one class left out (--class-cost), launched alternately with the
+ * timed cycle. */
+enum { EXEC_GRAPH_TIMED, EXEC_GRAPH_INSTRUMENTED, EXEC_GRAPH_WITHOUT, EXEC_GRAPH_SLOTS };
 enum { EXEC_AUX_RESIDUAL, EXEC_AUX_NORM_WEIGHT, EXEC_AUX_COUNT };
 
 /* A device: owns memory, streams, timers. Every function aborts the job through dist_fail on
@@ -105,8 +107,9 @@ typedef struct exec_device {
     void (*timers_alloc)(exec_ctx *x, int n);
     void (*timer_record)(exec_ctx *x, int slot, int stream);
     double (*timer_elapsed_us)(exec_ctx *x, int from_slot, int to_slot);
-    /* Graphs (has_graphs only), in two slots: EXEC_GRAPH_TIMED (plain cycle) and EXEC_GRAPH_INSTRUMENTED
-     * (a timer pair around every op). Timers recorded during capture become graph nodes. */
+    /* Graphs (has_graphs only), in EXEC_GRAPH_SLOTS slots: EXEC_GRAPH_TIMED (plain cycle),
+     * EXEC_GRAPH_INSTRUMENTED (a timer pair around every op) and EXEC_GRAPH_WITHOUT (a class left out).
+     * Timers recorded during capture become graph nodes. */
     void (*capture_begin)(exec_ctx *x);
     void (*capture_end)(exec_ctx *x, int slot);
     void (*graph_launch)(exec_ctx *x, int slot);

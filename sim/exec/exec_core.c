@@ -284,17 +284,56 @@ static void time_cycles(exec_ctx *x, bool graph, const run_slots *s, int skip, e
     free(cycle);
 }
 
+/* One launch of the cycle (skip -1) or of the cycle without class `skip`, timed; max over ranks. */
+static double time_one(exec_ctx *x, bool graph, const run_slots *s, int skip)
+{
+    dist_barrier();
+    x->dev->timer_record(x, s->a, 0);
+    if (graph)
+        x->dev->graph_launch(x, skip >= 0 ? EXEC_GRAPH_WITHOUT : EXEC_GRAPH_TIMED);
+    else
+        enqueue_some(x, false, skip);
+    x->dev->timer_record(x, s->b, 0);
+    x->dev->sync(x);
+    double us = x->dev->timer_elapsed_us(x, s->a, s->b);
+    dist_max_doubles(&us, 1);
+    return us;
+}
+
 /* --class-cost: what each compute class costs the cycle in context, gaps and overlap included: the
- * cycle median less the median of the cycle with that class's ops left out. No timer sits between
- * ops, so unlike the per-op times nothing is attributed. */
+ * median over rounds of (the cycle less the cycle with that class's ops left out), the two launched
+ * back to back in each round, which of them first alternating. Timing all of one and then all of the
+ * other let the GPU's state drift between the two medians (clocks, temperature): the same case's
+ * "other" read 1.17-1.37 ms over three device calls (bench/NOTES.md 2026-12-02, session 18). No timer
+ * sits between ops, so unlike the per-op times nothing is attributed. Where a class's ops border
+ * another class's, leaving them out also takes the change between the two kernels away: the classes'
+ * costs may add up to more than the cycle (results.class_cost_us). */
 static void class_costs(exec_ctx *x, bool graph, const run_slots *s, exec_result *out)
 {
     static const int classes[] = {PLAN_CLASS_GEMM, PLAN_CLASS_ATTENTION, PLAN_CLASS_OTHER};
+    const int iters = x->opt->iters > 0 ? x->opt->iters : 1;
+    double *diff = util_xcalloc((size_t)iters, sizeof(double));
     for (int i = 0; i < (int)(sizeof(classes) / sizeof(classes[0])); i++) {
-        exec_stats without;
-        time_cycles(x, graph, s, classes[i], &without);
-        out->class_cost_us[classes[i]] = out->cycle.median_us - without.median_us;
+        if (graph) {
+            exec_watch_step("capturing the cycle without a class as a CUDA graph");
+            x->dev->capture_begin(x);
+            enqueue_some(x, false, classes[i]);
+            x->dev->capture_end(x, EXEC_GRAPH_WITHOUT);
+            for (int w = 0; w < x->opt->warmup; w++)
+                x->dev->graph_launch(x, EXEC_GRAPH_WITHOUT);
+            x->dev->sync(x);
+        }
+        for (int it = 0; it < iters; it++) {
+            exec_watch_step("class-cost round %d/%d%s", it + 1, iters, graph ? " (CUDA graph)" : "");
+            const bool full_first = it % 2 == 0;
+            const double a = time_one(x, graph, s, full_first ? -1 : classes[i]);
+            const double b = time_one(x, graph, s, full_first ? classes[i] : -1);
+            diff[it] = full_first ? a - b : b - a;
+            progress(x, "class-cost round", it + 1, iters);
+        }
+        out->class_cost_us[classes[i]] = util_percentile(diff, iters, 0.5);
     }
+    free(diff);
     out->class_cost = true;
 }
 

@@ -379,8 +379,9 @@ static void write_run_extra(util_json *j, const void *ctx)
         for (int c = 0; c < PLAN_CLASS_COUNT; c++)
             if (c != PLAN_CLASS_COMM)
                 util_json_knum(j, plan_class_names[c], res->class_cost_us[c] / 1e3);
-        util_json_kstr(j, "method", "cycle median less the median of the cycle with the class's compute ops left out "
-                                    "(--class-cost; same iterations, no per-op timers)");
+        util_json_kstr(j, "method", "median over rounds of the cycle less the cycle with the class's compute ops left "
+                                    "out, the two launched back to back, which first alternating (--class-cost; "
+                                    "--iters rounds, no per-op timers)");
         util_json_obj_end(j);
     }
     util_json_obj_end(j);

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # The compute probe (`vpsim calibrate --measure`) on CUDA (sourced by tests/gpu/run_gpu_tests.sh
 # after 20-exec.sh, whose helpers it uses). The quick grid in CUDA graphs: the file loads, every class
-# the default scenario uses has a law, the gap is a graph's, GEMM time grows with the weight bytes at a
-# fixed rows value, and model mode prices the ops by the laws.
+# the default scenario uses has a law, the grouped ones at two widths, the gap is a graph's, GEMM time
+# grows with the weight bytes at a fixed rows value, and model mode prices the ops by the laws.
 PROBE="$LOGS/probe-quick.yaml"
 run_step probe-cuda-quick "$VPSIM" calibrate --measure configs/default.yaml --system configs/systems/h200-1x.yaml \
     --device cuda --quick --passes 5 --out "$PROBE"
@@ -10,12 +10,18 @@ run_step probe-cuda-quick-laws "$PY" - "$PROBE" <<'PYEOF'
 # Plain text, not a YAML library (the device machine may lack one): calibrate writes these lines itself.
 import re, sys
 text = open(sys.argv[1]).read()
-tables = dict(re.findall(r"\n    ([a-z_]+):\n      rows: \[[^]]*\]\n      bytes: \[[^]]*\]\n      us: \[([^]]*)\]\n"
-                         r"      source: \"[^\"]*graph, L2 flushed", text))
+found = re.findall(r"\n    ([a-z_]+):\n(?:      width: \[([^]]*)\]\n)?      rows: \[[^]]*\]\n      bytes: \[[^]]*\]\n"
+                   r"      us: \[([^]]*)\]\n      source: \"[^\"]*graph, L2 flushed", text)
+tables = {c: us for c, _, us in found}
+widths = {c: sorted(set(float(w) for w in ws.split(","))) for c, ws, _ in found if ws}
+# The quick grid: 4 points a class; the grouped classes 1 more from the probe's second part (the
+# default's w13 and w2 at 2 x the dimension TP splits: 288 and 512), each point with its width.
 for c in ["gemm_wide", "gemm_narrow", "gemm_batched", "grouped_wide", "grouped_narrow", "attention_mla",
           "attention_gqa", "norm", "elementwise", "silu_mul", "embedding"]:
     n = len(tables[c].split(",")) if c in tables else 0
-    print(f"law {c}: {n} points measured in a graph ok={int(n == 4)} ")
+    want = 5 if c.startswith("grouped") else 4
+    print(f"law {c}: {n} points measured in a graph ok={int(n == want)} ")
+print(f"grouped widths {widths} ok={int(widths == {'grouped_wide': [256.0, 512.0], 'grouped_narrow': [144.0, 288.0]})} ")
 us = [float(v) for v in tables.get("gemm_wide", "0").split(",")]
 grows = len(us) == 4 and us[1] > us[0] and us[3] > us[2]
 print(f"gemm_wide time grows with bytes at each rows value: {us} ok={int(grows)} ")

@@ -5,8 +5,10 @@ For every `run-<case>.json` in FOLDER (a `vpsim run --backend none` of configs/d
 with its --set options), price the same scenario with `vpsim model --system SYSTEM --backend none`
 (the binary of this checkout) and compare per op class (gemm, attention, other: each summed over the
 cycle's phases, gaps included as both sides count them; the replay's side from its --class-cost
-measurement when it has one, else from its per-op times) and the cycle (model: phases without the host
-overhead; replay: the timed cycle median). error = (model - measured) / measured.
+measurement when it has one: each class alone, else its marginal cost; else from its per-op times) and
+the cycle (model: phases without the host overhead; replay: the timed cycle median). error = (model -
+measured) / measured. The interaction column is the replay's cycle less its classes alone and the
+cycle with none: what interleaving the classes adds, which no class alone holds.
 
 usage: bench/heldout.py FOLDER SYSTEM [--vpsim build/vpsim] [--json OUT.json]
 Prints a markdown table; exit 0 (the table says which cases are outside 10 % per class / 5 % cycle).
@@ -40,12 +42,27 @@ def class_sums(doc):
 
 
 def measured_classes(run):
-    """The run's cost per class: from `vpsim run --class-cost` (the cycle less the cycle without the class;
-    nothing attributed) when it has it, else the sum of its per-op times (a constant taken off every op)."""
-    cost = run.get("measured", {}).get("class_cost_ms")
-    if cost:
-        return {c: cost[c] for c in CLASSES}, "class cost (--class-cost)"
+    """The run's time per class, the quantity the model's classes are: an additive split of the cycle.
+    From `vpsim run --class-cost`, each class alone (the cycle with only its ops less the cycle with none)
+    when the run has it; else its marginal cost (the cycle less the cycle without it), which also holds
+    the interaction of the class with its neighbours that both classes of a border count; else the sum of
+    its per-op times (a constant taken off every op). Nothing is attributed in the first two."""
+    m = run.get("measured", {})
+    if m.get("class_alone_ms"):
+        return {c: m["class_alone_ms"][c] for c in CLASSES}, "class alone (--class-cost)"
+    if m.get("class_cost_ms"):
+        return {c: m["class_cost_ms"][c] for c in CLASSES}, "class cost (--class-cost)"
     return class_sums(run), "per-op times"
+
+
+def interaction(run):
+    """The cycle less its classes alone and the cycle with none (ms), or None: what interleaving the
+    classes adds, which the model's additive cycle lacks (bench/class_plans.py)."""
+    m = run.get("measured", {})
+    a = m.get("class_alone_ms")
+    if not a:
+        return None
+    return m["cycle_median_ms"] - sum(a[c] for c in CLASSES) - a["none"]
 
 
 def model_of(vpsim, system, sets):
@@ -74,7 +91,7 @@ def main():
         sets = sets_of(run)
         model = model_of(a.vpsim, a.system, sets)
         (meas, method), mod = measured_classes(run), class_sums(model)
-        if method.startswith("class cost"):
+        if method.startswith("class"):
             # Leaving a class's ops out of the replayed graph leaves its launch in place; the model books
             # its graph launches (launch.graph_launch_us per phase) under "other": compare without them.
             mod = class_sums(model_of(a.vpsim, a.system, sets + ["--set", "system.launch.graph_launch_us=0"]))
@@ -87,22 +104,32 @@ def main():
         cyc_mod = mb["cycle_ms"] - mb["host_ms"]
         row["cycle"] = (cyc_meas, cyc_mod, 100.0 * (cyc_mod - cyc_meas) / cyc_meas)
         row["ok"] = all(abs(row[c][2]) <= 10 for c in CLASSES) and abs(row["cycle"][2]) <= 5
+        row["interaction"] = interaction(run)
+        row["marginal"] = run["measured"].get("class_cost_ms")
         rows.append(row)
-    print("| case | --set | gemm ms meas / model (err) | attention | other | cycle | within 10 % / 5 % |")
-    print("|---|---|---|---|---|---|---|")
+    print("| case | --set | gemm ms meas / model (err) | attention | other | cycle | interaction ms | "
+          "within 10 % / 5 % |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         cells = [f"{r[c][0]:.3f} / {r[c][1]:.3f} ({r[c][2]:+.1f}%)" for c in CLASSES + ("cycle",)]
-        print(f"| {r['case']} | {r['sets'] or '-'} | " + " | ".join(cells) + f" | {'yes' if r['ok'] else 'no'} |")
+        inter = "-" if r["interaction"] is None else f"{r['interaction']:+.3f}"
+        print(f"| {r['case']} | {r['sets'] or '-'} | " + " | ".join(cells) + f" | {inter} | "
+              f"{'yes' if r['ok'] else 'no'} |")
     if a.json:
         doc = {"schema": "vpsim.heldout/1", "system": a.system, "scenario": "configs/default.yaml",
                "what": "model (vpsim model --backend none, CUDA graph) against replay (vpsim run --backend none, one "
                        "rank) per op class (the replay's by " + " / ".join(sorted({r["method"] for r in rows})) +
                        "; the model's summed over the cycle's phases) and the cycle (model without host overhead "
-                       "vs the timed median); error = (model - measured) / measured",
+                       "vs the timed median); error = (model - measured) / measured" +
+                       ("; a case's interaction_ms is the replay's cycle less its classes alone and the cycle with "
+                        "no compute op: what interleaving the classes adds, which the model's additive cycle lacks"
+                        if any(r["interaction"] is not None for r in rows) else ""),
                "bounds": {"class_pct": 10.0, "cycle_pct": 5.0},
                "cases": [{"case": r["case"], "run": r["run"], "sets": r["sets"], "gpu": r["gpu"],
                           "measured_classes_by": r["method"],
                           "within_bounds": r["ok"],
+                          **({"interaction_ms": r["interaction"]} if r["interaction"] is not None else {}),
+                          **({"marginal_ms": {c: r["marginal"][c] for c in CLASSES}} if r["marginal"] else {}),
                           **{c: {"measured_ms": r[c][0], "modelled_ms": r[c][1], "error_pct": r[c][2]}
                              for c in CLASSES + ("cycle",)}} for r in rows]}
         with open(a.json + ".tmp", "w") as f:

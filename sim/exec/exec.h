@@ -79,9 +79,9 @@ typedef struct exec_facts {
     char label[192];    /* one line for provenance: "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)" */
 } exec_facts;
 
-/* EXEC_GRAPH_WITHOUT: the cycle with one class left out (--class-cost), launched alternately with the
- * timed cycle. */
-enum { EXEC_GRAPH_TIMED, EXEC_GRAPH_INSTRUMENTED, EXEC_GRAPH_WITHOUT, EXEC_GRAPH_SLOTS };
+/* EXEC_GRAPH_WITHOUT and EXEC_GRAPH_ALONE: the cycle with one class left out and with that class
+ * alone (--class-cost), launched in turn with the timed cycle. */
+enum { EXEC_GRAPH_TIMED, EXEC_GRAPH_INSTRUMENTED, EXEC_GRAPH_WITHOUT, EXEC_GRAPH_ALONE, EXEC_GRAPH_SLOTS };
 enum { EXEC_AUX_RESIDUAL, EXEC_AUX_NORM_WEIGHT, EXEC_AUX_COUNT };
 
 /* A device: owns memory, streams, timers. Every function aborts the job through dist_fail on
@@ -108,7 +108,8 @@ typedef struct exec_device {
     void (*timer_record)(exec_ctx *x, int slot, int stream);
     double (*timer_elapsed_us)(exec_ctx *x, int from_slot, int to_slot);
     /* Graphs (has_graphs only), in EXEC_GRAPH_SLOTS slots: EXEC_GRAPH_TIMED (plain cycle),
-     * EXEC_GRAPH_INSTRUMENTED (a timer pair around every op) and EXEC_GRAPH_WITHOUT (a class left out).
+     * EXEC_GRAPH_INSTRUMENTED (a timer pair around every op), EXEC_GRAPH_WITHOUT and EXEC_GRAPH_ALONE
+     * (a class left out, a class alone).
      * Timers recorded during capture become graph nodes. */
     void (*capture_begin)(exec_ctx *x);
     void (*capture_end)(exec_ctx *x, int slot);
@@ -215,10 +216,13 @@ typedef struct exec_result {
     bool checked;        /* --check ran (its verdict: check_failures) */
     long long check_failures;
     char check_message[512];
-    /* --class-cost: per plan_class (gemm, attention, other; comm stays 0), the cycle median less the
-     * median of the cycle without that class's compute ops. */
+    /* --class-cost, per plan_class (gemm, attention, other; comm stays 0): the marginal cost, the median
+     * over rounds of the cycle less the cycle without that class's compute ops; the class alone, the
+     * median cycle with only its compute ops less class_none_us, the median cycle with none. */
     bool class_cost;
     double class_cost_us[PLAN_CLASS_COUNT];
+    double class_alone_us[PLAN_CLASS_COUNT];
+    double class_none_us;
     util_env_item env[UTIL_ENV_MAX];
     int n_env;
 } exec_result;

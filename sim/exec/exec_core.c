@@ -24,9 +24,11 @@ void exec_env_set(exec_ctx *x, const char *key, const char *fmt, ...)
 }
 
 
-/* Enqueue one cycle. With timers, slot 2*i / 2*i+1 bracket flat op i on the op's stream. Compute ops of
- * class `skip` (a plan_class; -1: none) are left out (--class-cost). */
-static void enqueue_some(exec_ctx *x, bool timers, int skip)
+/* Enqueue one cycle. With timers, slot 2*i / 2*i+1 bracket flat op i on the op's stream. Of the compute
+ * ops only those of the classes whose bit `keep` has (a plan_class bit; EXEC_KEEP_ALL: the cycle) are
+ * run (--class-cost); collectives, forks and joins always. */
+#define EXEC_KEEP_ALL ((1u << PLAN_CLASS_COUNT) - 1u)
+static void enqueue_some(exec_ctx *x, bool timers, unsigned keep)
 {
     const plan *p = x->plan;
     int flat = 0;
@@ -49,7 +51,7 @@ static void enqueue_some(exec_ctx *x, bool timers, int skip)
                 x->dev->timer_record(x, 2 * flat, s);
             if (plan_op_is_collective(op->kind)) {
                 exec_collective(x, op, flat, x->dev->comm_send(x), x->dev->comm_recv(x), op->count);
-            } else if ((int)plan_op_class(op->kind) != skip) {
+            } else if (keep & (1u << plan_op_class(op->kind))) {
                 exec_watch_op(flat, -1, -1);
                 x->dev->compute(x, op, flat);
             }
@@ -61,7 +63,7 @@ static void enqueue_some(exec_ctx *x, bool timers, int skip)
     }
 }
 
-static void enqueue_cycle(exec_ctx *x, bool timers) { enqueue_some(x, timers, -1); }
+static void enqueue_cycle(exec_ctx *x, bool timers) { enqueue_some(x, timers, EXEC_KEEP_ALL); }
 
 static exec_stats stats_of(const double *v, int n)
 {
@@ -249,15 +251,14 @@ static double measure_ops(exec_ctx *x, bool graph, const run_slots *s, double *r
     return empty_pair_us;
 }
 
-/* Timed cycles without the compute ops of class `skip` (-1: the whole cycle), max over ranks per
- * iteration, into *stats. */
-static void time_cycles(exec_ctx *x, bool graph, const run_slots *s, int skip, exec_stats *stats)
+/* Timed cycles (the whole cycle), max over ranks per iteration, into *stats. */
+static void time_cycles(exec_ctx *x, bool graph, const run_slots *s, exec_stats *stats)
 {
     const int iters = x->opt->iters;
     if (graph) {
-        exec_watch_step("capturing the cycle as a CUDA graph%s", skip >= 0 ? " (a class left out)" : "");
+        exec_watch_step("capturing the cycle as a CUDA graph");
         x->dev->capture_begin(x);
-        enqueue_some(x, false, skip);
+        enqueue_cycle(x, false);
         x->dev->capture_end(x, EXEC_GRAPH_TIMED);
         /* A graph warms up on its own (upload, NCCL's registrations): --warmup launches, untimed. */
         exec_watch_step("%d warm-up launch(es) of the cycle's graph", x->opt->warmup);
@@ -273,26 +274,45 @@ static void time_cycles(exec_ctx *x, bool graph, const run_slots *s, int skip, e
         if (graph)
             x->dev->graph_launch(x, EXEC_GRAPH_TIMED);
         else
-            enqueue_some(x, false, skip);
+            enqueue_cycle(x, false);
         x->dev->timer_record(x, s->b, 0);
         x->dev->sync(x);
         cycle[it] = x->dev->timer_elapsed_us(x, s->a, s->b);
-        progress(x, skip >= 0 ? "timed cycle, a class left out" : "timed cycle", it + 1, iters);
+        progress(x, "timed cycle", it + 1, iters);
     }
     dist_max_doubles(cycle, iters);
     *stats = stats_of(cycle, iters);
     free(cycle);
 }
 
-/* One launch of the cycle (skip -1) or of the cycle without class `skip`, timed; max over ranks. */
-static double time_one(exec_ctx *x, bool graph, const run_slots *s, int skip)
+/* --class-cost's variants of the cycle: the graph slot each is captured in, and its classes. */
+typedef struct cycle_variant {
+    int slot;
+    unsigned keep;
+} cycle_variant;
+
+static void capture_variant(exec_ctx *x, bool graph, cycle_variant v)
+{
+    if (!graph)
+        return;
+    exec_watch_step("capturing a variant of the cycle as a CUDA graph (--class-cost)");
+    x->dev->capture_begin(x);
+    enqueue_some(x, false, v.keep);
+    x->dev->capture_end(x, v.slot);
+    for (int w = 0; w < x->opt->warmup; w++)
+        x->dev->graph_launch(x, v.slot);
+    x->dev->sync(x);
+}
+
+/* One launch of a variant, timed; max over ranks. */
+static double time_one(exec_ctx *x, bool graph, const run_slots *s, cycle_variant v)
 {
     dist_barrier();
     x->dev->timer_record(x, s->a, 0);
     if (graph)
-        x->dev->graph_launch(x, skip >= 0 ? EXEC_GRAPH_WITHOUT : EXEC_GRAPH_TIMED);
+        x->dev->graph_launch(x, v.slot);
     else
-        enqueue_some(x, false, skip);
+        enqueue_some(x, false, v.keep);
     x->dev->timer_record(x, s->b, 0);
     x->dev->sync(x);
     double us = x->dev->timer_elapsed_us(x, s->a, s->b);
@@ -300,40 +320,50 @@ static double time_one(exec_ctx *x, bool graph, const run_slots *s, int skip)
     return us;
 }
 
-/* --class-cost: what each compute class costs the cycle in context, gaps and overlap included: the
- * median over rounds of (the cycle less the cycle with that class's ops left out), the two launched
- * back to back in each round, which of them first alternating. Timing all of one and then all of the
- * other let the GPU's state drift between the two medians (clocks, temperature): the same case's
- * "other" read 1.17-1.37 ms over three device calls (bench/NOTES.md 2026-12-02, session 18). No timer
- * sits between ops, so unlike the per-op times nothing is attributed. Where a class's ops border
- * another class's, leaving them out also takes the change between the two kernels away: the classes'
- * costs may add up to more than the cycle (results.class_cost_us). */
+/* --class-cost: what each compute class costs, two ways (docs/commands.md, "vpsim run").
+ * - Its marginal cost: per round the cycle less the cycle with that class's ops left out, launched back
+ *   to back, and the median over rounds. Timing all of one and then all of the other let the GPU's
+ *   state drift between two medians: the same case's "other" read 1.17-1.37 ms over three device calls
+ *   (bench/NOTES.md 2026-12-02, session 18).
+ * - The class alone: the median cycle with only its ops, less the median cycle with no compute op.
+ * The three variants of a round launch in turn, which one first rotating by round. Where a class's ops
+ * border another class's, the cycle holds an interaction that both marginal costs count and no class
+ * alone holds (bench/class_plans.py measured it: 0.17-0.23 ms of 6.7-81 ms on one H200): the marginal
+ * costs add up to more than the cycle, the classes alone to less. No timer sits between ops, so unlike
+ * the per-op times nothing is attributed. */
 static void class_costs(exec_ctx *x, bool graph, const run_slots *s, exec_result *out)
 {
     static const int classes[] = {PLAN_CLASS_GEMM, PLAN_CLASS_ATTENTION, PLAN_CLASS_OTHER};
     const int iters = x->opt->iters > 0 ? x->opt->iters : 1;
-    double *diff = util_xcalloc((size_t)iters, sizeof(double));
+    double *diff = util_xcalloc((size_t)iters, sizeof(double)), *alone = util_xcalloc((size_t)iters, sizeof(double));
+    const cycle_variant full = {EXEC_GRAPH_TIMED, EXEC_KEEP_ALL};
     for (int i = 0; i < (int)(sizeof(classes) / sizeof(classes[0])); i++) {
-        if (graph) {
-            exec_watch_step("capturing the cycle without a class as a CUDA graph");
-            x->dev->capture_begin(x);
-            enqueue_some(x, false, classes[i]);
-            x->dev->capture_end(x, EXEC_GRAPH_WITHOUT);
-            for (int w = 0; w < x->opt->warmup; w++)
-                x->dev->graph_launch(x, EXEC_GRAPH_WITHOUT);
-            x->dev->sync(x);
-        }
+        const unsigned bit = 1u << classes[i];
+        const cycle_variant without = {EXEC_GRAPH_WITHOUT, EXEC_KEEP_ALL & ~bit}, only = {EXEC_GRAPH_ALONE, bit};
+        capture_variant(x, graph, without);
+        capture_variant(x, graph, only);
         for (int it = 0; it < iters; it++) {
             exec_watch_step("class-cost round %d/%d%s", it + 1, iters, graph ? " (CUDA graph)" : "");
-            const bool full_first = it % 2 == 0;
-            const double a = time_one(x, graph, s, full_first ? -1 : classes[i]);
-            const double b = time_one(x, graph, s, full_first ? classes[i] : -1);
-            diff[it] = full_first ? a - b : b - a;
+            const cycle_variant order[3] = {full, without, only};
+            double t[3];
+            for (int k = 0; k < 3; k++)
+                t[(it + k) % 3] = time_one(x, graph, s, order[(it + k) % 3]);
+            diff[it] = t[0] - t[1];
+            alone[it] = t[2];
             progress(x, "class-cost round", it + 1, iters);
         }
         out->class_cost_us[classes[i]] = util_percentile(diff, iters, 0.5);
+        out->class_alone_us[classes[i]] = util_percentile(alone, iters, 0.5);
     }
+    const cycle_variant none = {EXEC_GRAPH_ALONE, 0};
+    capture_variant(x, graph, none);
+    for (int it = 0; it < iters; it++)
+        alone[it] = time_one(x, graph, s, none);
+    out->class_none_us = util_percentile(alone, iters, 0.5);
+    for (int i = 0; i < (int)(sizeof(classes) / sizeof(classes[0])); i++)
+        out->class_alone_us[classes[i]] -= out->class_none_us;
     free(diff);
+    free(alone);
     out->class_cost = true;
 }
 
@@ -410,7 +440,7 @@ int exec_run(dist_job *d, const exec_options *opt, const plan *p, exec_result *o
     double *start = util_xcalloc((size_t)n_ops, sizeof(double));
     double *dur = util_xcalloc((size_t)n_ops, sizeof(double));
     const double empty_pair_us = measure_ops(&x, graph, &slots, raw, start, dur, out);
-    time_cycles(&x, graph, &slots, -1, &out->cycle);
+    time_cycles(&x, graph, &slots, &out->cycle);
     if (opt->class_cost)
         class_costs(&x, graph, &slots, out);
     attribute_ops(p, raw, empty_pair_us, dur, out);

@@ -139,6 +139,10 @@ const char *model_law_check(const cfg_law_table *t);
  * NULL: "law@rows R" per rows group used (which byte points, which rule), then "t_law" (which rows, which
  * rule); with widths each name carries "w<width>" and a last "t_law" says which widths. */
 double model_law_eval(const cfg_law_table *t, double rows, double bytes, double width, model_terms *terms);
+/* The same for an op whose kernel runs one block per row (a norm, an embedding lookup: kernels/vp_kernels.cu):
+ * its time follows the row's width, not the rows x width bytes, so each rows group is read at the bytes the
+ * op would have at that group's rows (docs/model.md "Probed compute laws", row-parallel kernels). */
+double model_law_eval_per_row(const cfg_law_table *t, const plan_op *op, double rows, model_terms *terms);
 /* The (rows, bytes) at which an attention op reads its law: the decode kernel's launch on the system's GPU
  * (plan_attn.h) decides; `rows` and `bytes` are left as they are when the splits are set by the keys or
  * the device's shared memory is not known. Adds "launch", "sm_keys" and "launch_rule" terms. */

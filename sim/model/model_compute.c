@@ -169,7 +169,9 @@ static double probed_us(const cfg_system *sys, const plan_op *op, const cfg_law_
     if (t->n_width)
         model_term_add(terms, "width", width, "", "per-expert min(stand-in n %lld, k %lld)", plan_op_effective_n(op),
                        op->k);
-    double us = model_law_eval(t, rows, bytes, width, terms);
+    /* One block per row (norm, embedding): a rows group is read at the op's width, not its bytes. */
+    const bool per_row = op->kind == PLAN_OP_NORM || op->kind == PLAN_OP_EMBEDDING;
+    double us = per_row ? model_law_eval_per_row(t, op, rows, terms) : model_law_eval(t, rows, bytes, width, terms);
     const double top = t->rows[t->n_rows - 1];
     if ((op->kind == PLAN_OP_GEMM || op->kind == PLAN_OP_GROUPED_GEMM) && rows > top) {
         const double t_cmp = compute_us(sys, op, terms);

@@ -116,10 +116,28 @@ static int width_len(const cfg_law_table *t, int first)
     return k - first;
 }
 
-static double group_term(const cfg_law_table *t, int first, int end, double bytes, const char *at,
+/* The bytes at which a rows group is read: the op's own, or (a kernel of one block per row) those of the
+ * op at that group's rows. */
+typedef struct law_bytes {
+    double bytes;
+    const plan_op *per_row; /* NULL: `bytes` at every rows value */
+} law_bytes;
+
+static double bytes_at(const law_bytes *lb, double rows)
+{
+    if (!lb->per_row)
+        return lb->bytes;
+    plan_op o = *lb->per_row;
+    o.m = (long long)(rows + 0.5);
+    plan_op_finalize(&o);
+    return o.bytes_read + o.bytes_written;
+}
+
+static double group_term(const cfg_law_table *t, int first, int end, const law_bytes *lb, const char *at,
                          model_terms *terms)
 {
     char why[192], name[48];
+    const double bytes = bytes_at(lb, t->rows[first]);
     const double f = group_eval(t, first, group_len(t, first, end), bytes, why, sizeof(why));
     snprintf(name, sizeof(name), "law@%srows %.6g", at, t->rows[first]);
     model_term_add(terms, name, f, "us", "%s", why);
@@ -127,7 +145,7 @@ static double group_term(const cfg_law_table *t, int first, int end, double byte
 }
 
 /* The law of the points [first, end) (one width): rows in log between two rows values, bytes within. */
-static double rows_eval(const cfg_law_table *t, int first, int end, double rows, double bytes, const char *at,
+static double rows_eval(const cfg_law_table *t, int first, int end, double rows, const law_bytes *lb, const char *at,
                         model_terms *terms)
 {
     /* lo: the first point of the last group whose rows <= `rows` (or of the first group when below all). */
@@ -140,14 +158,14 @@ static double rows_eval(const cfg_law_table *t, int first, int end, double rows,
     snprintf(name, sizeof(name), "t_law%s%.*s", at[0] ? "@" : "", (int)(at[0] ? strlen(at) - 1 : 0), at);
     double us;
     if (rows <= r_lo || hi >= end) {
-        us = group_term(t, lo, end, bytes, at, terms);
+        us = group_term(t, lo, end, lb, at, terms);
         model_term_add(terms, name, fmax(us, 0.0), "us", "rows %.4g %s rows %.4g", rows,
                        rows == r_lo ? "at the points of" : rows < r_lo ? "below the smallest, the law of" :
                        "above the largest, the law of", r_lo);
     } else {
         const double r_hi = t->rows[hi];
         const double w = (log(rows) - log(r_lo)) / (log(r_hi) - log(r_lo));
-        const double f_lo = group_term(t, lo, end, bytes, at, terms), f_hi = group_term(t, hi, end, bytes, at, terms);
+        const double f_lo = group_term(t, lo, end, lb, at, terms), f_hi = group_term(t, hi, end, lb, at, terms);
         us = f_lo + w * (f_hi - f_lo);
         model_term_add(terms, name, fmax(us, 0.0), "us", "rows %.4g between %.4g and %.4g (log): w %.4f", rows,
                        r_lo, r_hi, w);
@@ -155,13 +173,13 @@ static double rows_eval(const cfg_law_table *t, int first, int end, double rows,
     return fmax(us, 0.0);
 }
 
-double model_law_eval(const cfg_law_table *t, double rows, double bytes, double width, model_terms *terms)
+static double law_eval(const cfg_law_table *t, double rows, const law_bytes *lb, double width, model_terms *terms)
 {
     const int n = t->n_us;
     if (n <= 0 || t->n_rows != n || t->n_bytes != n || (t->n_width && t->n_width != n))
         return NAN;
     if (!t->n_width)
-        return rows_eval(t, 0, n, rows, bytes, "", terms);
+        return rows_eval(t, 0, n, rows, lb, "", terms);
     /* lo: the first point of the last width <= `width` (or of the first width when below all, or when
      * the op has none). Between two widths, log-linear in width at the op's rows and bytes. */
     int lo = 0;
@@ -172,7 +190,7 @@ double model_law_eval(const cfg_law_table *t, double rows, double bytes, double 
     char at[32];
     snprintf(at, sizeof(at), "w%.6g ", w_lo);
     if (width <= w_lo || hi >= n) {
-        const double us = rows_eval(t, lo, hi, rows, bytes, at, terms);
+        const double us = rows_eval(t, lo, hi, rows, lb, at, terms);
         model_term_add(terms, "t_law", us, "us", "width %.4g %s width %.4g", width,
                        width == w_lo ? "at the points of" : width < w_lo ? "below the smallest, the law of" :
                        "above the largest, the law of", w_lo);
@@ -180,12 +198,24 @@ double model_law_eval(const cfg_law_table *t, double rows, double bytes, double 
     }
     const double w_hi = t->width[hi];
     const double f = (log(width) - log(w_lo)) / (log(w_hi) - log(w_lo));
-    const double u_lo = rows_eval(t, lo, hi, rows, bytes, at, terms);
+    const double u_lo = rows_eval(t, lo, hi, rows, lb, at, terms);
     snprintf(at, sizeof(at), "w%.6g ", w_hi);
-    const double u_hi = rows_eval(t, hi, hi + width_len(t, hi), rows, bytes, at, terms);
+    const double u_hi = rows_eval(t, hi, hi + width_len(t, hi), rows, lb, at, terms);
     const double us = fmax(u_lo + f * (u_hi - u_lo), 0.0);
     model_term_add(terms, "t_law", us, "us", "width %.4g between %.4g and %.4g (log): w %.4f", width, w_lo, w_hi, f);
     return us;
+}
+
+double model_law_eval(const cfg_law_table *t, double rows, double bytes, double width, model_terms *terms)
+{
+    const law_bytes lb = {.bytes = bytes};
+    return law_eval(t, rows, &lb, width, terms);
+}
+
+double model_law_eval_per_row(const cfg_law_table *t, const plan_op *op, double rows, model_terms *terms)
+{
+    const law_bytes lb = {.bytes = op->bytes_read + op->bytes_written, .per_row = op};
+    return law_eval(t, rows, &lb, 0.0, terms);
 }
 
 /* Attention priced by the decode kernel's launch (docs/model.md "Probed compute laws", "Attention: what

@@ -80,10 +80,19 @@ void report_run_summary(util_buf *out, const plan *p, const exec_result *res, co
                     res->timer_overhead_us, res->timer_empty_pair_us);
     util_buf_printf(out, "  sum of per-op times (main stream) %.3f ms; replay overhead (cycle - sum) %+.3f ms\n", sum_ms,
                     res->cycle.median_us / 1e3 - sum_ms);
-    if (res->class_cost)
+    if (res->class_cost) {
         util_buf_printf(out, "  class cost (cycle less the cycle without it): gemm %.3f ms, attention %.3f ms, other %.3f ms\n",
                         res->class_cost_us[PLAN_CLASS_GEMM] / 1e3, res->class_cost_us[PLAN_CLASS_ATTENTION] / 1e3,
                         res->class_cost_us[PLAN_CLASS_OTHER] / 1e3);
+        double sum = res->class_none_us;
+        for (int c = 0; c < PLAN_CLASS_COUNT; c++)
+            sum += res->class_alone_us[c];
+        util_buf_printf(out, "  class alone (its ops only, less none %.3f ms): gemm %.3f ms, attention %.3f ms, other %.3f ms; "
+                             "the cycle less these: %+.3f ms of interaction\n",
+                        res->class_none_us / 1e3, res->class_alone_us[PLAN_CLASS_GEMM] / 1e3,
+                        res->class_alone_us[PLAN_CLASS_ATTENTION] / 1e3, res->class_alone_us[PLAN_CLASS_OTHER] / 1e3,
+                        (res->cycle.median_us - sum) / 1e3);
+    }
     for (int i = 0; i < res->n_env; i++)
         util_buf_printf(out, "  %-24s %s\n", res->env[i].key, res->env[i].value);
     report_run_check_verdict(out, p, res);
@@ -380,8 +389,17 @@ static void write_run_extra(util_json *j, const void *ctx)
             if (c != PLAN_CLASS_COMM)
                 util_json_knum(j, plan_class_names[c], res->class_cost_us[c] / 1e3);
         util_json_kstr(j, "method", "median over rounds of the cycle less the cycle with the class's compute ops left "
-                                    "out, the two launched back to back, which first alternating (--class-cost; "
-                                    "--iters rounds, no per-op timers)");
+                                    "out, launched back to back, which first rotating (--class-cost; --iters rounds, "
+                                    "no per-op timers)");
+        util_json_obj_end(j);
+        util_json_key(j, "class_alone_ms");
+        util_json_obj_begin(j);
+        for (int c = 0; c < PLAN_CLASS_COUNT; c++)
+            if (c != PLAN_CLASS_COMM)
+                util_json_knum(j, plan_class_names[c], res->class_alone_us[c] / 1e3);
+        util_json_knum(j, "none", res->class_none_us / 1e3);
+        util_json_kstr(j, "method", "median cycle with only the class's compute ops less `none`, the median cycle with "
+                                    "no compute op (--class-cost; in turn with the class-cost rounds)");
         util_json_obj_end(j);
     }
     util_json_obj_end(j);

@@ -38,7 +38,8 @@ typedef struct results_measured {
     int check_failures;
     results_check check;
     double class_cost_ms[PLAN_CLASS_COUNT]; /* --class-cost (the comm class has none) */
-    bool has_class_cost;
+    double class_alone_ms[PLAN_CLASS_COUNT], class_none_ms; /* --class-cost: each class alone */
+    bool has_class_cost, has_class_alone;
 } results_measured;
 
 /* Model against measurement of one op class (or the total): ms, error in percent. */

@@ -35,6 +35,18 @@ static const cfg_field class_cost_fields[] = {
     {0},
 };
 
+#define M_ALONE(c) (M(class_alone_ms) + (c) * sizeof(double))
+static const cfg_field class_alone_fields[] = {
+    {.key = "gemm", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M_ALONE(PLAN_CLASS_GEMM), .nullable = true,
+     .unit = "ms"},
+    {.key = "attention", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M_ALONE(PLAN_CLASS_ATTENTION), .nullable = true},
+    {.key = "other", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M_ALONE(PLAN_CLASS_OTHER), .nullable = true},
+    {.key = "none", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M(class_none_ms), .nullable = true, .unit = "ms",
+     .doc = "the cycle with no compute op"},
+    {.key = "method", .type = CFG_T_STRING, .derived = true},
+    {0},
+};
+
 /* Timing figures of a run: null where nothing was timed (util_json_num writes a NaN so). */
 #define TIMING(k, f) {.key = k, .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M(f), .nullable = true}
 const cfg_field results_measured_fields[] = {
@@ -54,7 +66,9 @@ const cfg_field results_measured_fields[] = {
     {.key = "check_failures", .type = CFG_T_INT, .offset = M(check_failures), CFG_RANGE(0, 2147483647.0)},
     {.key = "check", .type = CFG_T_MAP, .offset = M(check), .fields = check_fields, .doc = "--check"},
     {.key = "class_cost_ms", .type = CFG_T_MAP, .offset = 0, .fields = class_cost_fields, .optional = true,
-     .doc = "--class-cost: each compute class's share of the cycle"},
+     .doc = "--class-cost: each compute class's marginal cost (the cycle less the cycle without it)"},
+    {.key = "class_alone_ms", .type = CFG_T_MAP, .offset = 0, .fields = class_alone_fields, .optional = true,
+     .doc = "--class-cost: each compute class alone (its ops only, less the cycle with none)"},
     {0},
 };
 
@@ -227,6 +241,7 @@ void results_json_blocks_done(results_doc *d, const cfg_node *root)
 {
     const cfg_node *cmp = cfg_map_get(root, "model_comparison");
     d->run.measured.has_class_cost = present(cfg_map_get(root, "measured"), "class_cost_ms");
+    d->run.measured.has_class_alone = present(cfg_map_get(root, "measured"), "class_alone_ms");
     d->run.has_comparison = present(root, "model_comparison");
     d->run.comparison.has_backend_cycle = d->run.has_comparison && present(cmp, "backend_cycle");
     d->import.has_model_check = present(cfg_map_get(root, "import"), "model_check");

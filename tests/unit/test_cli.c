@@ -484,6 +484,7 @@ Test(cli_run, class_cost_times_the_cycle_without_each_class, .timeout = 120)
                          path);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_not_null(strstr(r.out, "class cost (cycle less the cycle without it): gemm "), "%s", r.out);
+    char *r_out_copy = util_xstrdup(r.out);
     th_free(&r);
     char *text = th_slurp(path);
     cfg_doc *doc = parse_json(text);
@@ -496,12 +497,23 @@ Test(cli_run, class_cost_times_the_cycle_without_each_class, .timeout = 120)
     cr_assert(isfinite(gemm) && isfinite(attn), "gemm %g attention %g ms", gemm, attn);
     cr_assert(cycle > 0 && p90 >= cycle, "cycle %g p90 %g ms", cycle, p90);
     cr_assert_not_null(cfg_node_at(root, "measured.class_cost_ms.method"));
+    /* Each class alone: its ops only, less the cycle with none (which keeps the launch and the timers:
+     * more than nothing, less than the cycle). */
+    const double alone_gemm = json_num(root, "measured.class_alone_ms.gemm");
+    const double none = json_num(root, "measured.class_alone_ms.none");
+    (void)json_num(root, "measured.class_alone_ms.attention");
+    (void)json_num(root, "measured.class_alone_ms.other");
+    cr_assert(isfinite(alone_gemm) && none > 0 && none < cycle, "gemm alone %g, none %g of a %g ms cycle", alone_gemm,
+              none, cycle);
+    cr_assert_not_null(strstr(r_out_copy, "class alone (its ops only, less none "), "%s", r_out_copy);
+    free(r_out_copy);
     cfg_doc_free(doc);
     free(text);
     r = th_run("run configs/tiny.yaml --device cpu --backend none --iters 2 --warmup 1 --out %s", path);
     cr_assert_eq(r.status, 0, "%s", r.err);
     text = th_slurp(path);
     cr_assert_null(strstr(text, "class_cost_ms"));
+    cr_assert_null(strstr(text, "class_alone_ms"));
     free(text);
     th_free(&r);
     unlink(path);

@@ -295,6 +295,25 @@ static plan_op norm_op(void)
     return op;
 }
 
+/* A norm runs one block per row (kernels/vp_kernels.cu): each rows group is read at the bytes the op
+ * would have at that group's rows, (2 m + 1) x 7168 x 2 B, not at its own. The NORM_TABLES law, m = 2:
+ * rows 1 at 43008 B: 2 + 33008 / 990000 x 2 = 2.0666828; rows 4 at 129024 B: 3 + 119024 / 990000 x 3 =
+ * 3.3606788; w = ln 2 / ln 4 = 0.5: 2.7136808. At the op's own 71680 B both groups would give 2.1246061
+ * and 3.1869091: 2.6557576. */
+Test(model_law, a_row_parallel_op_reads_each_rows_group_at_its_own_width)
+{
+    cfg_law_table t = {.n_rows = 4, .n_bytes = 4, .n_us = 4, .rows = {1, 1, 4, 4}, .bytes = {1e4, 1e6, 1e4, 1e6},
+                       .us = {2, 4, 3, 6}};
+    plan_op op = norm_op();
+    op.m = 2;
+    plan_op_finalize(&op);
+    cr_assert_float_eq(op.bytes_read + op.bytes_written, 71680.0, 0.5);
+    model_terms terms = {.n = 0};
+    cr_assert_float_eq(model_law_eval_per_row(&t, &op, 2, &terms), 2.7136808, EPS);
+    cr_assert_float_eq(term(&terms, "law@rows 1")->value, 2.0666828, EPS);
+    cr_assert_float_eq(model_law_eval(&t, 2, 71680, 0, NULL), 2.6557576, EPS, "the bytes rule, for comparison");
+}
+
 Test(model_law_op, a_loaded_law_prices_the_op_before_the_ops_table_and_the_formula)
 {
     char *path = system_with(NORM_TABLES);
@@ -308,14 +327,15 @@ Test(model_law_op, a_loaded_law_prices_the_op_before_the_ops_table_and_the_formu
     cr_assert_eq(plan_op_law_class(&op, &rows), CFG_LAW_NORM);
     cr_assert_float_eq(rows, 3.0, 1e-12);
     cr_assert_float_eq(op.bytes_read + op.bytes_written, 100352.0, 1e-9);
-    /* f(rows 1) = 2 + (100352 - 1e4) / 990000 x 2 = 2.182529; f(rows 4) = 3 + 90352 / 990000 x 3 = 3.273794;
-     * w = ln 3 / ln 4 = 0.7924813; 2.182529 + 0.7924813 x 1.091265 = 3.047336 */
+    /* One block per row: each rows group at the op's width, (2 m + 1) x 7168 x 2 B at its rows. f(rows 1) at
+     * 43008 B = 2 + 33008 / 990000 x 2 = 2.066683; f(rows 4) at 129024 B = 3 + 119024 / 990000 x 3 = 3.360679;
+     * w = ln 3 / ln 4 = 0.7924813; 2.066683 + 0.7924813 x 1.293996 = 3.092150 */
     const char *src = NULL;
     model_terms terms = {.n = 0};
-    cr_assert_float_eq(model_op_us(&sc.system, &op, false, &terms, &src), 3.047336, EPS);
+    cr_assert_float_eq(model_op_us(&sc.system, &op, false, &terms, &src), 3.092150, EPS);
     cr_assert_str_eq(src, "probed");
     cr_assert_str_eq(model_op_source(&sc.system, &op), "probed");
-    cr_assert_float_eq(model_term_get(&terms, "t_law"), 3.047336, EPS);
+    cr_assert_float_eq(model_term_get(&terms, "t_law"), 3.092150, EPS);
     /* Without the law, the measured.ops.norm table: one point, scaled above it: 50 x 100352 / 1e5. */
     cfg_system no_law = sc.system; /* shallow: only the counts change, nothing is freed through it */
     no_law.measured.compute[CFG_LAW_NORM].n_us = 0;

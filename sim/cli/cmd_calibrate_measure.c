@@ -251,6 +251,8 @@ static int file_text(const meas_args *a, const cfg_scenario *sc, const exec_fact
                              "#   device: %s (gpu section: the device's own%s%s)\n"
                              "#   tables: measured.compute from the compute probe (%s); scenario %s\n",
                     base, f->label, f->clocks[0] ? "; NVML: " : "", f->clocks, where, sc->name ? sc->name : "?");
+    if (f->uuid[0])
+        util_buf_printf(&header, "#   card:   %s (cudaDeviceProp.uuid, as nvidia-smi names it)\n", f->uuid);
     if (tag)
         util_buf_printf(&header, "#   %s: every value this command wrote is tagged so; CPU timings describe no GPU\n",
                         tag);

@@ -22,6 +22,9 @@ void dev_cuda_facts(int local_rank, exec_facts *f)
     f->cc = prop.major * 10 + prop.minor;
     snprintf(f->label, sizeof(f->label), "%.100s (sm_%d%d, %d SMs, %.1f GiB)", prop.name, prop.major, prop.minor,
              prop.multiProcessorCount, f->memory_gib);
+    const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
+    snprintf(f->uuid, sizeof(f->uuid), "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
+             u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
     char bus[32];
     dev_nvml n;
     dev_nvml_open(&n, cudaDeviceGetPCIBusId(bus, sizeof(bus), dev) == cudaSuccess ? bus : NULL);

@@ -77,6 +77,8 @@ typedef struct exec_facts {
     char cpu_model[96]; /* /proc/cpuinfo "model name", "" when absent */
     char host[64];
     char label[192];    /* one line for provenance: "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)" */
+    char uuid[48];      /* the card, as nvidia-smi names it ("GPU-f2fae499-..."): two machines of one kind are
+                           told apart by it; "" when not a GPU */
 } exec_facts;
 
 /* EXEC_GRAPH_WITHOUT and EXEC_GRAPH_ALONE: the cycle with one class left out and with that class

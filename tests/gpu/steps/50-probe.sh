@@ -25,6 +25,8 @@ print(f"grouped widths {widths} ok={int(widths == {'grouped_wide': [256.0, 512.0
 us = [float(v) for v in tables.get("gemm_wide", "0").split(",")]
 grows = len(us) == 4 and us[1] > us[0] and us[3] > us[2]
 print(f"gemm_wide time grows with bytes at each rows value: {us} ok={int(grows)} ")
+card = re.search(r"\n#   card:   (GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}) ", text)
+print(f"the header names the card: {card.group(1) if card else None} ok={int(bool(card))} ")
 gap = float(re.search(r"\n  graph_node_us: ([0-9.e+-]+)", text).group(1))
 print(f"graph_node_us {gap} in (0, 20) ok={int(0 < gap < 20)} ")
 PYEOF

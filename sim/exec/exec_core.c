@@ -320,50 +320,53 @@ static double time_one(exec_ctx *x, bool graph, const run_slots *s, cycle_varian
     return us;
 }
 
+/* The median of `iters` launches of a variant in a row, after its warm-up (capture_variant). */
+static double median_of(exec_ctx *x, bool graph, const run_slots *s, cycle_variant v, double *buf, int iters)
+{
+    capture_variant(x, graph, v);
+    for (int it = 0; it < iters; it++)
+        buf[it] = time_one(x, graph, s, v);
+    return util_percentile(buf, iters, 0.5);
+}
+
 /* --class-cost: what each compute class costs, two ways (docs/commands.md, "vpsim run").
  * - Its marginal cost: per round the cycle less the cycle with that class's ops left out, launched back
- *   to back, and the median over rounds. Timing all of one and then all of the other let the GPU's
- *   state drift between two medians: the same case's "other" read 1.17-1.37 ms over three device calls
- *   (bench/NOTES.md 2026-12-02, session 18).
- * - The class alone: the median cycle with only its ops, less the median cycle with no compute op.
- * The three variants of a round launch in turn, which one first rotating by round. Where a class's ops
- * border another class's, the cycle holds an interaction that both marginal costs count and no class
- * alone holds (bench/class_plans.py measured it: 0.17-0.23 ms of 6.7-81 ms on one H200): the marginal
- * costs add up to more than the cycle, the classes alone to less. No timer sits between ops, so unlike
- * the per-op times nothing is attributed. */
+ *   to back (which first alternating), and the median over rounds. Timing all of one and then all of
+ *   the other let the GPU's state drift between two medians: the same case's "other" read 1.17-1.37 ms
+ *   over three device calls (bench/NOTES.md 2026-12-02, session 18).
+ * - The class alone: the median cycle with only its ops, launched again and again, less the median
+ *   cycle with no compute op: the class's ops back to back in the state they leave, as
+ *   bench/class_plans.py replays them. Launched instead in turn with the whole cycle, a class alone
+ *   finds the state the cycle left: on one H200 attention then read 11 % more and "other" 9 % less
+ *   (bench/NOTES.md, session 18, call 4 against call 5).
+ * Where a class's ops border another class's, the cycle holds an interaction that both marginal costs
+ * count and no class alone holds (0.04-0.5 ms in the held-out set): the marginal costs add up to more
+ * than the cycle, the classes alone to less. No timer sits between ops: nothing is attributed. */
 static void class_costs(exec_ctx *x, bool graph, const run_slots *s, exec_result *out)
 {
     static const int classes[] = {PLAN_CLASS_GEMM, PLAN_CLASS_ATTENTION, PLAN_CLASS_OTHER};
     const int iters = x->opt->iters > 0 ? x->opt->iters : 1;
-    double *diff = util_xcalloc((size_t)iters, sizeof(double)), *alone = util_xcalloc((size_t)iters, sizeof(double));
+    double *diff = util_xcalloc((size_t)iters, sizeof(double));
     const cycle_variant full = {EXEC_GRAPH_TIMED, EXEC_KEEP_ALL};
     for (int i = 0; i < (int)(sizeof(classes) / sizeof(classes[0])); i++) {
         const unsigned bit = 1u << classes[i];
         const cycle_variant without = {EXEC_GRAPH_WITHOUT, EXEC_KEEP_ALL & ~bit}, only = {EXEC_GRAPH_ALONE, bit};
         capture_variant(x, graph, without);
-        capture_variant(x, graph, only);
         for (int it = 0; it < iters; it++) {
             exec_watch_step("class-cost round %d/%d%s", it + 1, iters, graph ? " (CUDA graph)" : "");
-            const cycle_variant order[3] = {full, without, only};
-            double t[3];
-            for (int k = 0; k < 3; k++)
-                t[(it + k) % 3] = time_one(x, graph, s, order[(it + k) % 3]);
-            diff[it] = t[0] - t[1];
-            alone[it] = t[2];
+            const bool full_first = it % 2 == 0;
+            const double a = time_one(x, graph, s, full_first ? full : without);
+            const double b = time_one(x, graph, s, full_first ? without : full);
+            diff[it] = full_first ? a - b : b - a;
             progress(x, "class-cost round", it + 1, iters);
         }
         out->class_cost_us[classes[i]] = util_percentile(diff, iters, 0.5);
-        out->class_alone_us[classes[i]] = util_percentile(alone, iters, 0.5);
+        out->class_alone_us[classes[i]] = median_of(x, graph, s, only, diff, iters);
     }
-    const cycle_variant none = {EXEC_GRAPH_ALONE, 0};
-    capture_variant(x, graph, none);
-    for (int it = 0; it < iters; it++)
-        alone[it] = time_one(x, graph, s, none);
-    out->class_none_us = util_percentile(alone, iters, 0.5);
+    out->class_none_us = median_of(x, graph, s, (cycle_variant){EXEC_GRAPH_ALONE, 0}, diff, iters);
     for (int i = 0; i < (int)(sizeof(classes) / sizeof(classes[0])); i++)
         out->class_alone_us[classes[i]] -= out->class_none_us;
     free(diff);
-    free(alone);
     out->class_cost = true;
 }
 

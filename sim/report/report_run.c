@@ -389,8 +389,8 @@ static void write_run_extra(util_json *j, const void *ctx)
             if (c != PLAN_CLASS_COMM)
                 util_json_knum(j, plan_class_names[c], res->class_cost_us[c] / 1e3);
         util_json_kstr(j, "method", "median over rounds of the cycle less the cycle with the class's compute ops left "
-                                    "out, launched back to back, which first rotating (--class-cost; --iters rounds, "
-                                    "no per-op timers)");
+                                    "out, launched back to back, which first alternating (--class-cost; --iters "
+                                    "rounds, no per-op timers)");
         util_json_obj_end(j);
         util_json_key(j, "class_alone_ms");
         util_json_obj_begin(j);
@@ -398,8 +398,8 @@ static void write_run_extra(util_json *j, const void *ctx)
             if (c != PLAN_CLASS_COMM)
                 util_json_knum(j, plan_class_names[c], res->class_alone_us[c] / 1e3);
         util_json_knum(j, "none", res->class_none_us / 1e3);
-        util_json_kstr(j, "method", "median cycle with only the class's compute ops less `none`, the median cycle with "
-                                    "no compute op (--class-cost; in turn with the class-cost rounds)");
+        util_json_kstr(j, "method", "median of --iters cycles in a row with only the class's compute ops, less `none`, "
+                                    "the same of the cycle with no compute op (--class-cost)");
         util_json_obj_end(j);
     }
     util_json_obj_end(j);

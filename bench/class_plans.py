@@ -20,7 +20,8 @@ import copy
 import itertools
 import json
 import os
-import sys
+
+import plans_cli
 
 CLASS = {"gemm": "G", "grouped_gemm": "G", "attention": "A", "norm": "O", "elementwise": "O", "embedding": "O"}
 NAMES = {"G": "gemm", "A": "attention", "O": "other"}
@@ -72,14 +73,5 @@ def read(out):
     print(f"largest p10-p90 spread of the eight replays: {spread:.3f} ms")
 
 
-def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "make":
-        make(sys.argv[2], sys.argv[3])
-    elif len(sys.argv) == 3 and sys.argv[1] == "read":
-        read(sys.argv[2])
-    else:
-        sys.exit(__doc__[__doc__.index("usage:"):])
-
-
 if __name__ == "__main__":
-    main()
+    plans_cli.run(make, read, __doc__)

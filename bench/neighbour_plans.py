@@ -31,7 +31,8 @@ usage: bench/neighbour_plans.py make PLAN_JSON OUTDIR   (PLAN_JSON: vpsim plan c
 import copy
 import json
 import os
-import sys
+
+import plans_cli
 
 # (A, B): B is the op the plan runs right after A; the last pair has no GEMM in it.
 PAIRS = [("o_proj", "post_attention_layernorm"), ("fused_qkv_a_proj", "q_a_layernorm"),
@@ -91,14 +92,5 @@ def read(out):
               f"{c:+.3f} ({lo:+.3f}..{hi:+.3f}) |")
 
 
-def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "make":
-        make(sys.argv[2], sys.argv[3])
-    elif len(sys.argv) == 3 and sys.argv[1] == "read":
-        read(sys.argv[2])
-    else:
-        sys.exit(__doc__[__doc__.index("usage:"):])
-
-
 if __name__ == "__main__":
-    main()
+    plans_cli.run(make, read, __doc__)

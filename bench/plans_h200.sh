@@ -15,7 +15,7 @@ W=$(mktemp -d "${TMPDIR:-/tmp}/plans-h200.XXXXXX")
 mkdir -p "$OUT"
 log() { printf '%s\n' "$*" | tee -a "$W/steps.log"; }
 pack() {
-    cp bench/plans_h200.sh "bench/$MAKER.py" "$W/"
+    cp bench/plans_h200.sh bench/plans_cli.py "bench/$MAKER.py" "$W/"
     git rev-parse HEAD >"$W/commit.txt" 2>/dev/null
     tar -czf "$OUT/plans-h200.tgz" -C "$W" . && log "packed $OUT/plans-h200.tgz"
 }

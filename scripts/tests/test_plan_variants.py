@@ -1,0 +1,78 @@
+"""bench/class_plans.py and bench/neighbour_plans.py: the plans they write from a scenario's plan (vpsim loads
+them, each class or pair as said) and the arithmetic of `read` on replays whose times are made up here."""
+import json
+import os
+import subprocess
+import sys
+
+from scripts_paths import BIN, REPO
+
+BENCH = os.path.join(REPO, "bench")
+
+
+def plan_of(tmp_path):
+    path = tmp_path / "plan.json"
+    with open(path, "w") as f:
+        subprocess.run([BIN, "plan", "configs/tiny.yaml", "--format", "json"], cwd=REPO, stdout=f, check=True)
+    return path
+
+
+def tool(name, *args):
+    return subprocess.run([sys.executable, os.path.join(BENCH, name), *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True)
+
+
+def result(path, median, p10=None, p90=None):
+    m = {"cycle_median_ms": median, "cycle_p10_ms": median if p10 is None else p10,
+         "cycle_p90_ms": median if p90 is None else p90}
+    with open(path, "w") as f:
+        json.dump({"measured": m}, f)
+
+
+def test_class_plans_leave_out_each_subset_and_read_the_interactions(tmp_path):
+    out = tmp_path / "cls"
+    r = tool("class_plans.py", "make", plan_of(tmp_path), out)
+    assert r.returncode == 0, r.stderr
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(f"{t}.json" for t in ("full", "no-G", "no-A", "no-O", "no-GA", "no-GO", "no-AO", "no-GAO"))
+    kinds = {o["kind"] for ph in json.load(open(out / "no-GO.json"))["phases"] for o in ph["ops"]}
+    assert "attention" in kinds and not kinds & {"gemm", "grouped_gemm", "norm", "elementwise", "embedding"}
+    # Every plan is one vpsim replays: model mode loads it against the scenario.
+    m = subprocess.run([BIN, "model", "configs/tiny.yaml", "--plan", str(out / "no-GA.json"), "--backend", "none"],
+                       cwd=REPO, capture_output=True, text=True)
+    assert m.returncode == 0, m.stderr
+    # Made-up times (ms): classes alone G 4, A 1, O 0.9 over none 0.1; G and A together cost 0.2 more, G and
+    # O 0.1 more, A and O nothing.
+    alone, pair = {"G": 4.0, "A": 1.0, "O": 0.9}, {"GA": 0.2, "GO": 0.1, "AO": 0.0}
+    for t in ("full", "no-G", "no-A", "no-O", "no-GA", "no-GO", "no-AO", "no-GAO"):
+        kept = set("GAO") - set(t[3:] if t != "full" else "")
+        cyc = 0.1 + sum(alone[c] for c in kept) + sum(v for k, v in pair.items() if set(k) <= kept)
+        result(out / f"{t}.result.json", cyc)
+    r = tool("class_plans.py", "read", out)
+    assert r.returncode == 0, r.stderr
+    # gemm: marginal 6.3 - 2.0 = 4.3 (its 4 + both of its interactions), alone 4.0.
+    assert "| gemm | 4.300 | 4.000 |" in r.stdout, r.stdout
+    assert "| other | 1.000 | 0.900 |" in r.stdout, r.stdout
+    # The marginal costs (4.3 + 1.2 + 1.0) hold each interaction twice and miss none: 6.5 against 6.3.
+    assert "excess +0.200" in r.stdout and "| gemm + attention | +0.200 |" in r.stdout, r.stdout
+
+
+def test_neighbour_plans_pair_the_ops_and_read_the_cost_of_a_change(tmp_path):
+    out = tmp_path / "nb"
+    r = tool("neighbour_plans.py", "make", plan_of(tmp_path), out)
+    assert r.returncode == 0, r.stderr
+    ab = json.load(open(out / "o_proj+post_attention_layernorm.AB.json"))["phases"][0]
+    assert ab["name"] == "decode" and [o["name"] for o in ab["ops"][:2]] == ["o_proj", "post_attention_layernorm"]
+    n = len(json.load(open(out / "o_proj+post_attention_layernorm.B.json"))["phases"][0]["ops"])
+    assert len(ab["ops"]) == 2 * n
+    # Made-up times (us): launch L 3, a 2, b 1, a change c 0.25: T_A = 3 + 2n, T_B = 3 + n, T_1 = 4,
+    # T_AB = 3 + 3n + (2n - 1) 0.25. read gives c back (ms in the files).
+    c = 0.25
+    for name in ("o_proj+post_attention_layernorm", "fused_qkv_a_proj+q_a_layernorm", "moe_w13+moe_silu_mul",
+                 "mla_attention+w_vc", "q_a_layernorm+rope"):
+        k = len(json.load(open(out / f"{name}.B.json"))["phases"][0]["ops"])
+        for part, us in (("A", 3 + 2 * k), ("B", 3 + k), ("one", 4), ("AB", 3 + 3 * k + (2 * k - 1) * c)):
+            result(out / f"{name}.{part}.result.json", us / 1e3)
+    r = tool("neighbour_plans.py", "read", out)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("+0.250 (+0.250..+0.250)") == 5, r.stdout

@@ -161,6 +161,16 @@ $(CUDA_STAMP): FORCE
 	@[ "$$(cat $@ 2>/dev/null)" = "$(CUDA)" ] || echo "$(CUDA)" > $@
 FORCE:
 
+# The commit the binary was built from, for `vpsim --version` (a GPU call's copy of the tree has no
+# history, so its own git cannot say); rewritten only when it changes, so main.o rebuilds only then.
+GIT_STAMP := $(OUT)/git-describe
+GIT_DESCRIBE := $(shell git -C $(CURDIR) describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
+$(GIT_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(GIT_DESCRIBE)" ] || echo "$(GIT_DESCRIBE)" > $@
+$(MAIN_OBJ): $(GIT_STAMP)
+$(MAIN_OBJ): CFLAGS += -DVPSIM_GIT='"$(GIT_DESCRIBE)"'
+
 $(BIN): $(MAIN_OBJ) $(LIBVPSIM) $(CUDA_STAMP)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)gcc $(LDFLAGS) $(filter-out $(CUDA_STAMP),$^) $(LIBS) -o $@

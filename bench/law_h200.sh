@@ -21,7 +21,9 @@ log() { printf '%s\n' "$*" | tee -a "$W/steps.log"; }
 t() { local t0=$SECONDS; "$@"; local rc=$?; log "  rc=$rc $((SECONDS - t0))s: $(printf '%s ' "$@" | cut -c1-180)"; return $rc; }
 pack() {
     cp bench/law_h200.sh "$W/"
-    git rev-parse HEAD >"$W/commit.txt" 2>/dev/null
+    # The binary says what it was built from; the device's copy of the tree has no history of its own.
+    "$V" --version >"$W/commit.txt" 2>&1
+    git rev-parse HEAD >>"$W/commit.txt" 2>/dev/null
     git status --short >>"$W/commit.txt" 2>/dev/null
     tar -czf "$OUT/law-h200.tgz" -C "$W" . && log "packed $OUT/law-h200.tgz ($((SECONDS - S0)) s in all)"
 }

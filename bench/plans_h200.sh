@@ -16,7 +16,9 @@ mkdir -p "$OUT"
 log() { printf '%s\n' "$*" | tee -a "$W/steps.log"; }
 pack() {
     cp bench/plans_h200.sh bench/plans_cli.py "bench/$MAKER.py" "$W/"
-    git rev-parse HEAD >"$W/commit.txt" 2>/dev/null
+    # The binary says what it was built from; the device's copy of the tree has no history of its own.
+    "$V" --version >"$W/commit.txt" 2>&1
+    git rev-parse HEAD >>"$W/commit.txt" 2>/dev/null
     tar -czf "$OUT/plans-h200.tgz" -C "$W" . && log "packed $OUT/plans-h200.tgz"
 }
 trap pack EXIT

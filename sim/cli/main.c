@@ -11,6 +11,9 @@
 #ifndef VPSIM_VERSION
 #define VPSIM_VERSION "0.1.0"
 #endif
+#ifndef VPSIM_GIT /* the Makefile passes `git describe --always --dirty` of the tree it built */
+#define VPSIM_GIT "unknown"
+#endif
 
 typedef struct command {
     const char *name;
@@ -76,7 +79,7 @@ static int main_dispatch(int argc, char **argv)
         return argc < 2 ? VP_EXIT_USAGE : VP_EXIT_OK;
     }
     if (!strcmp(argv[1], "--version")) {
-        printf("vpsim %s\n", VPSIM_VERSION);
+        printf("vpsim %s (git %s)\n", VPSIM_VERSION, VPSIM_GIT);
         return VP_EXIT_OK;
     }
     static char prog[64];

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plans that split a replayed cycle's time among its classes both ways (issue #26, the "other" class).
+"""Plans that split a replayed cycle's time among its classes both ways, for the held-out set's per-class check.
 
 `vpsim run --class-cost` gives each compute class's marginal cost: the cycle less the cycle without that
 class. At the default on one H200 the three add up to 0.27 ms more than the 6.66 ms cycle (2026-12-02,

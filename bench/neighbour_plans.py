@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plans that measure what a kernel costs after a kernel of another kind (issue #26, the "other" class).
+"""Plans that measure what a kernel costs after a kernel of another kind, for the held-out set's "other" class.
 
 `vpsim run --class-cost` leaves a class's ops out of the cycle: the three class costs of a replay add
 up to more than its cycle (0.2-0.3 ms of 6.7 at the default, 2026-12-02 session 18), as if changing

@@ -30,6 +30,7 @@ typedef struct meas_args {
     bool quick;
     int passes;
     int max_host_gib; /* CPU device: the host-memory budget per rank (--max-host-memory) */
+    double part_gib;  /* --part-gib: the most private weights one probe part may take; 0: the default */
     bool measure;     /* --measure itself (how cmd_calibrate handed over) */
 } meas_args;
 
@@ -54,6 +55,11 @@ static const cli_opt meas_opts[] = {
     {.name = "passes", .kind = CLI_INT, .offset = offsetof(meas_args, passes), .lo = 1, .hi = 10000, .dflt = "20",
      .meta = "N", .help = "timed pairs of launches per point (CUDA graphs where the device has them, else eager "
                           "launches)"},
+    {.name = "part-gib", .kind = CLI_DOUBLE, .offset = offsetof(meas_args, part_gib), .dlo = 0.001, .dhi = 1e6,
+     .meta = "GIB", .dflt_text = "80 % of the GPU's memory; the CPU device: one part",
+     .help = "run the probe in parts whose private weights and KV caches take at most GIB each, one after the "
+             "other (the full grid needs 138 GiB at the default scenario; the rest of the GPU's memory holds the "
+             "CUDA context, cuBLAS and attention workspaces and the L2 flush)"},
     {.name = "max-host-memory", .kind = CLI_INT, .offset = offsetof(meas_args, max_host_gib), .lo = 1, .hi = 1 << 20,
      .dflt = CLI_STR(EXEC_MAX_HOST_GIB_DEFAULT), .meta = "GIB",
      .help = "cpu device: refuse a probe needing more host memory per rank (as `vpsim run`)"},
@@ -297,6 +303,17 @@ static int measure_part(const meas_args *a, dist_job *d, const exec_options *opt
     return rc;
 }
 
+/* The most private weights and KV caches one probe part may take: --part-gib, else 80 % of a GPU's
+ * memory (the rest holds the CUDA context, cuBLAS and attention workspaces, scratch and the L2 flush;
+ * an assumed margin: the device refuses a part that does not fit, saying so), else (the CPU device, whose
+ * --max-host-memory decides) one part. */
+static double part_budget(const meas_args *a, const exec_facts *f)
+{
+    if (a->part_gib > 0)
+        return a->part_gib * 1073741824.0;
+    return f->memory_gib > 0 && !f->self_test ? 0.8 * f->memory_gib * 1073741824.0 : 0.0;
+}
+
 /* Build, time and free each probe part in turn (each its own arena: plan_probe.h), then write the system
  * file. Returns an exit status. */
 static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, util_buf *out)
@@ -328,18 +345,24 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, util
     law_set ls;
     memset(&ls, 0, sizeof(ls));
     bool graph = false;
-    for (int part = 0; part < PLAN_PROBE_PARTS && rc == 0; part++) {
+    const double budget = part_budget(a, &facts);
+    const int parts = plan_probe_parts(sc, a->quick, budget, why, sizeof(why));
+    if (parts < 0) {
+        fprintf(stderr, "vpsim calibrate: %s\n", why);
+        rc = VP_EXIT_USAGE;
+    }
+    for (int part = 0; part < parts && rc == 0; part++) {
         plan p;
-        if (plan_probe_build(sc, a->quick, part, &p, why, sizeof(why))) {
+        if (plan_probe_build(sc, a->quick, budget, part, &p, why, sizeof(why))) {
             fprintf(stderr, "vpsim calibrate: %s\n", why);
             rc = VP_EXIT_USAGE;
             break;
         }
         char b[32];
-        fprintf(stderr, "vpsim calibrate: probe part %d of %d: %d ops (%s grid%s), %s of private weights and KV "
+        fprintf(stderr, "vpsim calibrate: probe part %d of %d: %d ops (%s grid), %s of private weights and KV "
                         "caches on the device\n",
-                part + 1, PLAN_PROBE_PARTS, p.phases[0].n_ops, a->quick ? "quick" : "full",
-                part ? ", grouped GEMMs at wider experts" : "", util_fmt_bytes(plan_probe_arena_bytes(&p), b, sizeof(b)));
+                part + 1, parts, p.phases[0].n_ops, a->quick ? "quick" : "full",
+                util_fmt_bytes(plan_probe_arena_bytes(&p), b, sizeof(b)));
         rc = measure_part(a, d, &opt, &p, part, &ls, &graph);
         plan_free(&p);
     }
@@ -376,14 +399,10 @@ static int meas_run(cli_ctx *x)
         fprintf(stderr, "vpsim calibrate: --base: %s\n", err.msg);
         rc = VP_EXIT_USAGE;
     }
-    for (int part = 0; part < PLAN_PROBE_PARTS && rc == 0; part++) {
-        plan p;
-        if (plan_probe_build(sc, a->quick, part, &p, why, sizeof(why))) {
-            fprintf(stderr, "vpsim calibrate: %s\n", why);
-            rc = VP_EXIT_USAGE;
-        } else {
-            plan_free(&p);
-        }
+    /* The grid in one piece (its parts are cut once the device's memory is known), and --part-gib when given. */
+    if (rc == 0 && plan_probe_parts(sc, a->quick, a->part_gib * 1073741824.0, why, sizeof(why)) < 0) {
+        fprintf(stderr, "vpsim calibrate: %s\n", why);
+        rc = VP_EXIT_USAGE;
     }
     if (rc == 0) {
         rc = measure(a, &x->d, sc, &x->out);

@@ -10,6 +10,7 @@
 #include "../util/util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The full grid. quick uses the first PROBE_QUICK entries of each list (two rows values, the two
@@ -275,14 +276,15 @@ static void grouped(probe *pr)
     }
 }
 
-/* The second part: the same two shapes at wider experts, the dimension tensor parallelism splits (w13's
+/* Last in the grid: the same two shapes at wider experts, the dimension tensor parallelism splits (w13's
  * columns, w2's depth) times grouped_width_mult, as long as the point stays in its class (Kimi-K2.5's
  * INT4 w2 at 8 x its depth, TP 1, is narrow). At equal bytes a wider expert runs faster: cuBLAS tiles each
  * expert's columns, and 144 of them (w13 at TP 8) fill a second tile only a little, 288 (TP 4) most of
  * it (the replay's w13 at 24 experts: 2.25 TB/s at 144 wide, 3.30 at 288; DeepSeek-V3 FP8's 264: 3.25;
  * bench/law-s17-notes.md 1b (ii)), which the bytes axis alone cannot see. Up to 64 experts: past that
- * every width runs near the same rate (3.6-4.3 TB/s in those replays), and the widest points' weights
- * would not fit beside the first part's (hence a part of its own). quick: x2 at 1 row and 4 experts. */
+ * every width runs near the same rate (3.6-4.3 TB/s in those replays), and the widest points' 33 GiB
+ * would not fit beside the rest's 105 on one H200 (the probe runs in parts: plan_probe.h). quick: x2 at
+ * 1 row and 4 experts. */
 static const int grouped_width_mult[] = {2, 4, 8};
 static const long long grouped_width_rows[] = {1, 2, 4};
 static const int grouped_width_experts[] = {4, 16, 64};
@@ -395,16 +397,13 @@ static void rowwise(probe *pr)
         }
 }
 
-int plan_probe_build(const cfg_scenario *sc, bool quick, int part, plan *out, char *why, size_t len)
+/* Every point of the grid, the grouped widths last, between the empty ops and the flush (the layout of
+ * plan_probe.h), as one plan. 0, or -1 with a reason. */
+static int build_all(const cfg_scenario *sc, bool quick, plan *out, char *why, size_t len)
 {
     memset(out, 0, sizeof(*out));
     const int tp = sc->parallel.tp > 0 ? sc->parallel.tp : 1;
-    if (part < 0 || part >= PLAN_PROBE_PARTS) {
-        snprintf(why, len, "probe part %d: there are %d (0-%d)", part, PLAN_PROBE_PARTS, PLAN_PROBE_PARTS - 1);
-        return -1;
-    }
-    snprintf(out->scenario, sizeof(out->scenario), "probe of %s%s", sc->name ? sc->name : "",
-             part ? ", part 2 (grouped widths)" : "");
+    snprintf(out->scenario, sizeof(out->scenario), "probe of %s", sc->name ? sc->name : "");
     out->ranks = tp;
     out->batch = 1;
     out->context = (int)(quick ? kv_quick[LEN(kv_quick) - 1] : kv_full[LEN(kv_full) - 1]);
@@ -418,20 +417,17 @@ int plan_probe_build(const cfg_scenario *sc, bool quick, int part, plan *out, ch
     ph->batch = 1;
     plan real;
     char real_why[256];
-    const bool have_real = !quick && part == 0 && plan_build(sc, &real, real_why, sizeof(real_why)) == 0;
+    const bool have_real = !quick && plan_build(sc, &real, real_why, sizeof(real_why)) == 0;
     probe pr = {.b = {.ph = ph, .ranks = tp, .rows = 1, .act = (cfg_dtype)sc->target.activation_dtype},
                 .quick = quick, .sc = sc, .real = have_real ? &real : NULL, .why = why, .len = len};
     /* The smallest kernel the replay launches: what it measures is the gap a graph node costs. */
     for (int i = 0; i < PLAN_PROBE_EMPTY; i++)
         plan_emit_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.empty", -1, 1, 8);
-    if (part == 0) {
-        gemms(&pr);
-        grouped(&pr);
-        attention(&pr);
-        rowwise(&pr);
-    } else {
-        grouped_widths(&pr);
-    }
+    gemms(&pr);
+    grouped(&pr);
+    attention(&pr);
+    rowwise(&pr);
+    grouped_widths(&pr);
     plan_emit_rowwise(&pr.b, PLAN_OP_ELEMENTWISE, "probe.flush", -1, 1,
                      quick ? PLAN_PROBE_FLUSH_ELEMS_QUICK : PLAN_PROBE_FLUSH_ELEMS);
     if (have_real)
@@ -440,31 +436,114 @@ int plan_probe_build(const cfg_scenario *sc, bool quick, int part, plan *out, ch
         plan_free(out);
         return -1;
     }
-    plan_summarize(out);
     return 0;
 }
 
 static double align256(double b) { return b > 0 ? (double)(((unsigned long long)b + 255) / 256 * 256) : 0.0; }
 
+/* The device bytes of one op's private weights or KV cache (the CUDA device's arena, rounded to 256 B). */
+static double op_arena_bytes(const plan_op *op)
+{
+    double b = 0.0;
+    switch (op->kind) {
+    case PLAN_OP_GEMM:
+    case PLAN_OP_GROUPED_GEMM: b = 2.0 * op->k * (double)plan_op_effective_n(op) * op->batch; break;
+    case PLAN_OP_EMBEDDING: b = 2.0 * op->k * op->n; break;
+    case PLAN_OP_ATTENTION: {
+        const double tok = (double)op->batch * op->kv_len * (op->kv_shared ? 1 : op->kv_heads);
+        b = 2.0 * tok * (op->kv_shared ? op->qk_dim : op->qk_dim + op->v_dim);
+        break;
+    }
+    default: break;
+    }
+    return align256(b);
+}
+
 double plan_probe_arena_bytes(const plan *p)
 {
     double total = 0.0;
     for (int ph = 0; ph < p->n_phases; ph++)
-        for (int i = 0; i < p->phases[ph].n_ops; i++) {
-            const plan_op *op = &p->phases[ph].ops[i];
-            double b = 0.0;
-            switch (op->kind) {
-            case PLAN_OP_GEMM:
-            case PLAN_OP_GROUPED_GEMM: b = 2.0 * op->k * (double)plan_op_effective_n(op) * op->batch; break;
-            case PLAN_OP_EMBEDDING: b = 2.0 * op->k * op->n; break;
-            case PLAN_OP_ATTENTION: {
-                const double tok = (double)op->batch * op->kv_len * (op->kv_shared ? 1 : op->kv_heads);
-                b = 2.0 * tok * (op->kv_shared ? op->qk_dim : op->qk_dim + op->v_dim);
-                break;
-            }
-            default: break;
-            }
-            total += align256(b);
-        }
+        for (int i = 0; i < p->phases[ph].n_ops; i++)
+            total += op_arena_bytes(&p->phases[ph].ops[i]);
     return total;
+}
+
+/* The first point of each part, greedily in grid order, each part's points within `budget` bytes (0: one
+ * part); first[n] is the number of points. Returns the parts, or -1 (why) when one point alone is over. */
+static int split(const plan *all, double budget, int *first, int max_parts, char *why, size_t len)
+{
+    const plan_phase *ph = &all->phases[0];
+    const int n_points = (ph->n_ops - PLAN_PROBE_EMPTY - 1) / PLAN_PROBE_REPEAT;
+    int parts = 0;
+    double in_part = 0.0;
+    for (int pt = 0; pt < n_points; pt++) {
+        double b = 0.0;
+        for (int j = 0; j < PLAN_PROBE_REPEAT; j++)
+            b += op_arena_bytes(&ph->ops[PLAN_PROBE_EMPTY + pt * PLAN_PROBE_REPEAT + j]);
+        if (budget > 0 && b > budget) {
+            char a[32], c[32];
+            snprintf(why, len, "probe point %s needs %s of device memory, more than a part may take (%s)",
+                     ph->ops[PLAN_PROBE_EMPTY + pt * PLAN_PROBE_REPEAT].name, util_fmt_bytes(b, a, sizeof(a)),
+                     util_fmt_bytes(budget, c, sizeof(c)));
+            return -1;
+        }
+        if (pt == 0 || (budget > 0 && in_part + b > budget)) {
+            if (parts == max_parts) {
+                snprintf(why, len, "the probe would need more than %d parts", max_parts);
+                return -1;
+            }
+            first[parts++] = pt;
+            in_part = 0.0;
+        }
+        in_part += b;
+    }
+    first[parts] = n_points;
+    return parts;
+}
+
+int plan_probe_parts(const cfg_scenario *sc, bool quick, double budget, char *why, size_t len)
+{
+    plan all;
+    if (build_all(sc, quick, &all, why, len))
+        return -1;
+    int first[PLAN_PROBE_MAX_PARTS + 1];
+    const int parts = split(&all, budget, first, PLAN_PROBE_MAX_PARTS, why, len);
+    plan_free(&all);
+    return parts;
+}
+
+int plan_probe_build(const cfg_scenario *sc, bool quick, double budget, int part, plan *out, char *why, size_t len)
+{
+    plan all;
+    memset(out, 0, sizeof(*out));
+    if (build_all(sc, quick, &all, why, len))
+        return -1;
+    int first[PLAN_PROBE_MAX_PARTS + 1];
+    const int parts = split(&all, budget, first, PLAN_PROBE_MAX_PARTS, why, len);
+    if (parts >= 0 && (part < 0 || part >= parts))
+        snprintf(why, len, "probe part %d: there are %d (0-%d)", part, parts, parts - 1);
+    if (parts < 0 || part < 0 || part >= parts) {
+        plan_free(&all);
+        return -1;
+    }
+    /* The part: all's empty ops, its points, the flush; the rest of all's plan as it is. */
+    *out = all;
+    const plan_phase *src = &all.phases[0];
+    out->phases = util_xcalloc(1, sizeof(plan_phase));
+    plan_phase *ph = &out->phases[0];
+    *ph = *src;
+    ph->ops = NULL;
+    ph->n_ops = ph->cap_ops = 0;
+    const int lo = PLAN_PROBE_EMPTY + first[part] * PLAN_PROBE_REPEAT, hi = PLAN_PROBE_EMPTY + first[part + 1] * PLAN_PROBE_REPEAT;
+    for (int i = 0; i < src->n_ops; i++)
+        if (i < PLAN_PROBE_EMPTY || (i >= lo && i < hi) || i == src->n_ops - 1)
+            *plan_phase_add_op(ph) = src->ops[i];
+    if (parts > 1) {
+        const size_t n = strlen(out->scenario);
+        snprintf(out->scenario + n, sizeof(out->scenario) - n, ", part %d of %d", part + 1, parts);
+    }
+    free(src->ops);
+    free(all.phases);
+    plan_summarize(out);
+    return 0;
 }

@@ -58,8 +58,10 @@ static void count_classes(const plan *p, int *n)
 /* Grid sizes by hand (plan_probe.h; GEMM shapes listed in the next test); every point 4 like ops, then the
  * flush op. configs/default.yaml's draft is GQA, so both attention classes are probed. Grouped: rows 1 and
  * 4 at 4, 16, 64, 128, 256 and Kimi-K2.5's 384 experts, rows 2 also at 192 and 320, rows 8 and 16 at the
- * first three. MLA: 8 rows values over 5 KV lengths, the 4 of one block (8, 16, 24, 32) also at 256k and
- * 512k. No other op stands between a point's ops (no neighbour ops: plan_probe.h): 1,273 ops in all. */
+ * first three; then the wider experts: w13 (narrow) at 2, 4 and 8 x its 512 columns, w2 (wide) at 2 and 4 x
+ * its 256 depth (at 8 x, 2048 deep, it is narrow: 2016 < 2048, left out), each at rows 1, 2, 4 and 4, 16,
+ * 64 experts. MLA: 8 rows values over 5 KV lengths, the 4 of one block (8, 16, 24, 32) also at 256k and
+ * 512k. No other op stands between a point's ops (no neighbour ops: plan_probe.h): 1,453 ops in one part. */
 Test(calibrate_measure, probe_plan_counts_per_class_and_names)
 {
     cfg_scenario sc;
@@ -69,11 +71,13 @@ Test(calibrate_measure, probe_plan_counts_per_class_and_names)
     int n[CFG_LAW_COUNT];
     const int full[CFG_LAW_COUNT] = {
         [CFG_LAW_GEMM_WIDE] = 8 * 6 * 4,   [CFG_LAW_GEMM_NARROW] = 8 * 9 * 4, [CFG_LAW_GEMM_BATCHED] = 6 * 3 * 4,
-        [CFG_LAW_GROUPED_WIDE] = (6 + 8 + 6 + 3 + 3) * 4, [CFG_LAW_GROUPED_NARROW] = (6 + 8 + 6 + 3 + 3) * 4,
+        [CFG_LAW_GROUPED_WIDE] = (6 + 8 + 6 + 3 + 3 + 2 * 9) * 4,
+        [CFG_LAW_GROUPED_NARROW] = (6 + 8 + 6 + 3 + 3 + 3 * 9) * 4,
         [CFG_LAW_ATTENTION_MLA] = (8 * 5 + 4 * 2) * 4, [CFG_LAW_ATTENTION_GQA] = 4 * 5 * 4, [CFG_LAW_NORM] = 4 * 4 * 4,
         [CFG_LAW_ELEMENTWISE] = 4 * 4 * 4, [CFG_LAW_SILU_MUL] = 4 * 4 * 4,   [CFG_LAW_EMBEDDING] = 4 * 2 * 4,
     };
-    cr_assert_eq(plan_probe_build(&sc, false, 0, &p, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(plan_probe_parts(&sc, false, 0, why, sizeof(why)), 1, "no budget: one part");
+    cr_assert_eq(plan_probe_build(&sc, false, 0, 0, &p, why, sizeof(why)), 0, "%s", why);
     count_classes(&p, n);
     int total = PLAN_PROBE_EMPTY + 1;
     for (int c = 0; c < CFG_LAW_COUNT; c++) {
@@ -81,59 +85,57 @@ Test(calibrate_measure, probe_plan_counts_per_class_and_names)
         total += full[c];
     }
     cr_assert_eq(p.phases[0].n_ops, total);
-    cr_assert_eq(total, 1273);
+    cr_assert_eq(total, 1453);
     plan_free(&p);
-    /* quick: 2 rows values x 2 sizes (x 2 KV lengths for attention; embedding has only 2 widths). */
-    cr_assert_eq(plan_probe_build(&sc, true, 0, &p, why, sizeof(why)), 0, "%s", why);
+    /* quick: 2 rows values x 2 sizes (x 2 KV lengths for attention; embedding has only 2 widths), and one
+     * wider point a grouped class (x 2 at 1 row and 4 experts). */
+    cr_assert_eq(plan_probe_build(&sc, true, 0, 0, &p, why, sizeof(why)), 0, "%s", why);
     count_classes(&p, n);
     for (int c = 0; c < CFG_LAW_COUNT; c++)
-        cr_expect_eq(n[c], 2 * 2 * 4, "quick grid, %s: %d ops", cfg_law_names[c], n[c]);
-    cr_assert_eq(p.phases[0].n_ops, PLAN_PROBE_EMPTY + CFG_LAW_COUNT * 2 * 2 * 4 + 1);
+        cr_expect_eq(n[c], (c == CFG_LAW_GROUPED_WIDE || c == CFG_LAW_GROUPED_NARROW ? 5 : 4) * 4,
+                     "quick grid, %s: %d ops", cfg_law_names[c], n[c]);
+    cr_assert_eq(p.phases[0].n_ops, PLAN_PROBE_EMPTY + (CFG_LAW_COUNT * 4 + 2) * 4 + 1);
     plan_free(&p);
-    /* Part 2, the grouped GEMMs at wider experts: w13 (narrow) at 2, 4 and 8 x its 512 columns, w2 (wide)
-     * at 2 and 4 x its 256 depth (at 8 x, 2048 deep, it is narrow: 2016 < 2048, left out), each at rows 1,
-     * 2, 4 and 4, 16, 64 experts: (3 + 2) x 9 points; quick: x 2 at rows 1 and 4 experts, one a class. */
-    cr_assert_eq(plan_probe_build(&sc, false, 1, &p, why, sizeof(why)), 0, "%s", why);
-    count_classes(&p, n);
-    for (int c = 0; c < CFG_LAW_COUNT; c++)
-        cr_expect_eq(n[c], c == CFG_LAW_GROUPED_NARROW ? 3 * 9 * 4 : c == CFG_LAW_GROUPED_WIDE ? 2 * 9 * 4 : 0,
-                     "part 2, %s: %d ops", cfg_law_names[c], n[c]);
-    cr_assert_eq(p.phases[0].n_ops, PLAN_PROBE_EMPTY + 5 * 9 * 4 + 1);
-    plan_free(&p);
-    cr_assert_eq(plan_probe_build(&sc, true, 1, &p, why, sizeof(why)), 0, "%s", why);
-    count_classes(&p, n);
-    cr_assert(n[CFG_LAW_GROUPED_NARROW] == 4 && n[CFG_LAW_GROUPED_WIDE] == 4);
-    cr_assert_eq(p.phases[0].n_ops, PLAN_PROBE_EMPTY + 2 * 4 + 1);
-    plan_free(&p);
-    cr_assert_eq(plan_probe_build(&sc, false, PLAN_PROBE_PARTS, &p, why, sizeof(why)), -1);
-    cr_assert(strstr(why, "probe part 2: there are 2 (0-1)"), "%s", why);
+    cr_assert_eq(plan_probe_build(&sc, false, 0, 1, &p, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "probe part 1: there are 1 (0-0)"), "%s", why);
     cfg_scenario_free(&sc);
 }
 
-/* Part 2's shapes and width coordinates: w13 at 4 x 512 = 2048 columns INT4 (replayed 2048 x 0.5625 / 2 =
- * 576 wide, 7168 deep: width 576), w2 at 2 x 256 = 512 deep (2016 wide: width 512); the arena (7168 x
- * (288 + 576 + 1152) + 2016 x (512 + 1024)) x 2 B x (4 + 16 + 64) experts x 3 rows x 4 ops = 35.4 GB, which
- * would not fit beside part 1's 105 GiB on a 140 GiB GPU. */
-Test(calibrate_measure, the_second_part_probes_wider_experts)
+/* The parts a budget cuts (plan_probe.h): each holds the empty ops, a run of points in grid order and the
+ * flush, within the budget, and together they hold every point once. At 80 % of an H200 (139.8 GiB) and of
+ * an RTX PRO 6000 (95.6 GiB, the target box, which the 138 GiB grid would not fit) two parts; a budget below
+ * the largest point (Kimi-K2.5's w13 at 384 experts, 4 x 793 MB) is refused, naming it. */
+Test(calibrate_measure, a_budget_cuts_the_grid_into_parts_that_fit)
 {
     cfg_scenario sc;
     load("configs/default.yaml", NULL, 0, NULL, &sc);
     plan p;
     char why[256] = "";
-    cr_assert_eq(plan_probe_build(&sc, false, 1, &p, why, sizeof(why)), 0, "%s", why);
-    const plan_phase *ph = &p.phases[0];
-    const plan_op *n = th_find_op(ph, "probe.grouped_narrow.r2.x4e16.1", -1);
-    th_assert_gemm(n, 2 * 16, 7168, 2048, 16);
-    cr_assert(n->wdtype == CFG_DT_INT4);
-    cr_assert_float_eq(plan_op_law_width(n), 576.0, 1e-9);
-    const plan_op *w = th_find_op(ph, "probe.grouped_wide.r4.x2e64.0", -1);
-    th_assert_gemm(w, 4 * 64, 512, 7168, 64);
-    cr_assert_float_eq(plan_op_law_width(w), 512.0, 1e-9);
-    for (int i = 0; i < ph->n_ops; i++)
-        cr_assert(strstr(ph->ops[i].name, "grouped_wide.r1.x8") == NULL, "%s: would be narrow", ph->ops[i].name);
-    const double want = (7168.0 * (288 + 576 + 1152) + 2016.0 * (512 + 1024)) * 2 * 84 * 3 * 4;
-    cr_assert_float_eq(plan_probe_arena_bytes(&p), want, 0.5, "%.0f", plan_probe_arena_bytes(&p));
-    plan_free(&p);
+    const double gib = 1073741824.0, budgets[] = {0.8 * 139.8 * gib, 0.8 * 95.6 * gib, 20 * gib};
+    const int want_parts[] = {2, 2, 8};
+    for (int k = 0; k < 3; k++) {
+        const int parts = plan_probe_parts(&sc, false, budgets[k], why, sizeof(why));
+        cr_assert_eq(parts, want_parts[k], "budget %.1f GiB: %d parts (%s)", budgets[k] / gib, parts, why);
+        int points = 0;
+        char last[PLAN_NAME_MAX] = "";
+        for (int part = 0; part < parts; part++) {
+            cr_assert_eq(plan_probe_build(&sc, false, budgets[k], part, &p, why, sizeof(why)), 0, "%s", why);
+            const plan_phase *ph = &p.phases[0];
+            cr_assert_leq(plan_probe_arena_bytes(&p), budgets[k]);
+            cr_assert_str_eq(ph->ops[0].name, "probe.empty");
+            cr_assert_str_eq(ph->ops[PLAN_PROBE_EMPTY - 1].name, "probe.empty");
+            cr_assert_str_eq(ph->ops[ph->n_ops - 1].name, "probe.flush");
+            cr_assert_eq((ph->n_ops - PLAN_PROBE_EMPTY - 1) % PLAN_PROBE_REPEAT, 0);
+            cr_assert(strcmp(ph->ops[PLAN_PROBE_EMPTY].name, last), "%s: in two parts", last);
+            snprintf(last, sizeof(last), "%s", ph->ops[ph->n_ops - 2].name);
+            points += (ph->n_ops - PLAN_PROBE_EMPTY - 1) / PLAN_PROBE_REPEAT;
+            plan_free(&p);
+        }
+        cr_assert_eq(points, (1453 - PLAN_PROBE_EMPTY - 1) / PLAN_PROBE_REPEAT, "budget %.1f GiB", budgets[k] / gib);
+    }
+    cr_assert_eq(plan_probe_parts(&sc, false, 2 * gib, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "probe point probe.grouped_narrow.r1.e384.0 needs 2.95 GiB of device memory, more than a "
+                          "part may take (2.00 GiB)"), "%s", why);
     cfg_scenario_free(&sc);
 }
 
@@ -147,7 +149,7 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
     load("configs/default.yaml", NULL, 0, NULL, &sc);
     plan p;
     char why[256] = "";
-    cr_assert_eq(plan_probe_build(&sc, false, 0, &p, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(plan_probe_build(&sc, false, 0, 0, &p, why, sizeof(why)), 0, "%s", why);
     const plan_phase *ph = &p.phases[0];
     /* GEMMs: the scenario's own shapes in plan order (the draft's phase first), then the generic sizes
      * outside their range. Wide s0 is the target's o_proj (7168 x 1024 at TP 8), narrow s0 the draft's
@@ -188,7 +190,7 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
      * ((4+16+64) x 5 rows + (128+256+384) x 2 rows + (128+192+256+320+384) at 2 rows) x 4; embedding
      * 20480 x (2048+7168) x 2 B x 4 rows x 4; MLA 576 x 2 B per token, GQA 8 KV heads x 256 x 2 B per
      * token, over 1k+4k+16k+64k+128k tokens x 4 ops x 8 rows (MLA) and 4 rows (GQA), and 256k+512k x 4 ops
-     * x 4 rows (MLA). 105.1 GiB in all. */
+     * x 4 rows (MLA): 105.1 GiB; and the wider experts (the test before): 33.0 GiB more. */
     const double kv = 1024 + 4096 + 16384 + 65536 + 131072;
     const double narrow = 3072.0 * 14336 + 4608 * 7168 + 4000 * 7168 + 2112 * 7168 + 384 * 7168 + 512 * 7168 +
                           7168 * 21504 + 256 * 2048 + 512 * 4096;
@@ -196,7 +198,8 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
     const double bmm = 512.0 * 128 * 8 + 256 * 256 * (32 + 128);
     const double want = (narrow + wide) * 2 * 8 * 4 + bmm * 2 * 6 * 4 +
                         (7168.0 * 144 + 256 * 2016) * 2 * (84 * 5 + 768 * 2 + 1280) * 4 + 20480.0 * 9216 * 2 * 4 * 4 +
-                        1152 * kv * 32 + 1152 * (262144.0 + 524288) * 16 + 4096 * kv * 16;
+                        1152 * kv * 32 + 1152 * (262144.0 + 524288) * 16 + 4096 * kv * 16 +
+                        (7168.0 * (288 + 576 + 1152) + 2016.0 * (512 + 1024)) * 2 * 84 * 3 * 4;
     cr_assert_float_eq(plan_probe_arena_bytes(&p), want, 0.5, "%.0f", plan_probe_arena_bytes(&p));
     plan_free(&p);
     cfg_scenario_free(&sc);
@@ -227,9 +230,7 @@ Test(calibrate_measure, quick_cpu_probe_writes_a_system_file_the_model_loads, .t
                          "configs/systems/h200-1x.yaml --out %s", path);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "", "the file goes to --out");
-    cr_assert_not_null(strstr(r.err, "probe part 1 of 2: 193 ops (quick grid)"), "%s", r.err);
-    cr_assert_not_null(strstr(r.err, "probe part 2 of 2: 21 ops (quick grid, grouped GEMMs at wider experts)"), "%s",
-                       r.err);
+    cr_assert_not_null(strstr(r.err, "probe part 1 of 1: 197 ops (quick grid)"), "%s", r.err);
     cr_assert_not_null(strstr(r.err, "gemm_wide"), "the summary names the classes:\n%s", r.err);
     th_free(&r);
     char *text = th_slurp(path);
@@ -305,6 +306,32 @@ Test(calibrate_measure, quick_cpu_probe_writes_a_system_file_the_model_loads, .t
     r = th_run("model configs/tiny.yaml --system %s --backend none", path);
     cr_assert_eq(r.status, 0, "%s\n%s", r.out, r.err);
     th_free(&r);
+    /* In parts (--part-gib 0.15 of the 0.41 GiB): three, one after the other, and the same tables: every
+     * point once, at the same coordinates, whichever part timed it. */
+    char parted[160];
+    snprintf(parted, sizeof(parted), "%s/parts.yaml", dir);
+    r = th_run("calibrate --measure configs/tiny.yaml --device cpu --quick --passes 2 --part-gib 0.15 --base "
+               "configs/systems/h200-1x.yaml --out %s", parted);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_not_null(strstr(r.err, "probe part 3 of 3: "), "%s", r.err);
+    cr_assert_null(strstr(r.err, "probe part 4 of"), "%s", r.err);
+    th_free(&r);
+    cfg_scenario one, three;
+    load("configs/tiny.yaml", NULL, 0, path, &one);
+    load("configs/tiny.yaml", NULL, 0, parted, &three);
+    for (int c = 0; c < CFG_LAW_COUNT; c++) {
+        const cfg_law_table *a = &one.system.measured.compute[c], *b = &three.system.measured.compute[c];
+        cr_assert(a->n_us == b->n_us && a->n_width == b->n_width, "%s: %d / %d points", cfg_law_names[c], a->n_us,
+                  b->n_us);
+        for (int i = 0; i < a->n_us; i++)
+            cr_assert(a->rows[i] == b->rows[i] && a->bytes[i] == b->bytes[i] &&
+                      (!a->n_width || a->width[i] == b->width[i]), "%s point %d", cfg_law_names[c], i);
+    }
+    cfg_scenario_free(&one);
+    cfg_scenario_free(&three);
+    th_expect_bad(th_run("calibrate --measure configs/tiny.yaml --device cpu --quick --part-gib 0.01 --base "
+                         "configs/systems/h200-1x.yaml --out %s/none.yaml", dir),
+                  "more than a part may take", "needs");
     r = th_sh("rm -rf '%s'", dir);
     th_free(&r);
 }

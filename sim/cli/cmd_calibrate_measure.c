@@ -314,9 +314,9 @@ static double part_budget(const meas_args *a, const exec_facts *f)
     return f->memory_gib > 0 && !f->self_test ? 0.8 * f->memory_gib * 1073741824.0 : 0.0;
 }
 
-/* Build, time and free each probe part in turn (each its own arena: plan_probe.h), then write the system
- * file. Returns an exit status. */
-static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, util_buf *out)
+/* Cut the grid into parts that fit this device, time each in turn (each its own arena: plan_probe.h), then
+ * write the system file. Returns an exit status. */
+static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, const plan *grid, util_buf *out)
 {
     char why[256];
     exec_options opt = {
@@ -346,14 +346,14 @@ static int measure(const meas_args *a, dist_job *d, const cfg_scenario *sc, util
     memset(&ls, 0, sizeof(ls));
     bool graph = false;
     const double budget = part_budget(a, &facts);
-    const int parts = plan_probe_parts(sc, a->quick, budget, why, sizeof(why));
+    const int parts = plan_probe_parts(grid, budget, why, sizeof(why));
     if (parts < 0) {
         fprintf(stderr, "vpsim calibrate: %s\n", why);
         rc = VP_EXIT_USAGE;
     }
     for (int part = 0; part < parts && rc == 0; part++) {
         plan p;
-        if (plan_probe_build(sc, a->quick, budget, part, &p, why, sizeof(why))) {
+        if (plan_probe_part(grid, budget, part, &p, why, sizeof(why))) {
             fprintf(stderr, "vpsim calibrate: %s\n", why);
             rc = VP_EXIT_USAGE;
             break;
@@ -399,15 +399,19 @@ static int meas_run(cli_ctx *x)
         fprintf(stderr, "vpsim calibrate: --base: %s\n", err.msg);
         rc = VP_EXIT_USAGE;
     }
-    /* The grid in one piece (its parts are cut once the device's memory is known), and --part-gib when given. */
-    if (rc == 0 && plan_probe_parts(sc, a->quick, a->part_gib * 1073741824.0, why, sizeof(why)) < 0) {
+    /* The grid, built once; its parts are cut once the device's memory is known (--part-gib is checked now). */
+    plan grid;
+    const bool have_grid = rc == 0 && plan_probe_build(sc, a->quick, &grid, why, sizeof(why)) == 0;
+    if (rc == 0 && (!have_grid || plan_probe_parts(&grid, a->part_gib * 1073741824.0, why, sizeof(why)) < 0)) {
         fprintf(stderr, "vpsim calibrate: %s\n", why);
         rc = VP_EXIT_USAGE;
     }
     if (rc == 0) {
-        rc = measure(a, &x->d, sc, &x->out);
+        rc = measure(a, &x->d, sc, &grid, &x->out);
         x->emit = true;
     }
+    if (have_grid)
+        plan_free(&grid);
     cfg_doc_free(base);
     return rc;
 }

@@ -251,54 +251,26 @@ static double measure_ops(exec_ctx *x, bool graph, const run_slots *s, double *r
     return empty_pair_us;
 }
 
-/* Timed cycles (the whole cycle), max over ranks per iteration, into *stats. */
-static void time_cycles(exec_ctx *x, bool graph, const run_slots *s, exec_stats *stats)
-{
-    const int iters = x->opt->iters;
-    if (graph) {
-        exec_watch_step("capturing the cycle as a CUDA graph");
-        x->dev->capture_begin(x);
-        enqueue_cycle(x, false);
-        x->dev->capture_end(x, EXEC_GRAPH_TIMED);
-        /* A graph warms up on its own (upload, NCCL's registrations): --warmup launches, untimed. */
-        exec_watch_step("%d warm-up launch(es) of the cycle's graph", x->opt->warmup);
-        for (int i = 0; i < x->opt->warmup; i++)
-            x->dev->graph_launch(x, EXEC_GRAPH_TIMED);
-        x->dev->sync(x);
-    }
-    double *cycle = util_xcalloc((size_t)(iters > 0 ? iters : 1), sizeof(double));
-    for (int it = 0; it < iters; it++) {
-        exec_watch_step("timed cycle %d/%d%s", it + 1, iters, graph ? " (CUDA graph)" : "");
-        dist_barrier();
-        x->dev->timer_record(x, s->a, 0);
-        if (graph)
-            x->dev->graph_launch(x, EXEC_GRAPH_TIMED);
-        else
-            enqueue_cycle(x, false);
-        x->dev->timer_record(x, s->b, 0);
-        x->dev->sync(x);
-        cycle[it] = x->dev->timer_elapsed_us(x, s->a, s->b);
-        progress(x, "timed cycle", it + 1, iters);
-    }
-    dist_max_doubles(cycle, iters);
-    *stats = stats_of(cycle, iters);
-    free(cycle);
-}
-
-/* --class-cost's variants of the cycle: the graph slot each is captured in, and its classes. */
+/* The cycle's variants (the whole cycle; --class-cost's with a class left out or alone): the graph slot
+ * each is captured in, and its classes. */
 typedef struct cycle_variant {
     int slot;
     unsigned keep;
 } cycle_variant;
 
+static const cycle_variant cycle_full = {EXEC_GRAPH_TIMED, EXEC_KEEP_ALL};
+
+/* Capture a variant as a CUDA graph and warm it up (a graph warms up on its own: upload, NCCL's
+ * registrations): --warmup launches, untimed. Nothing without graphs. */
 static void capture_variant(exec_ctx *x, bool graph, cycle_variant v)
 {
     if (!graph)
         return;
-    exec_watch_step("capturing a variant of the cycle as a CUDA graph (--class-cost)");
+    exec_watch_step("capturing the cycle%s as a CUDA graph", v.keep == EXEC_KEEP_ALL ? "" : " (--class-cost variant)");
     x->dev->capture_begin(x);
     enqueue_some(x, false, v.keep);
     x->dev->capture_end(x, v.slot);
+    exec_watch_step("%d warm-up launch(es) of the graph", x->opt->warmup);
     for (int w = 0; w < x->opt->warmup; w++)
         x->dev->graph_launch(x, v.slot);
     x->dev->sync(x);
@@ -318,6 +290,21 @@ static double time_one(exec_ctx *x, bool graph, const run_slots *s, cycle_varian
     double us = x->dev->timer_elapsed_us(x, s->a, s->b);
     dist_max_doubles(&us, 1);
     return us;
+}
+
+/* Timed cycles (the whole cycle), max over ranks per iteration, into *stats. */
+static void time_cycles(exec_ctx *x, bool graph, const run_slots *s, exec_stats *stats)
+{
+    const int iters = x->opt->iters;
+    capture_variant(x, graph, cycle_full);
+    double *cycle = util_xcalloc((size_t)(iters > 0 ? iters : 1), sizeof(double));
+    for (int it = 0; it < iters; it++) {
+        exec_watch_step("timed cycle %d/%d%s", it + 1, iters, graph ? " (CUDA graph)" : "");
+        cycle[it] = time_one(x, graph, s, cycle_full);
+        progress(x, "timed cycle", it + 1, iters);
+    }
+    *stats = stats_of(cycle, iters);
+    free(cycle);
 }
 
 /* The median of `iters` launches of a variant in a row, after its warm-up (capture_variant). */
@@ -347,7 +334,7 @@ static void class_costs(exec_ctx *x, bool graph, const run_slots *s, exec_result
     static const int classes[] = {PLAN_CLASS_GEMM, PLAN_CLASS_ATTENTION, PLAN_CLASS_OTHER};
     const int iters = x->opt->iters > 0 ? x->opt->iters : 1;
     double *diff = util_xcalloc((size_t)iters, sizeof(double));
-    const cycle_variant full = {EXEC_GRAPH_TIMED, EXEC_KEEP_ALL};
+    const cycle_variant full = cycle_full;
     for (int i = 0; i < (int)(sizeof(classes) / sizeof(classes[0])); i++) {
         const unsigned bit = 1u << classes[i];
         const cycle_variant without = {EXEC_GRAPH_WITHOUT, EXEC_KEEP_ALL & ~bit}, only = {EXEC_GRAPH_ALONE, bit};

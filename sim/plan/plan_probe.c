@@ -397,9 +397,7 @@ static void rowwise(probe *pr)
         }
 }
 
-/* Every point of the grid, the grouped widths last, between the empty ops and the flush (the layout of
- * plan_probe.h), as one plan. 0, or -1 with a reason. */
-static int build_all(const cfg_scenario *sc, bool quick, plan *out, char *why, size_t len)
+int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, size_t len)
 {
     memset(out, 0, sizeof(*out));
     const int tp = sc->parallel.tp > 0 ? sc->parallel.tp : 1;
@@ -436,6 +434,7 @@ static int build_all(const cfg_scenario *sc, bool quick, plan *out, char *why, s
         plan_free(out);
         return -1;
     }
+    plan_summarize(out);
     return 0;
 }
 
@@ -501,49 +500,46 @@ static int split(const plan *all, double budget, int *first, int max_parts, char
     return parts;
 }
 
-int plan_probe_parts(const cfg_scenario *sc, bool quick, double budget, char *why, size_t len)
+int plan_probe_parts(const plan *grid, double budget, char *why, size_t len)
 {
-    plan all;
-    if (build_all(sc, quick, &all, why, len))
-        return -1;
     int first[PLAN_PROBE_MAX_PARTS + 1];
-    const int parts = split(&all, budget, first, PLAN_PROBE_MAX_PARTS, why, len);
-    plan_free(&all);
-    return parts;
+    return split(grid, budget, first, PLAN_PROBE_MAX_PARTS, why, len);
 }
 
-int plan_probe_build(const cfg_scenario *sc, bool quick, double budget, int part, plan *out, char *why, size_t len)
+int plan_probe_part(const plan *grid, double budget, int part, plan *out, char *why, size_t len)
 {
-    plan all;
     memset(out, 0, sizeof(*out));
-    if (build_all(sc, quick, &all, why, len))
-        return -1;
     int first[PLAN_PROBE_MAX_PARTS + 1];
-    const int parts = split(&all, budget, first, PLAN_PROBE_MAX_PARTS, why, len);
-    if (parts >= 0 && (part < 0 || part >= parts))
+    const int parts = split(grid, budget, first, PLAN_PROBE_MAX_PARTS, why, len);
+    if (parts < 0)
+        return -1;
+    if (part < 0 || part >= parts) {
         snprintf(why, len, "probe part %d: there are %d (0-%d)", part, parts, parts - 1);
-    if (parts < 0 || part < 0 || part >= parts) {
-        plan_free(&all);
         return -1;
     }
-    /* The part: all's empty ops, its points, the flush; the rest of all's plan as it is. */
-    *out = all;
-    const plan_phase *src = &all.phases[0];
-    out->phases = util_xcalloc(1, sizeof(plan_phase));
-    plan_phase *ph = &out->phases[0];
-    *ph = *src;
-    ph->ops = NULL;
-    ph->n_ops = ph->cap_ops = 0;
-    const int lo = PLAN_PROBE_EMPTY + first[part] * PLAN_PROBE_REPEAT, hi = PLAN_PROBE_EMPTY + first[part + 1] * PLAN_PROBE_REPEAT;
-    for (int i = 0; i < src->n_ops; i++)
-        if (i < PLAN_PROBE_EMPTY || (i >= lo && i < hi) || i == src->n_ops - 1)
-            *plan_phase_add_op(ph) = src->ops[i];
+    /* The part: the grid's empty ops, its points, the flush; the grid's plan fields as they are. */
+    const plan_phase *src = &grid->phases[0];
+    out->ranks = grid->ranks;
+    out->batch = grid->batch;
+    out->context = grid->context;
+    snprintf(out->scenario, sizeof(out->scenario), "%s", grid->scenario);
     if (parts > 1) {
         const size_t n = strlen(out->scenario);
         snprintf(out->scenario + n, sizeof(out->scenario) - n, ", part %d of %d", part + 1, parts);
     }
-    free(src->ops);
-    free(all.phases);
+    out->phases = util_xcalloc(1, sizeof(plan_phase));
+    out->n_phases = 1;
+    plan_phase *ph = &out->phases[0];
+    snprintf(ph->name, sizeof(ph->name), "%s", src->name);
+    snprintf(ph->model, sizeof(ph->model), "%s", src->model);
+    ph->kind = src->kind;
+    ph->tokens = src->tokens;
+    ph->batch = src->batch;
+    const int lo = PLAN_PROBE_EMPTY + first[part] * PLAN_PROBE_REPEAT;
+    const int hi = PLAN_PROBE_EMPTY + first[part + 1] * PLAN_PROBE_REPEAT;
+    for (int i = 0; i < src->n_ops; i++)
+        if (i < PLAN_PROBE_EMPTY || (i >= lo && i < hi) || i == src->n_ops - 1)
+            *plan_phase_add_op(ph) = src->ops[i];
     plan_summarize(out);
     return 0;
 }

@@ -28,18 +28,20 @@
 #define PLAN_PROBE_FLUSH_ELEMS (64ll << 20)
 #define PLAN_PROBE_FLUSH_ELEMS_QUICK (1ll << 20)
 
-/* The probe runs as one or more plans, one after the other, each laid out as above (its own empty ops,
- * points and flush), so that no one plan's private weights outgrow the GPU: the grid's points in order
- * (every class, then the grouped GEMMs at wider experts, the law's width coordinate), cut into parts of at
- * most `budget` bytes of private weights and KV caches each (plan_probe_arena_bytes; 0: one part). */
-#define PLAN_PROBE_MAX_PARTS 64
-/* How many parts at `budget`: >= 1, or -1 with a reason in `why` (a point alone over the budget). */
-int plan_probe_parts(const cfg_scenario *sc, bool quick, double budget, char *why, size_t len);
+/* Build the whole probe grid for the scenario's models at its tensor-parallel degree (attention heads and
+ * the vocab shard as the real plan has them per rank), in the layout above: every class's points, then the
+ * grouped GEMMs at wider experts (the law's width coordinate). `quick`: the small grid the CPU device runs
+ * in seconds (CI). 0, or -1 with a reason in `why`. */
+int plan_probe_build(const cfg_scenario *sc, bool quick, plan *out, char *why, size_t len);
 
-/* Build part `part` (0-based) of the probe plan for the scenario's models at its tensor-parallel degree
- * (attention heads and the vocab shard as the real plan has them per rank). `quick`: the small grid the
- * CPU device runs in seconds (CI). 0, or -1 with a reason in `why`. */
-int plan_probe_build(const cfg_scenario *sc, bool quick, double budget, int part, plan *out, char *why, size_t len);
+/* The probe runs as one or more plans, one after the other, each laid out as above (its own empty ops,
+ * points and flush), so that no one plan's private weights outgrow the GPU: the grid's points in order,
+ * cut into parts of at most `budget` bytes of private weights and KV caches each (plan_probe_arena_bytes;
+ * 0: one part). plan_probe_parts: how many, >= 1, or -1 with a reason (a point alone over the budget). */
+#define PLAN_PROBE_MAX_PARTS 64
+int plan_probe_parts(const plan *grid, double budget, char *why, size_t len);
+/* Part `part` (0-based) of the grid as a plan of its own. 0, or -1 with a reason. */
+int plan_probe_part(const plan *grid, double budget, int part, plan *out, char *why, size_t len);
 
 /* Bytes the CUDA device allocates for the plan's private weights and KV caches (its arena: each op's
  * bf16 weights or cache, rounded up to 256 B), so a user sees what the probe needs before it runs. */

@@ -25,22 +25,21 @@ static const cfg_field check_fields[] = {
 };
 
 #define M(f) offsetof(results_measured, f)
-#define M_CLASS(c) (M(class_cost_ms) + (c) * sizeof(double))
+/* gemm, attention and other (ms) of a per-class array of results_measured (the comm class has none). */
+#define CLASS_MS_FIELDS(arr)                                                                                          \
+    {.key = "gemm", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M(arr) + PLAN_CLASS_GEMM * sizeof(double),        \
+     .nullable = true, .unit = "ms"},                                                                                 \
+    {.key = "attention", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M(arr) + PLAN_CLASS_ATTENTION * sizeof(double), \
+     .nullable = true},                                                                                               \
+    {.key = "other", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M(arr) + PLAN_CLASS_OTHER * sizeof(double),      \
+     .nullable = true}
 static const cfg_field class_cost_fields[] = {
-    {.key = "gemm", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M_CLASS(PLAN_CLASS_GEMM), .nullable = true,
-     .unit = "ms"},
-    {.key = "attention", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M_CLASS(PLAN_CLASS_ATTENTION), .nullable = true},
-    {.key = "other", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M_CLASS(PLAN_CLASS_OTHER), .nullable = true},
+    CLASS_MS_FIELDS(class_cost_ms),
     {.key = "method", .type = CFG_T_STRING, .derived = true},
     {0},
 };
-
-#define M_ALONE(c) (M(class_alone_ms) + (c) * sizeof(double))
 static const cfg_field class_alone_fields[] = {
-    {.key = "gemm", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M_ALONE(PLAN_CLASS_GEMM), .nullable = true,
-     .unit = "ms"},
-    {.key = "attention", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M_ALONE(PLAN_CLASS_ATTENTION), .nullable = true},
-    {.key = "other", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M_ALONE(PLAN_CLASS_OTHER), .nullable = true},
+    CLASS_MS_FIELDS(class_alone_ms),
     {.key = "none", .type = CFG_T_DOUBLE, CFG_NO_RANGE, .offset = M(class_none_ms), .nullable = true, .unit = "ms",
      .doc = "the cycle with no compute op"},
     {.key = "method", .type = CFG_T_STRING, .derived = true},

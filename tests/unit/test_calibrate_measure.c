@@ -76,8 +76,8 @@ Test(calibrate_measure, probe_plan_counts_per_class_and_names)
         [CFG_LAW_ATTENTION_MLA] = (8 * 5 + 4 * 2) * 4, [CFG_LAW_ATTENTION_GQA] = 4 * 5 * 4, [CFG_LAW_NORM] = 4 * 4 * 4,
         [CFG_LAW_ELEMENTWISE] = 4 * 4 * 4, [CFG_LAW_SILU_MUL] = 4 * 4 * 4,   [CFG_LAW_EMBEDDING] = 4 * 2 * 4,
     };
-    cr_assert_eq(plan_probe_parts(&sc, false, 0, why, sizeof(why)), 1, "no budget: one part");
-    cr_assert_eq(plan_probe_build(&sc, false, 0, 0, &p, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(plan_probe_build(&sc, false, &p, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(plan_probe_parts(&p, 0, why, sizeof(why)), 1, "no budget: one part");
     count_classes(&p, n);
     int total = PLAN_PROBE_EMPTY + 1;
     for (int c = 0; c < CFG_LAW_COUNT; c++) {
@@ -86,18 +86,23 @@ Test(calibrate_measure, probe_plan_counts_per_class_and_names)
     }
     cr_assert_eq(p.phases[0].n_ops, total);
     cr_assert_eq(total, 1453);
+    /* One part of no budget is the grid itself; a part past the last is refused. */
+    plan one;
+    cr_assert_eq(plan_probe_part(&p, 0, 0, &one, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(one.phases[0].n_ops, total);
+    plan_free(&one);
+    cr_assert_eq(plan_probe_part(&p, 0, 1, &one, why, sizeof(why)), -1);
+    cr_assert(strstr(why, "probe part 1: there are 1 (0-0)"), "%s", why);
     plan_free(&p);
     /* quick: 2 rows values x 2 sizes (x 2 KV lengths for attention; embedding has only 2 widths), and one
      * wider point a grouped class (x 2 at 1 row and 4 experts). */
-    cr_assert_eq(plan_probe_build(&sc, true, 0, 0, &p, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(plan_probe_build(&sc, true, &p, why, sizeof(why)), 0, "%s", why);
     count_classes(&p, n);
     for (int c = 0; c < CFG_LAW_COUNT; c++)
         cr_expect_eq(n[c], (c == CFG_LAW_GROUPED_WIDE || c == CFG_LAW_GROUPED_NARROW ? 5 : 4) * 4,
                      "quick grid, %s: %d ops", cfg_law_names[c], n[c]);
     cr_assert_eq(p.phases[0].n_ops, PLAN_PROBE_EMPTY + (CFG_LAW_COUNT * 4 + 2) * 4 + 1);
     plan_free(&p);
-    cr_assert_eq(plan_probe_build(&sc, false, 0, 1, &p, why, sizeof(why)), -1);
-    cr_assert(strstr(why, "probe part 1: there are 1 (0-0)"), "%s", why);
     cfg_scenario_free(&sc);
 }
 
@@ -109,17 +114,18 @@ Test(calibrate_measure, a_budget_cuts_the_grid_into_parts_that_fit)
 {
     cfg_scenario sc;
     load("configs/default.yaml", NULL, 0, NULL, &sc);
-    plan p;
+    plan grid, p;
     char why[256] = "";
+    cr_assert_eq(plan_probe_build(&sc, false, &grid, why, sizeof(why)), 0, "%s", why);
     const double gib = 1073741824.0, budgets[] = {0.8 * 139.8 * gib, 0.8 * 95.6 * gib, 20 * gib};
     const int want_parts[] = {2, 2, 8};
     for (int k = 0; k < 3; k++) {
-        const int parts = plan_probe_parts(&sc, false, budgets[k], why, sizeof(why));
+        const int parts = plan_probe_parts(&grid, budgets[k], why, sizeof(why));
         cr_assert_eq(parts, want_parts[k], "budget %.1f GiB: %d parts (%s)", budgets[k] / gib, parts, why);
         int points = 0;
         char last[PLAN_NAME_MAX] = "";
         for (int part = 0; part < parts; part++) {
-            cr_assert_eq(plan_probe_build(&sc, false, budgets[k], part, &p, why, sizeof(why)), 0, "%s", why);
+            cr_assert_eq(plan_probe_part(&grid, budgets[k], part, &p, why, sizeof(why)), 0, "%s", why);
             const plan_phase *ph = &p.phases[0];
             cr_assert_leq(plan_probe_arena_bytes(&p), budgets[k]);
             cr_assert_str_eq(ph->ops[0].name, "probe.empty");
@@ -133,9 +139,41 @@ Test(calibrate_measure, a_budget_cuts_the_grid_into_parts_that_fit)
         }
         cr_assert_eq(points, (1453 - PLAN_PROBE_EMPTY - 1) / PLAN_PROBE_REPEAT, "budget %.1f GiB", budgets[k] / gib);
     }
-    cr_assert_eq(plan_probe_parts(&sc, false, 2 * gib, why, sizeof(why)), -1);
+    cr_assert_eq(plan_probe_parts(&grid, 2 * gib, why, sizeof(why)), -1);
     cr_assert(strstr(why, "probe point probe.grouped_narrow.r1.e384.0 needs 2.95 GiB of device memory, more than a "
                           "part may take (2.00 GiB)"), "%s", why);
+    plan_free(&grid);
+    cfg_scenario_free(&sc);
+}
+
+/* The wider experts' shapes and width coordinates: w13 at 4 x 512 = 2048 columns INT4 (replayed 2048 x
+ * 0.5625 / 2 = 576 wide, 7168 deep: width 576), w2 at 2 x 256 = 512 deep (2016 wide: width 512); their
+ * weights (7168 x (288 + 576 + 1152) + 2016 x (512 + 1024)) x 2 B x (4 + 16 + 64) experts x 3 rows x 4 ops
+ * = 35.4 GB, which would not fit beside the rest's 105 GiB on a 140 GiB GPU: the probe runs in parts. */
+Test(calibrate_measure, the_grid_ends_with_wider_experts)
+{
+    cfg_scenario sc;
+    load("configs/default.yaml", NULL, 0, NULL, &sc);
+    plan p;
+    char why[256] = "";
+    cr_assert_eq(plan_probe_build(&sc, false, &p, why, sizeof(why)), 0, "%s", why);
+    const plan_phase *ph = &p.phases[0];
+    const plan_op *n = th_find_op(ph, "probe.grouped_narrow.r2.x4e16.1", -1);
+    th_assert_gemm(n, 2 * 16, 7168, 2048, 16);
+    cr_assert(n->wdtype == CFG_DT_INT4);
+    cr_assert_float_eq(plan_op_law_width(n), 576.0, 1e-9);
+    const plan_op *w = th_find_op(ph, "probe.grouped_wide.r4.x2e64.0", -1);
+    th_assert_gemm(w, 4 * 64, 512, 7168, 64);
+    cr_assert_float_eq(plan_op_law_width(w), 512.0, 1e-9);
+    double wider = 0;
+    for (int i = 0; i < ph->n_ops; i++) {
+        cr_assert(strstr(ph->ops[i].name, "grouped_wide.r1.x8") == NULL, "%s: would be narrow", ph->ops[i].name);
+        if (strstr(ph->ops[i].name, ".x") && ph->ops[i].kind == PLAN_OP_GROUPED_GEMM)
+            wider += 2.0 * ph->ops[i].k * (double)plan_op_effective_n(&ph->ops[i]) * ph->ops[i].batch;
+    }
+    cr_assert_float_eq(wider, (7168.0 * (288 + 576 + 1152) + 2016.0 * (512 + 1024)) * 2 * 84 * 3 * 4, 0.5, "%.0f",
+                       wider);
+    plan_free(&p);
     cfg_scenario_free(&sc);
 }
 
@@ -149,7 +187,7 @@ Test(calibrate_measure, probe_ops_have_the_shapes_of_real_plans)
     load("configs/default.yaml", NULL, 0, NULL, &sc);
     plan p;
     char why[256] = "";
-    cr_assert_eq(plan_probe_build(&sc, false, 0, 0, &p, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(plan_probe_build(&sc, false, &p, why, sizeof(why)), 0, "%s", why);
     const plan_phase *ph = &p.phases[0];
     /* GEMMs: the scenario's own shapes in plan order (the draft's phase first), then the generic sizes
      * outside their range. Wide s0 is the target's o_proj (7168 x 1024 at TP 8), narrow s0 the draft's

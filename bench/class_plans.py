@@ -71,6 +71,24 @@ def read(out):
         print(f"| {NAMES[x]} + {NAMES[y]} | {i:+.3f} |")
     spread = max(v[2] - v[1] for v in t.values())
     print(f"largest p10-p90 spread of the eight replays: {spread:.3f} ms")
+    skipped(out)
+
+
+def skipped(out):
+    """The same classes alone as `vpsim run --class-cost` measures them in each plan (replayed with
+    EXTRA=--class-cost): its ops skipped in one plan's graph, not left out of the plan."""
+    rows = []
+    for r in range(4):
+        for left in itertools.combinations("GAO", r):
+            with open(os.path.join(out, f"{tag(left)}.result.json")) as f:
+                m = json.load(f)["measured"]
+            if m.get("class_alone_ms"):
+                a = m["class_alone_ms"]
+                rows.append(f"| {tag(left)} | " + " | ".join(f"{a[NAMES[c]]:.3f}" for c in "GAO") + f" | {a['none']:.4f} |")
+    if rows:
+        print("| plan | gemm alone (ops skipped) | attention | other | none |")
+        print("|---|---|---|---|---|")
+        print("\n".join(rows))
 
 
 if __name__ == "__main__":

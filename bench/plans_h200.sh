@@ -6,6 +6,8 @@
 # steps.log. GPU time: ~2 s a plan (neighbour 20 plans, class 8 a case). From the repository root:
 #   bash bench/plans_h200.sh neighbour_plans
 #   bash bench/plans_h200.sh class_plans [CASE ...]     (bench/heldout_cases.py names; default anchor)
+# EXTRA (words added to every replay's command line), e.g. EXTRA=--class-cost: each plan also measures
+# its classes alone by skipping ops (vpsim run --class-cost), beside the plans that leave them out.
 set -u
 MAKER=${1:?usage: bench/plans_h200.sh neighbour_plans|class_plans [CASE ...]}
 shift
@@ -43,7 +45,7 @@ for c in "$@"; do
     for p in "$D"/plans/*.json; do
         case $p in *.result.json) continue ;; esac
         b=${p%.json}
-        timeout 60 "$V" run configs/default.yaml "${R[@]}" --backend none --iters 50 --warmup 5 --plan "$p" \
+        timeout 60 "$V" run configs/default.yaml "${R[@]}" --backend none --iters 50 --warmup 5 ${EXTRA:-} --plan "$p" \
             --out "$b.result.json" >"$b.log" 2>&1
         log "  rc=$? $c $(basename "$b")"
     done

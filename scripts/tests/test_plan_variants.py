@@ -81,3 +81,33 @@ def test_neighbour_plans_pair_the_ops_and_read_the_cost_of_a_change(tmp_path):
     r = tool("neighbour_plans.py", "read", out)
     assert r.returncode == 0, r.stderr
     assert r.stdout.count("+0.250 (+0.250..+0.250)") == 5, r.stdout
+
+
+def test_layout_plans_keep_one_class_beside_a_pad_and_take_the_pad_out(tmp_path):
+    out = tmp_path / "lay"
+    r = tool("layout_plans.py", "make", plan_of(tmp_path), out)
+    assert r.returncode == 0, r.stderr
+    p = json.load(open(out / "other-2.json"))
+    ops = [o for ph in p["phases"] for o in ph["ops"]]
+    pad = ops[0]
+    # The pad is one row of an embedding table of 2 GiB; the rest are the other class and the collectives.
+    assert pad["name"] == "layout_pad" and pad["m"] == 1 and abs(pad["k"] * pad["n"] * 2 - 2 * 2**30) < 2 * pad["n"]
+    assert not {o["kind"] for o in ops[1:]} & {"gemm", "grouped_gemm", "attention"}
+    assert {o["kind"] for o in json.load(open(out / "pad-only-0.json"))["phases"][0]["ops"]} <= {"allreduce", "allgather",
+                                                                                                  "reduce_scatter", "alltoall"}
+    m = subprocess.run([BIN, "model", "configs/tiny.yaml", "--plan", str(out / "attention-16.json"), "--backend", "none"],
+                       cwd=REPO, capture_output=True, text=True)
+    assert m.returncode == 0, m.stderr
+    # Made-up: attention 1.0 ms except 1.1 at the 4 GiB pad, other 0.9, the pad 0.001 ms on top.
+    for name in os.listdir(out):
+        if name.endswith(".result.json"):
+            continue
+        t = name[:-5]
+        kind, g = t.rsplit("-", 1)
+        pad_ms = 0.001 if float(g) > 0 else 0.0
+        base = {"attention": 1.1 if g == "4" else 1.0, "other": 0.9, "pad-only": 0.0}[kind]
+        result(out / f"{t}.result.json", base + pad_ms)
+    r = tool("layout_plans.py", "read", out)
+    assert r.returncode == 0, r.stderr
+    assert "| 4 | 1.100 | 0.900 | 0.0010 |" in r.stdout, r.stdout
+    assert "attention: 1.000-1.100 ms over the pads (10.0 %)" in r.stdout, r.stdout

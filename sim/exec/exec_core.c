@@ -26,7 +26,10 @@ void exec_env_set(exec_ctx *x, const char *key, const char *fmt, ...)
 
 /* Enqueue one cycle. With timers, slot 2*i / 2*i+1 bracket flat op i on the op's stream. Of the compute
  * ops only those of the classes whose bit `keep` has (a plan_class bit; EXEC_KEEP_ALL: the cycle) are
- * run (--class-cost); collectives, forks and joins always. */
+ * run (--class-cost); collectives always. The side stream forks only for an op that runs: a fork and
+ * join around an empty branch still puts an event node between two kernels of the main stream, and
+ * that node, not any op, cost attention alone 0.1 ms a cycle at the default on one H200 (bench/NOTES.md,
+ * 2026-12-02, session 19). */
 #define EXEC_KEEP_ALL ((1u << PLAN_CLASS_COUNT) - 1u)
 static void enqueue_some(exec_ctx *x, bool timers, unsigned keep)
 {
@@ -38,7 +41,8 @@ static void enqueue_some(exec_ctx *x, bool timers, unsigned keep)
             const plan_op *op = &p->phases[ph].ops[i];
             /* The side stream forks at its first op and joins before the next collective: the
              * shared expert overlaps the routed experts and is summed before the allreduce. */
-            if (op->stream == PLAN_STREAM_SIDE && !forked) {
+            const bool runs = plan_op_is_collective(op->kind) || (keep & (1u << plan_op_class(op->kind)));
+            if (op->stream == PLAN_STREAM_SIDE && runs && !forked) {
                 x->dev->fork(x);
                 forked = true;
             }
@@ -51,7 +55,7 @@ static void enqueue_some(exec_ctx *x, bool timers, unsigned keep)
                 x->dev->timer_record(x, 2 * flat, s);
             if (plan_op_is_collective(op->kind)) {
                 exec_collective(x, op, flat, x->dev->comm_send(x), x->dev->comm_recv(x), op->count);
-            } else if (keep & (1u << plan_op_class(op->kind))) {
+            } else if (runs) {
                 exec_watch_op(flat, -1, -1);
                 x->dev->compute(x, op, flat);
             }

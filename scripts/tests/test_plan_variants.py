@@ -87,27 +87,30 @@ def test_layout_plans_keep_one_class_beside_a_pad_and_take_the_pad_out(tmp_path)
     out = tmp_path / "lay"
     r = tool("layout_plans.py", "make", plan_of(tmp_path), out)
     assert r.returncode == 0, r.stderr
-    p = json.load(open(out / "other-2.json"))
-    ops = [o for ph in p["phases"] for o in ph["ops"]]
+    ops = [o for ph in json.load(open(out / "other-mem-2.json"))["phases"] for o in ph["ops"]]
     pad = ops[0]
-    # The pad is one row of an embedding table of 2 GiB; the rest are the other class and the collectives.
-    assert pad["name"] == "layout_pad" and pad["m"] == 1 and abs(pad["k"] * pad["n"] * 2 - 2 * 2**30) < 2 * pad["n"]
+    # The memory pad is one row of an embedding table of 2 GiB; the rest are the other class and the collectives.
+    assert pad["kind"] == "embedding" and pad["m"] == 1 and abs(pad["k"] * pad["n"] * 2 - 2 * 2**30) < 2 * pad["n"]
     assert not {o["kind"] for o in ops[1:]} & {"gemm", "grouped_gemm", "attention"}
-    assert {o["kind"] for o in json.load(open(out / "pad-only-0.json"))["phases"][0]["ops"]} <= {"allreduce", "allgather",
-                                                                                                  "reduce_scatter", "alltoall"}
-    m = subprocess.run([BIN, "model", "configs/tiny.yaml", "--plan", str(out / "attention-16.json"), "--backend", "none"],
-                       cwd=REPO, capture_output=True, text=True)
-    assert m.returncode == 0, m.stderr
-    # Made-up: attention 1.0 ms except 1.1 at the 4 GiB pad, other 0.9, the pad 0.001 ms on top.
+    # The work pad is a one-row GEMM over 8 GiB of weights, first in the cycle.
+    work = json.load(open(out / "attention-work-8.json"))["phases"][0]["ops"][0]
+    assert work["kind"] == "gemm" and work["m"] == 1 and abs(work["weight_bytes"] - 8 * 2**30) < 2 * work["k"]
+    assert {o["kind"] for o in json.load(open(out / "pad-only-mem-0.json"))["phases"][0]["ops"]} <= {
+        "allreduce", "allgather", "reduce_scatter", "alltoall"}
+    for t in ("attention-work-8", "other-mem-16"):
+        m = subprocess.run([BIN, "model", "configs/tiny.yaml", "--plan", str(out / f"{t}.json"), "--backend", "none"],
+                           cwd=REPO, capture_output=True, text=True)
+        assert m.returncode == 0, m.stderr
+    # Made-up: attention 1.0 ms except 1.1 beside 2 GiB of work, other 0.9, the pad 0.001 ms (work: 0.5 ms) on top.
     for name in os.listdir(out):
         if name.endswith(".result.json"):
             continue
-        t = name[:-5]
-        kind, g = t.rsplit("-", 1)
-        pad_ms = 0.001 if float(g) > 0 else 0.0
-        base = {"attention": 1.1 if g == "4" else 1.0, "other": 0.9, "pad-only": 0.0}[kind]
-        result(out / f"{t}.result.json", base + pad_ms)
+        kind, pk, g = name[:-5].rsplit("-", 2)
+        pad_ms = 0.0 if float(g) == 0 else (0.5 if pk == "work" else 0.001)
+        base = {"attention": 1.1 if (pk, g) == ("work", "2") else 1.0, "other": 0.9, "pad-only": 0.0}[kind]
+        result(out / f"{name[:-5]}.result.json", base + pad_ms)
     r = tool("layout_plans.py", "read", out)
     assert r.returncode == 0, r.stderr
-    assert "| 4 | 1.100 | 0.900 | 0.0010 |" in r.stdout, r.stdout
-    assert "attention: 1.000-1.100 ms over the pads (10.0 %)" in r.stdout, r.stdout
+    assert "| work | 2 | 1.100 | 0.900 | 0.5000 |" in r.stdout and "| mem | 16 | 1.000 | 0.900 | 0.0010 |" in r.stdout, r.stdout
+    assert "attention beside work pads: 1.000-1.100 ms (10.0 %)" in r.stdout, r.stdout
+    assert "other beside mem pads: 0.900-0.900 ms (0.0 %)" in r.stdout, r.stdout

@@ -10,7 +10,13 @@ the cycle (model: phases without the host overhead; replay: the timed cycle medi
 measured) / measured. The interaction column is the replay's cycle less its classes alone and the
 cycle with none: what interleaving the classes adds, which no class alone holds.
 
-usage: bench/heldout.py FOLDER SYSTEM [--vpsim build/vpsim] [--json OUT.json]
+With --plans DIR, the measured classes come instead from bench/class_plans.py's plans of each case,
+replayed by `ONLY="no-AO no-GO no-GA no-GAO" bash bench/plans_h200.sh class_plans CASE...` (DIR/<case>/plans/):
+each class alone in a plan of its own, less the plan with none. `--class-cost` skips the other classes'
+ops in the whole plan's graph instead; the two isolations agree for attention and differ by ~10 % for
+"other" (bench/NOTES.md, 2026-12-02, session 19). A case without those four replays keeps its run's own.
+
+usage: bench/heldout.py FOLDER SYSTEM [--vpsim build/vpsim] [--json OUT.json] [--plans DIR]
 Prints a markdown table; exit 0 (the table says which cases are outside 10 % per class / 5 % cycle).
 --json writes the same as a `vpsim.heldout/1` document (written to a temp file, then renamed), which
 `make report` (analysis/make_report.py) draws as its held-out page.
@@ -55,6 +61,22 @@ def measured_classes(run):
     return class_sums(run), "per-op times"
 
 
+PLAN_ONLY = {"gemm": "no-AO", "attention": "no-GO", "other": "no-GA"}
+
+
+def plan_classes(plans, case):
+    """Each class alone in a plan of its own (bench/class_plans.py's T_only - T_none), or None."""
+    d = os.path.join(plans, case, "plans")
+    t = {}
+    for tag in list(PLAN_ONLY.values()) + ["no-GAO"]:
+        path = os.path.join(d, f"{tag}.result.json")
+        if not os.path.exists(path):
+            return None
+        with open(path) as f:
+            t[tag] = json.load(f)["measured"]["cycle_median_ms"]
+    return {c: t[PLAN_ONLY[c]] - t["no-GAO"] for c in CLASSES}
+
+
 def interaction(run):
     """The cycle less its classes alone and the cycle with none (ms), or None: what interleaving the
     classes adds, which the model's additive cycle lacks (bench/class_plans.py)."""
@@ -81,6 +103,7 @@ def main():
     ap.add_argument("system")
     ap.add_argument("--vpsim", default="build/vpsim")
     ap.add_argument("--json")
+    ap.add_argument("--plans", help="folder of bench/class_plans.py replays per case (DIR/<case>/plans/)")
     a = ap.parse_args()
     rows = []
     for name in sorted(os.listdir(a.folder)):
@@ -91,6 +114,9 @@ def main():
         sets = sets_of(run)
         model = model_of(a.vpsim, a.system, sets)
         (meas, method), mod = measured_classes(run), class_sums(model)
+        own = plan_classes(a.plans, name[4:-5]) if a.plans else None
+        if own:
+            meas, method = own, "class alone in a plan of its own (bench/class_plans.py)"
         if method.startswith("class"):
             # Leaving a class's ops out of the replayed graph leaves its launch in place; the model books
             # its graph launches (launch.graph_launch_us per phase) under "other": compare without them.

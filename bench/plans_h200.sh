@@ -8,6 +8,8 @@
 #   bash bench/plans_h200.sh class_plans [CASE ...]     (bench/heldout_cases.py names; default anchor)
 # EXTRA (words added to every replay's command line), e.g. EXTRA=--class-cost: each plan also measures
 # its classes alone by skipping ops (vpsim run --class-cost), beside the plans that leave them out.
+# ONLY (plan names, e.g. ONLY="no-AO no-GO no-GA no-GAO": each class alone and none) replays only those;
+# the maker's `read` then needs its full set, so it is left out (bench/heldout.py --plans reads them).
 set -u
 MAKER=${1:?usage: bench/plans_h200.sh neighbour_plans|class_plans [CASE ...]}
 shift
@@ -44,11 +46,14 @@ for c in "$@"; do
     log ""
     for p in "$D"/plans/*.json; do
         case $p in *.result.json) continue ;; esac
+        if [ -n "${ONLY:-}" ]; then
+            case " $ONLY " in *" $(basename "$p" .json) "*) ;; *) continue ;; esac
+        fi
         b=${p%.json}
         timeout 60 "$V" run configs/default.yaml "${R[@]}" --backend none --iters 50 --warmup 5 ${EXTRA:-} --plan "$p" \
             --out "$b.result.json" >"$b.log" 2>&1
         log "  rc=$? $c $(basename "$b")"
     done
-    python3 "bench/$MAKER.py" read "$D/plans" | tee "$W/table-$c.md" | tee -a "$W/steps.log"
+    [ -n "${ONLY:-}" ] || python3 "bench/$MAKER.py" read "$D/plans" | tee "$W/table-$c.md" | tee -a "$W/steps.log"
 done
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >"$W/smi-after.txt" 2>&1

@@ -114,3 +114,32 @@ def test_layout_plans_keep_one_class_beside_a_pad_and_take_the_pad_out(tmp_path)
     assert "| work | 2 | 1.100 | 0.900 | 0.5000 |" in r.stdout and "| mem | 16 | 1.000 | 0.900 | 0.0010 |" in r.stdout, r.stdout
     assert "attention beside work pads: 1.000-1.100 ms (10.0 %)" in r.stdout, r.stdout
     assert "other beside mem pads: 0.900-0.900 ms (0.0 %)" in r.stdout, r.stdout
+
+
+def test_heldout_takes_the_classes_alone_from_the_class_plans_when_given(tmp_path):
+    runs, plans = tmp_path / "runs", tmp_path / "plans"
+    runs.mkdir()
+    run = {"command_line": ["vpsim", "run", "configs/default.yaml", "--set", "workload.context=4096"],
+           "measured": {"cycle_median_ms": 7.0, "class_alone_ms": {"gemm": 4.5, "attention": 1.0, "other": 0.8,
+                                                                    "none": 0.002}}}
+    for case in ("a", "b"):
+        with open(runs / f"run-{case}.json", "w") as f:
+            json.dump(run, f)
+    # Case a has the four replays (ms): gemm alone 4.6, attention 0.9, other 1.0 over none 0.1; case b has none.
+    (plans / "a" / "plans").mkdir(parents=True)
+    for tag, ms in (("no-AO", 4.7), ("no-GO", 1.0), ("no-GA", 1.1), ("no-GAO", 0.1)):
+        result(plans / "a" / "plans" / f"{tag}.result.json", ms)
+
+    def table(*extra):
+        out = tmp_path / f"h{len(extra)}.json"
+        r = tool("heldout.py", str(runs), "configs/systems/h200-1x-probed.yaml", "--vpsim", BIN, "--json", out, *extra)
+        assert r.returncode == 0, r.stderr
+        return {c["case"]: c for c in json.load(open(out))["cases"]}
+
+    own, skip = table("--plans", plans), table()
+    assert own["a"]["measured_classes_by"].startswith("class alone in a plan of its own")
+    assert [round(own["a"][c]["measured_ms"], 6) for c in ("gemm", "attention", "other")] == [4.6, 0.9, 1.0]
+    # Without its replays, case b keeps the run's own classes alone, as does every case without --plans.
+    assert own["b"]["measured_classes_by"] == skip["a"]["measured_classes_by"] == "class alone (--class-cost)"
+    assert own["b"]["other"]["measured_ms"] == 0.8
+    assert own["a"]["other"]["modelled_ms"] == skip["a"]["other"]["modelled_ms"]

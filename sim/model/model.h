@@ -145,8 +145,11 @@ double model_law_eval(const cfg_law_table *t, double rows, double bytes, double 
 double model_law_eval_per_row(const cfg_law_table *t, const plan_op *op, double rows, model_terms *terms);
 /* The (rows, bytes) at which an attention op reads its law: the decode kernel's launch on the system's GPU
  * (plan_attn.h) decides; `rows` and `bytes` are left as they are when the splits are set by the keys or
- * the device's shared memory is not known. Adds "launch", "sm_keys" and "launch_rule" terms. */
-void model_attention_coords(const cfg_system *sys, const plan_op *op, double *rows, double *bytes, model_terms *terms);
+ * the device's shared memory is not known. `t` (the law read, or NULL) says whether the op keeps its rows
+ * and row chunks (the law has points at its rows) or is read as one block's rows. Adds "launch",
+ * "sm_keys" and "launch_rule" terms. */
+void model_attention_coords(const cfg_system *sys, const cfg_law_table *t, const plan_op *op, double *rows,
+                            double *bytes, model_terms *terms);
 
 /* ---- the cycle ---- */
 

@@ -164,7 +164,7 @@ static double probed_us(const cfg_system *sys, const plan_op *op, const cfg_law_
     model_term_add(terms, "rows", rows, "", "law measured.compute.%s (%d points); rows: docs/model.md \"Probed "
                    "compute laws\"", cfg_law_names[c], t->n_us);
     if (op->kind == PLAN_OP_ATTENTION)
-        model_attention_coords(sys, op, &rows, &bytes, terms);
+        model_attention_coords(sys, t, op, &rows, &bytes, terms);
     const double width = plan_op_law_width(op);
     if (t->n_width)
         model_term_add(terms, "width", width, "", "per-expert min(stand-in n %lld, k %lld)", plan_op_effective_n(op),

@@ -226,8 +226,21 @@ double model_law_eval_per_row(const cfg_law_table *t, const plan_op *op, double 
  * (the grid fills the GPU), the time follows the keys the busiest SM reads, at the rows one block holds:
  * the op is priced as the one-chunk single sequence whose kernel gives every SM that many keys. When the
  * splits are set by the keys (too few to fill the GPU) the blocks are as many as the bytes say, and the
- * op keeps (chunked rows, bytes). Without the device facts (gpu.smem_*_kib 0) nothing changes. */
-void model_attention_coords(const cfg_system *sys, const plan_op *op, double *rows, double *bytes, model_terms *terms)
+ * op keeps (chunked rows, bytes). Without the device facts (gpu.smem_*_kib 0) nothing changes.
+ * Past one block's rows the op runs in row chunks that read the same keys. Where the law `t` has points
+ * at the op's own rows, those points hold what the chunks share (the second chunk's keys from L2 when
+ * they fit there), and the one sequence keeps the op's rows and chunks; elsewhere it is one chunk of one
+ * block's rows reading every chunk's keys, each chunk's from DRAM. */
+static bool law_has_rows(const cfg_law_table *t, double rows)
+{
+    for (int i = 0; t && i < t->n_rows; i++)
+        if (t->rows[i] == rows)
+            return true;
+    return false;
+}
+
+void model_attention_coords(const cfg_system *sys, const cfg_law_table *t, const plan_op *op, double *rows,
+                            double *bytes, model_terms *terms)
 {
     const plan_attn_device dev = {.sms = sys->gpu.sms, .smem_sm = (long long)sys->gpu.smem_sm_kib << 10,
                                   .smem_block = (long long)sys->gpu.smem_block_kib << 10};
@@ -249,20 +262,23 @@ void model_attention_coords(const cfg_system *sys, const plan_op *op, double *ro
     const int kv_heads = op->kv_shared ? 1 : op->kv_heads;
     const long long used = l.blocks < l.slots ? l.blocks : l.slots;
     const double per_sm = ceil((double)l.blocks / dev.sms), per_sm_one = ceil((double)used / dev.sms);
-    /* The single sequence: one round of `used` blocks of one row chunk, each SM reading per_sm blocks'
-     * keys. */
-    const double keys = (double)l.keys_per_split * (double)used / ((double)kv_heads * l.dv_chunks) * per_sm /
-                        per_sm_one;
+    /* The single sequence: one round of `used` blocks, each SM reading per_sm blocks' keys; its row
+     * chunks (own_rows) share each split's keys, else one chunk holds them all. */
+    const bool own_rows = l.rows <= 32 || law_has_rows(t, (double)l.rows);
+    const int eq_rows = own_rows ? l.rows : l.rows_blk, eq_chunks = own_rows && l.rows > 32 ? l.row_chunks : 1;
+    const double keys = (double)l.keys_per_split * (double)used /
+                        ((double)kv_heads * l.dv_chunks * eq_chunks) * per_sm / per_sm_one;
     plan_op eq = *op;
     eq.batch = 1;
     eq.q_len = 1;
-    eq.heads = (l.rows <= 32 ? l.rows : l.rows_blk) * kv_heads;
+    eq.heads = eq_rows * kv_heads;
     eq.kv_len = (long long)(keys + 0.5);
     plan_op_finalize(&eq);
-    *rows = (double)(l.rows <= 32 ? l.rows : l.rows_blk);
+    *rows = (double)eq_rows;
     *bytes = eq.bytes_read + eq.bytes_written;
     model_term_add(terms, "sm_keys", plan_attention_sm_keys(&l, dev.sms), "keys", "the busiest SM: %.0f block(s) "
                    "of %lld keys", per_sm, l.keys_per_split);
     model_term_add(terms, "launch_rule", keys, "keys", "splits set by the slots: priced as one sequence of that "
-                   "many keys at %.0f rows per block (%.4g bytes)", *rows, *bytes);
+                   "many keys at %.0f rows (%d chunk(s) %s; %.4g bytes)", *rows, eq_chunks,
+                   eq_chunks > 1 ? "sharing its keys, as the probe's points at these rows" : "of one block", *bytes);
 }

@@ -43,17 +43,20 @@ static const int grouped_experts_more[] = {128, 192, 256, 320};
  * not log-linear in rows across a factor of 4 (a row tile fills, then compute grows), so every doubling is
  * a point. 24 is there because a block holds 8, 16, 24 or 32 rows (8-row tiles) and the law prices an op
  * whose splits fill the GPU at the rows of one block (model_attention_coords): 48 rows run as 2 x 24, and
- * 3 tokens x 8 heads is the default's own shape. The other rows where the chunking changes (48, 96, 192,
- * 384) were tried as points on 2026-12-02 and left out: measured there, the probe's time was 4-12 % below
- * the replay's attention at the same shape, which the interpolation between doublings had hidden
- * (bench/NOTES.md, the miss). Timing attention after the op the plan runs before it, to take that bias
- * out, was tried and measured worse (bench/NOTES.md 2026-12-02, session 17): it stays 4 like ops. */
-static const int mla_qh[][2] = {{1, 8}, {1, 16}, {3, 8}, {2, 16}, {4, 16}, {4, 32}, {8, 32}, {8, 64}};
+ * 3 tokens x 8 heads is the default's own shape. 48 (3 tokens x 16 heads: TP=4 Kimi, TP=8 DeepSeek-V3)
+ * is the MLA kernel's two chunks of 24, whose second chunk re-reads the first's keys from L2 when they
+ * fit there, which no one-chunk point holds: the law reads an op at its own rows where the grid has them
+ * (model_attention_coords). It was left out once (2026-12-02, session 16: the probe's time 4-12 % below
+ * the replay's attention) when the replay's attention carried an empty fork's event nodes, 0.1 ms a
+ * cycle (bench/NOTES.md, session 19). Timing attention after the op the plan runs before it was tried
+ * and measured worse (session 17): it stays 4 like ops. */
+static const int mla_qh[][2] = {{1, 8}, {1, 16}, {3, 8}, {2, 16}, {3, 16}, {4, 16}, {4, 32}, {8, 32}, {8, 64}};
 static const int gqa_q[] = {1, 2, 4, 8};
 static const long long kv_full[] = {1024, 4096, 16384, 65536, 131072}; /* to the longest context asked about */
-/* One-chunk MLA rows (<= 32, one block's rows) also at 256k and 512k: the law prices a batch by the keys
- * the busiest SM reads (model_attention_coords), and a batch at long context gives an SM more keys than
- * one 128k sequence does (2 x 128k at 48 rows: 4032 keys an SM, 128k alone 1024); 512k is 4032. */
+/* The MLA rows the law prices a batch at (one block's, <= 32, and 48, which it keeps: above) also at 256k
+ * and 512k: the law prices a batch by the keys the busiest SM reads (model_attention_coords), and a batch
+ * at long context gives an SM more keys than one 128k sequence does (2 x 128k at 48 rows: 4032 keys an
+ * SM, 128k alone 1024); 512k is 4032. */
 static const long long kv_long[] = {262144, 524288};
 static const long long kv_quick[] = {256, 1024};
 static const long long row_m[] = {1, 4, 16, 64};
@@ -327,8 +330,9 @@ static void attention(probe *pr)
     const cfg_model *t = &sc->target;
     if (t->attention.kind == CFG_ATTN_MLA)
         for (int r = 0; r < count(pr, LEN(mla_qh)); r++) {
-            const bool one_block = !pr->quick && mla_qh[r][0] * mla_qh[r][1] <= 32;
-            for (int s = 0; s < n_kv + (one_block ? LEN(kv_long) : 0); s++) {
+            const int rows = mla_qh[r][0] * mla_qh[r][1];
+            const bool long_kv = !pr->quick && (rows <= 32 || rows == 48);
+            for (int s = 0; s < n_kv + (long_kv ? LEN(kv_long) : 0); s++) {
                 plan_op o = tmpl(pr, PLAN_OP_ATTENTION);
                 o.q_len = mla_qh[r][0];
                 o.heads = mla_qh[r][1];

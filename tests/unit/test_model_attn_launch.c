@@ -130,7 +130,7 @@ Test(attn_launch, the_law_reads_a_batch_at_the_keys_its_busiest_sm_reads)
     plan_op op = attn(32, 1, 8, 1, 2048, 576, 512, true);
     double rows = 8, bytes = op.bytes_read + op.bytes_written;
     model_terms terms = {.n = 0};
-    model_attention_coords(&s, &op, &rows, &bytes, &terms);
+    model_attention_coords(&s, NULL, &op, &rows, &bytes, &terms);
     cr_assert_float_eq(rows, 8.0, 1e-12);
     cr_assert_float_eq(bytes, 136266752.0, 1e-6);
     cr_assert_float_eq(model_term_get(&terms, "sm_keys"), 896.0, 1e-12);
@@ -139,22 +139,56 @@ Test(attn_launch, the_law_reads_a_batch_at_the_keys_its_busiest_sm_reads)
     op = attn(32, 3, 16, 1, 2048, 576, 512, true);
     rows = 48;
     bytes = op.bytes_read + op.bytes_written;
-    model_attention_coords(&s, &op, &rows, &bytes, NULL);
+    model_attention_coords(&s, NULL, &op, &rows, &bytes, NULL);
     cr_assert_float_eq(rows, 24.0, 1e-12);
     cr_assert_float_eq(bytes, 185856.0 * 1152 + 24 * 1088 * 2, 1e-6);
     /* Batch 1 at 64K and 48 rows: 128 blocks of 1024 keys in one round: 1024 x 128 = 131072 keys at 24 rows. */
     op = attn(1, 3, 16, 1, 65536, 576, 512, true);
     rows = 48;
-    model_attention_coords(&s, &op, &rows, &bytes, NULL);
+    model_attention_coords(&s, NULL, &op, &rows, &bytes, NULL);
     cr_assert_float_eq(rows, 24.0, 1e-12);
     cr_assert_float_eq(bytes, 131072.0 * 1152 + 24 * 1088 * 2, 1e-6);
     /* A GQA draft at TP=4 (16 KV heads) over 64K: 16 groups x 17 splits = 272 blocks on 264 slots (2 per
      * SM); the busiest SM 3 blocks against 2: 3904 x 264 / 16 x 3 / 2 = 96624 keys per KV head. */
     op = attn(1, 1, 16, 16, 65536, 128, 128, false);
     rows = 1;
-    model_attention_coords(&s, &op, &rows, &bytes, NULL);
+    model_attention_coords(&s, NULL, &op, &rows, &bytes, NULL);
     cr_assert_float_eq(rows, 1.0, 1e-12);
     cr_assert_float_eq(bytes, 16.0 * 96624 * 512 + 16 * 256 * 2, 1e-6);
+}
+
+Test(attn_launch, a_law_with_points_at_the_ops_rows_keeps_its_chunks_sharing_the_keys)
+{
+    cfg_system s = h200();
+    static cfg_law_table with48, without48;
+    const double r48[] = {24, 48}, r_no[] = {24, 64};
+    for (int i = 0; i < 2; i++) {
+        with48.rows[i] = r48[i];
+        without48.rows[i] = r_no[i];
+        with48.bytes[i] = without48.bytes[i] = 1e6 * (i + 1);
+        with48.us[i] = without48.us[i] = 10.0 * (i + 1);
+    }
+    with48.n_rows = with48.n_bytes = with48.n_us = without48.n_rows = without48.n_bytes = without48.n_us = 2;
+    /* TP=4 bf16 at batch 2 x 8K, 3 tokens x 16 heads = 48 rows in 2 chunks of 24: 4 groups, 32 splits of
+     * 256 keys, 128 blocks in one round. With 48-row points: one sequence at 48 rows of 256 x 128 / 2 =
+     * 16384 keys, its two chunks reading them; without: one chunk of 24 rows and 32768 keys. */
+    plan_op op = attn(2, 3, 16, 1, 8192, 576, 512, true);
+    double rows = 48, bytes = op.bytes_read + op.bytes_written;
+    model_terms terms = {.n = 0};
+    model_attention_coords(&s, &with48, &op, &rows, &bytes, &terms);
+    cr_assert_float_eq(rows, 48.0, 1e-12);
+    cr_assert_float_eq(bytes, 16384.0 * 1152 + 48 * 1088 * 2, 1e-6);
+    cr_assert_float_eq(model_term_get(&terms, "launch_rule"), 16384.0, 1e-9);
+    rows = 48;
+    model_attention_coords(&s, &without48, &op, &rows, &bytes, NULL);
+    cr_assert_float_eq(rows, 24.0, 1e-12);
+    cr_assert_float_eq(bytes, 32768.0 * 1152 + 24 * 1088 * 2, 1e-6);
+    /* Batch 1 at 8K and 48 rows: the one sequence is the op itself (64 splits of 128 keys a chunk). */
+    op = attn(1, 3, 16, 1, 8192, 576, 512, true);
+    rows = 48;
+    model_attention_coords(&s, &with48, &op, &rows, &bytes, NULL);
+    cr_assert_float_eq(rows, 48.0, 1e-12);
+    cr_assert_float_eq(bytes, op.bytes_read + op.bytes_written, 1e-6);
 }
 
 Test(attn_launch, splits_set_by_the_keys_or_an_unknown_device_leave_the_coordinates)
@@ -163,12 +197,12 @@ Test(attn_launch, splits_set_by_the_keys_or_an_unknown_device_leave_the_coordina
     plan_op op = attn(1, 3, 8, 1, 8192, 576, 512, true);
     double rows = 24, bytes = 123;
     model_terms terms = {.n = 0};
-    model_attention_coords(&s, &op, &rows, &bytes, &terms);
+    model_attention_coords(&s, NULL, &op, &rows, &bytes, &terms);
     cr_assert_float_eq(rows, 24.0, 1e-12);
     cr_assert_float_eq(bytes, 123.0, 1e-12);
     cr_assert_float_eq(model_term_get(&terms, "launch"), 128.0, 1e-12);
     s.gpu.smem_sm_kib = 0;
     op = attn(32, 1, 8, 1, 2048, 576, 512, true);
-    model_attention_coords(&s, &op, &rows, &bytes, NULL);
+    model_attention_coords(&s, NULL, &op, &rows, &bytes, NULL);
     cr_assert_float_eq(bytes, 123.0, 1e-12);
 }

@@ -39,8 +39,9 @@ static void enqueue_some(exec_ctx *x, bool timers, unsigned keep)
         bool forked = false;
         for (int i = 0; i < p->phases[ph].n_ops; i++, flat++) {
             const plan_op *op = &p->phases[ph].ops[i];
-            /* The side stream forks at its first op and joins before the next collective: the
-             * shared expert overlaps the routed experts and is summed before the allreduce. */
+            /* The side stream forks at its first op that runs and joins before the next collective:
+             * the shared expert overlaps the routed experts and is summed before the allreduce. (With
+             * timers every op runs: the instrumented pass keeps every class.) */
             const bool runs = plan_op_is_collective(op->kind) || (keep & (1u << plan_op_class(op->kind)));
             if (op->stream == PLAN_STREAM_SIDE && runs && !forked) {
                 x->dev->fork(x);

@@ -81,8 +81,8 @@ typedef struct exec_facts {
                            told apart by it; "" when not a GPU */
 } exec_facts;
 
-/* EXEC_GRAPH_WITHOUT and EXEC_GRAPH_ALONE: the cycle with one class left out and with that class
- * alone (--class-cost), launched in turn with the timed cycle. */
+/* EXEC_GRAPH_WITHOUT and EXEC_GRAPH_ALONE: the cycle with one class's ops skipped and with that class
+ * alone (--class-cost). */
 enum { EXEC_GRAPH_TIMED, EXEC_GRAPH_INSTRUMENTED, EXEC_GRAPH_WITHOUT, EXEC_GRAPH_ALONE, EXEC_GRAPH_SLOTS };
 enum { EXEC_AUX_RESIDUAL, EXEC_AUX_NORM_WEIGHT, EXEC_AUX_COUNT };
 

@@ -327,10 +327,10 @@ static double median_of(exec_ctx *x, bool graph, const run_slots *s, cycle_varia
  *   the other let the GPU's state drift between two medians: the same case's "other" read 1.17-1.37 ms
  *   over three device calls (bench/NOTES.md 2026-12-02, session 18).
  * - The class alone: the median cycle with only its ops, launched again and again, less the median
- *   cycle with no compute op: the class's ops back to back in the state they leave, as
- *   bench/class_plans.py replays them. Launched instead in turn with the whole cycle, a class alone
- *   finds the state the cycle left: on one H200 attention then read 11 % more and "other" 9 % less
- *   (bench/NOTES.md, session 18, call 4 against call 5).
+ *   cycle with no compute op. The other classes' ops are skipped in the whole plan's graph, which is
+ *   not the same as a plan of the class alone (bench/class_plans.py): GEMMs and attention read alike
+ *   both ways (once the empty fork was gone: enqueue_some), "other" ~10 % less here, for a reason not
+ *   found (bench/NOTES.md, 2026-12-02, session 19; the held-out check uses the plans).
  * Where a class's ops border another class's, the cycle holds an interaction that both marginal costs
  * count and no class alone holds (0.04-0.5 ms in the held-out set): the marginal costs add up to more
  * than the cycle, the classes alone to less. No timer sits between ops: nothing is attributed. */

@@ -46,11 +46,11 @@ def make(plan_path, out):
 
 
 def read(out):
-    t = {}
+    t, measured = {}, {}
     for r in range(4):
         for left in itertools.combinations("GAO", r):
             with open(os.path.join(out, f"{tag(left)}.result.json")) as f:
-                m = json.load(f)["measured"]
+                m = measured[tag(left)] = json.load(f)["measured"]
             t[frozenset(left)] = (m["cycle_median_ms"], m["cycle_p10_ms"], m["cycle_p90_ms"])
     full, none = t[frozenset()][0], t[frozenset("GAO")][0]
     print(f"cycle {full:.3f} ms; with every class left out {none:.3f} ms (launch, timers, skipped collectives)")
@@ -71,20 +71,18 @@ def read(out):
         print(f"| {NAMES[x]} + {NAMES[y]} | {i:+.3f} |")
     spread = max(v[2] - v[1] for v in t.values())
     print(f"largest p10-p90 spread of the eight replays: {spread:.3f} ms")
-    skipped(out)
+    skipped(measured)
 
 
-def skipped(out):
+def skipped(measured):
     """The same classes alone as `vpsim run --class-cost` measures them in each plan (replayed with
-    EXTRA=--class-cost): its ops skipped in one plan's graph, not left out of the plan."""
+    EXTRA=--class-cost): its ops skipped in one plan's graph, not left out of the plan. `measured`: each
+    plan's `measured` block, by tag, in read's order."""
     rows = []
-    for r in range(4):
-        for left in itertools.combinations("GAO", r):
-            with open(os.path.join(out, f"{tag(left)}.result.json")) as f:
-                m = json.load(f)["measured"]
-            if m.get("class_alone_ms"):
-                a = m["class_alone_ms"]
-                rows.append(f"| {tag(left)} | " + " | ".join(f"{a[NAMES[c]]:.3f}" for c in "GAO") + f" | {a['none']:.4f} |")
+    for name, m in measured.items():
+        if m.get("class_alone_ms"):
+            a = m["class_alone_ms"]
+            rows.append(f"| {name} | " + " | ".join(f"{a[NAMES[c]]:.3f}" for c in "GAO") + f" | {a['none']:.4f} |")
     if rows:
         print("| plan | gemm alone (ops skipped) | attention | other | none |")
         print("|---|---|---|---|---|")

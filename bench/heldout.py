@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 
+from class_plans import tag
+
 CLASSES = ("gemm", "attention", "other")
 
 
@@ -61,20 +63,22 @@ def measured_classes(run):
     return class_sums(run), "per-op times"
 
 
-PLAN_ONLY = {"gemm": "no-AO", "attention": "no-GO", "other": "no-GA"}
+# bench/class_plans.py's plan of each class alone: every other class left out.
+PLAN_ONLY = {"gemm": tag("AO"), "attention": tag("GO"), "other": tag("GA")}
 
 
 def plan_classes(plans, case):
     """Each class alone in a plan of its own (bench/class_plans.py's T_only - T_none), or None."""
     d = os.path.join(plans, case, "plans")
     t = {}
-    for tag in list(PLAN_ONLY.values()) + ["no-GAO"]:
-        path = os.path.join(d, f"{tag}.result.json")
+    none = tag("GAO")
+    for name in list(PLAN_ONLY.values()) + [none]:
+        path = os.path.join(d, f"{name}.result.json")
         if not os.path.exists(path):
             return None
         with open(path) as f:
-            t[tag] = json.load(f)["measured"]["cycle_median_ms"]
-    return {c: t[PLAN_ONLY[c]] - t["no-GAO"] for c in CLASSES}
+            t[name] = json.load(f)["measured"]["cycle_median_ms"]
+    return {c: t[PLAN_ONLY[c]] - t[none] for c in CLASSES}
 
 
 def interaction(run):

@@ -5,7 +5,7 @@
 # $OUT/law-h200.tgz (the device returns a few files only). From the repository root:
 #   bash bench/law_h200.sh
 # GPU time, estimated (bench/NOTES.md 2026-12-02: the probe 6 s, the replays 66 s): the probe's two parts
-# 10-40 s (1,481 ops in parts of at most 80 % of the GPU's memory, 142 GiB of private weights and caches to fill), the
+# 10-40 s (1,513 ops in parts of at most 80 % of the GPU's memory, 156 GiB of private weights and caches to fill), the
 # replays ~70 s, the two models on the host ~10 s: about 2-3 minutes; every step has its own timeout,
 # the whole stays under 7 minutes. The SM clock is sampled through the probe and the replays.
 # Nothing here is fitted: both tables are printed as measured (bench/heldout.py).

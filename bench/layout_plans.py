@@ -23,9 +23,7 @@ import json
 import os
 
 import plans_cli
-
-CLASS = {"gemm": "G", "grouped_gemm": "G", "attention": "A", "norm": "O", "elementwise": "O", "embedding": "O"}
-NAMES = {"A": "attention", "O": "other"}
+from class_plans import CLASS, NAMES
 PADS = (("mem", 0), ("mem", 2), ("mem", 16), ("work", 0.5), ("work", 2), ("work", 8))
 
 

@@ -58,7 +58,7 @@ static const cli_opt meas_opts[] = {
     {.name = "part-gib", .kind = CLI_DOUBLE, .offset = offsetof(meas_args, part_gib), .dlo = 0.001, .dhi = 1e6,
      .meta = "GIB", .dflt_text = "80 % of the GPU's memory; the CPU device: one part",
      .help = "run the probe in parts whose private weights and KV caches take at most GIB each, one after the "
-             "other (the full grid needs 138 GiB at the default scenario; the rest of the GPU's memory holds the "
+             "other (the full grid needs 156 GiB at the default scenario; the rest of the GPU's memory holds the "
              "CUDA context, cuBLAS and attention workspaces and the L2 flush)"},
     {.name = "max-host-memory", .kind = CLI_INT, .offset = offsetof(meas_args, max_host_gib), .lo = 1, .hi = 1 << 20,
      .dflt = CLI_STR(EXEC_MAX_HOST_GIB_DEFAULT), .meta = "GIB",

@@ -339,7 +339,6 @@ static void class_costs(exec_ctx *x, bool graph, const run_slots *s, exec_result
     static const int classes[] = {PLAN_CLASS_GEMM, PLAN_CLASS_ATTENTION, PLAN_CLASS_OTHER};
     const int iters = x->opt->iters > 0 ? x->opt->iters : 1;
     double *diff = util_xcalloc((size_t)iters, sizeof(double));
-    const cycle_variant full = cycle_full;
     for (int i = 0; i < (int)(sizeof(classes) / sizeof(classes[0])); i++) {
         const unsigned bit = 1u << classes[i];
         const cycle_variant without = {EXEC_GRAPH_WITHOUT, EXEC_KEEP_ALL & ~bit}, only = {EXEC_GRAPH_ALONE, bit};
@@ -347,8 +346,8 @@ static void class_costs(exec_ctx *x, bool graph, const run_slots *s, exec_result
         for (int it = 0; it < iters; it++) {
             exec_watch_step("class-cost round %d/%d%s", it + 1, iters, graph ? " (CUDA graph)" : "");
             const bool full_first = it % 2 == 0;
-            const double a = time_one(x, graph, s, full_first ? full : without);
-            const double b = time_one(x, graph, s, full_first ? without : full);
+            const double a = time_one(x, graph, s, full_first ? cycle_full : without);
+            const double b = time_one(x, graph, s, full_first ? without : cycle_full);
             diff[it] = full_first ? a - b : b - a;
             progress(x, "class-cost round", it + 1, iters);
         }

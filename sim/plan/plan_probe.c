@@ -53,10 +53,10 @@ static const int grouped_experts_more[] = {128, 192, 256, 320};
 static const int mla_qh[][2] = {{1, 8}, {1, 16}, {3, 8}, {2, 16}, {3, 16}, {4, 16}, {4, 32}, {8, 32}, {8, 64}};
 static const int gqa_q[] = {1, 2, 4, 8};
 static const long long kv_full[] = {1024, 4096, 16384, 65536, 131072}; /* to the longest context asked about */
-/* The MLA rows the law prices a batch at (one block's, <= 32, and 48, which it keeps: above) also at 256k
- * and 512k: the law prices a batch by the keys the busiest SM reads (model_attention_coords), and a batch
- * at long context gives an SM more keys than one 128k sequence does (2 x 128k at 48 rows: 4032 keys an
- * SM, 128k alone 1024); 512k is 4032. */
+/* Every MLA rows value also at 256k and 512k: the law prices a batch as one sequence at those rows (the
+ * grid has points there) of the keys its busiest SM reads (model_attention_coords), and a batch at long
+ * context gives an SM more keys than one 128k sequence does (2 x 128k at 48 rows: 4032 keys an SM, 128k
+ * alone 1024); 512k is 4032. */
 static const long long kv_long[] = {262144, 524288};
 static const long long kv_quick[] = {256, 1024};
 static const long long row_m[] = {1, 4, 16, 64};
@@ -285,8 +285,8 @@ static void grouped(probe *pr)
  * expert's columns, and 144 of them (w13 at TP 8) fill a second tile only a little, 288 (TP 4) most of
  * it (the replay's w13 at 24 experts: 2.25 TB/s at 144 wide, 3.30 at 288; DeepSeek-V3 FP8's 264: 3.25;
  * bench/law-s17-notes.md 1b (ii)), which the bytes axis alone cannot see. Up to 64 experts: past that
- * every width runs near the same rate (3.6-4.3 TB/s in those replays), and the widest points' 33 GiB
- * would not fit beside the rest's 105 on one H200 (the probe runs in parts: plan_probe.h). quick: x2 at
+ * every width runs near the same rate (3.6-4.3 TB/s in those replays). The widest points' 33 GiB and
+ * the rest do not fit one H200 together (the probe runs in parts: plan_probe.h). quick: x2 at
  * 1 row and 4 experts. */
 static const int grouped_width_mult[] = {2, 4, 8};
 static const long long grouped_width_rows[] = {1, 2, 4};
@@ -330,9 +330,7 @@ static void attention(probe *pr)
     const cfg_model *t = &sc->target;
     if (t->attention.kind == CFG_ATTN_MLA)
         for (int r = 0; r < count(pr, LEN(mla_qh)); r++) {
-            const int rows = mla_qh[r][0] * mla_qh[r][1];
-            const bool long_kv = !pr->quick && (rows <= 32 || rows == 48);
-            for (int s = 0; s < n_kv + (long_kv ? LEN(kv_long) : 0); s++) {
+            for (int s = 0; s < n_kv + (pr->quick ? 0 : LEN(kv_long)); s++) {
                 plan_op o = tmpl(pr, PLAN_OP_ATTENTION);
                 o.q_len = mla_qh[r][0];
                 o.heads = mla_qh[r][1];

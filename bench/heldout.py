@@ -15,6 +15,7 @@ replayed by `ONLY="no-AO no-GO no-GA no-GAO" bash bench/plans_h200.sh class_plan
 each class alone in a plan of its own, less the plan with none. `--class-cost` skips the other classes'
 ops in the whole plan's graph instead; the two isolations agree for attention and differ by ~10 % for
 "other" (bench/NOTES.md, 2026-12-02, session 19). A case without those four replays keeps its run's own.
+The interaction column is then the cycle less those classes alone and the plan with none.
 
 usage: bench/heldout.py FOLDER SYSTEM [--vpsim build/vpsim] [--json OUT.json] [--plans DIR]
 Prints a markdown table; exit 0 (the table says which cases are outside 10 % per class / 5 % cycle).
@@ -68,7 +69,8 @@ PLAN_ONLY = {"gemm": tag("AO"), "attention": tag("GO"), "other": tag("GA")}
 
 
 def plan_classes(plans, case):
-    """Each class alone in a plan of its own (bench/class_plans.py's T_only - T_none), or None."""
+    """Each class alone in a plan of its own (bench/class_plans.py's T_only - T_none) and T_none (ms), or
+    None."""
     d = os.path.join(plans, case, "plans")
     t = {}
     none = tag("GAO")
@@ -78,17 +80,21 @@ def plan_classes(plans, case):
             return None
         with open(path) as f:
             t[name] = json.load(f)["measured"]["cycle_median_ms"]
-    return {c: t[PLAN_ONLY[c]] - t[none] for c in CLASSES}
+    return {c: t[PLAN_ONLY[c]] - t[none] for c in CLASSES}, t[none]
 
 
-def interaction(run):
+def interaction(run, own=None):
     """The cycle less its classes alone and the cycle with none (ms), or None: what interleaving the
-    classes adds, which the model's additive cycle lacks (bench/class_plans.py)."""
+    classes adds, which the model's additive cycle lacks (bench/class_plans.py). `own`: the classes alone
+    in plans of their own and their none (plan_classes), else the run's --class-cost ones."""
     m = run.get("measured", {})
-    a = m.get("class_alone_ms")
-    if not a:
+    if own:
+        alone, none = own
+    elif m.get("class_alone_ms"):
+        alone, none = m["class_alone_ms"], m["class_alone_ms"]["none"]
+    else:
         return None
-    return m["cycle_median_ms"] - sum(a[c] for c in CLASSES) - a["none"]
+    return m["cycle_median_ms"] - sum(alone[c] for c in CLASSES) - none
 
 
 def model_of(vpsim, system, sets):
@@ -120,7 +126,7 @@ def main():
         (meas, method), mod = measured_classes(run), class_sums(model)
         own = plan_classes(a.plans, name[4:-5]) if a.plans else None
         if own:
-            meas, method = own, "class alone in a plan of its own (bench/class_plans.py)"
+            meas, method = own[0], "class alone in a plan of its own (bench/class_plans.py)"
         if method.startswith("class"):
             # Leaving a class's ops out of the replayed graph leaves its launch in place; the model books
             # its graph launches (launch.graph_launch_us per phase) under "other": compare without them.
@@ -134,7 +140,7 @@ def main():
         cyc_mod = mb["cycle_ms"] - mb["host_ms"]
         row["cycle"] = (cyc_meas, cyc_mod, 100.0 * (cyc_mod - cyc_meas) / cyc_meas)
         row["ok"] = all(abs(row[c][2]) <= 10 for c in CLASSES) and abs(row["cycle"][2]) <= 5
-        row["interaction"] = interaction(run)
+        row["interaction"] = interaction(run, own)
         row["marginal"] = run["measured"].get("class_cost_ms")
         rows.append(row)
     print("| case | --set | gemm ms meas / model (err) | attention | other | cycle | interaction ms | "

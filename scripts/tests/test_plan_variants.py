@@ -143,3 +143,5 @@ def test_heldout_takes_the_classes_alone_from_the_class_plans_when_given(tmp_pat
     assert own["b"]["measured_classes_by"] == skip["a"]["measured_classes_by"] == "class alone (--class-cost)"
     assert own["b"]["other"]["measured_ms"] == 0.8
     assert own["a"]["other"]["modelled_ms"] == skip["a"]["other"]["modelled_ms"]
+    # The interaction from the same classes: 7.0 - (4.6 + 0.9 + 1.0) - 0.1 with the plans, else the run's own.
+    assert abs(own["a"]["interaction_ms"] - 0.4) < 1e-9 and abs(own["b"]["interaction_ms"] - 0.698) < 1e-9

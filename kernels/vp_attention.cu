@@ -179,50 +179,62 @@ AttnKernel kernel_mt(int mt)
     return mt == 1 ? attn_decode_kernel<NT, 1> : mt == 2 ? attn_decode_kernel<NT, 2> : attn_decode_kernel<NT, 4>;
 }
 
-AttnKernel kernel_for(int kernel, int nt, int mt)
+AttnKernel kernel_for(const AttnPlan &pl)
 {
-    if (kernel == 2)
-        return vp_attention_mla_kernel(nt);
+    if (pl.kernel == 3)
+        return vp_attention_wgmma_kernel(pl.nt, pl.wgs);
+    if (pl.kernel == 2)
+        return vp_attention_mla_kernel(pl.nt);
+    const int nt = pl.nt, mt = pl.mt;
     return nt == 1 ? kernel_mt<1>(mt) : nt == 2 ? kernel_mt<2>(mt) : nt == 3 ? kernel_mt<3>(mt) : kernel_mt<4>(mt);
 }
 
 } // namespace
 
+int vp_attention_threads(const AttnPlan *pl)
+{
+    return pl->kernel == 3 ? 128 * pl->wgs : NTHREADS;
+}
+
 // The opt-in only ever grows: a kernel keeps the largest size any shape asked for (setting a smaller
 // one would break a shape planned earlier). Occupancy is cached per (device, kernel, size).
-int vp_attention_kernel_setup(int dev, int kernel, int nt, int mt, size_t smem, int *blocks)
+int vp_attention_kernel_setup(int dev, const AttnPlan *pl, int *blocks)
 {
-    static size_t opted[64][2][VP_ATTN_MAX_NT][3]; // [device][kernel - 1][nt - 1][mt = 1, 2, 4]
+    // [device][kernel - 1][nt - 1][variant: mt = 1, 2, 4 for kernels 1-2; wgs - 1 for kernel 3]
+    static size_t opted[64][3][VP_ATTN_MAX_NT][3];
     static struct {
-        int dev, kernel, nt, mt, blocks;
+        int dev, kernel, nt, variant, blocks;
         size_t smem;
     } occ[256];
     static int nocc;
-    const AttnKernel k = kernel_for(kernel, nt, mt);
-    size_t *done = dev < 64 ? &opted[dev][kernel - 1][nt - 1][mt == 1 ? 0 : mt == 2 ? 1 : 2] : nullptr;
+    const AttnKernel k = kernel_for(*pl);
+    const int variant = pl->kernel == 3 ? pl->wgs - 1 : pl->mt == 1 ? 0 : pl->mt == 2 ? 1 : 2;
+    const size_t smem = pl->smem;
+    size_t *done = dev < 64 ? &opted[dev][pl->kernel - 1][pl->nt - 1][variant] : nullptr;
     if (smem > 48 * 1024 && (!done || *done < smem)) {
         VP_TRY(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         if (done)
             *done = smem;
     }
     for (int i = 0; i < nocc; i++) {
-        if (occ[i].dev == dev && occ[i].kernel == kernel && occ[i].nt == nt && occ[i].mt == mt && occ[i].smem == smem) {
+        if (occ[i].dev == dev && occ[i].kernel == pl->kernel && occ[i].nt == pl->nt && occ[i].variant == variant &&
+            occ[i].smem == smem) {
             *blocks = occ[i].blocks;
             return 0;
         }
     }
     int n = 0;
-    VP_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, NTHREADS, smem));
+    VP_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, vp_attention_threads(pl), smem));
     *blocks = n > 0 ? n : 1;
     if (nocc < 256)
-        occ[nocc++] = {dev, kernel, nt, mt, *blocks, smem};
+        occ[nocc++] = {dev, pl->kernel, pl->nt, variant, *blocks, smem};
     return 0;
 }
 
 int vp_attention_launch(const AttnParams &p, int batch, cudaStream_t stream)
 {
     const dim3 grid(p.pl.row_chunks * p.pl.dv_chunks, p.pl.splits, batch * p.kv_heads);
-    kernel_for(p.pl.kernel, p.pl.nt, p.pl.mt)<<<grid, NTHREADS, p.pl.smem, stream>>>(p);
+    kernel_for(p.pl)<<<grid, vp_attention_threads(&p.pl), p.pl.smem, stream>>>(p);
     VP_TRY(cudaGetLastError());
     return 0;
 }

@@ -13,8 +13,10 @@ constexpr int VP_ATTN_MAX_SPLITS = 1024; // bounds the combine kernel's shared m
 
 // A launch configuration (vp_attention_plan.cu chooses it; the kernel reads it from its parameters).
 struct AttnPlan {
-    int kernel;                 // 1: the general kernel (vp_attention.cu), 2: the MLA kernel (_mla.cu)
-    int nt, mt;                 // n8 row tiles per block, m16 value tiles per warp (template arguments)
+    int kernel;                 // 1: the general kernel (vp_attention.cu), 2: the MLA kernel (_mla.cu),
+                                // 3: the wgmma MLA kernel (_wgmma.cu, sm_90a)
+    int nt, mt;                 // n8 row tiles per block (kernel 3: per warpgroup), m16 value tiles per warp
+    int wgs;                    // kernel 3: warpgroups per block (1 or 2); the others run VP_ATTN_THREADS
     int tn, stages;             // keys per tile (16, 32 or 64), tile buffers (2..4)
     int rows_blk, row_chunks;   // rows per block (8 * nt), blocks along R
     int dv_w, dv_chunks;        // value columns per block (multiple of 16), blocks along v_dim
@@ -49,9 +51,11 @@ struct AttnParams {
 constexpr int VP_ATTN_TRACE_SLOTS = 16;
 extern unsigned long long *g_vp_attn_trace;
 
-// Opt kernel `kernel` (1 or 2) for (nt, mt) in to `smem` bytes of dynamic shared memory and return how many of its
-// blocks fit on one SM (cached per device: after the first call a launch makes no runtime queries).
-int vp_attention_kernel_setup(int dev, int kernel, int nt, int mt, size_t smem, int *blocks_per_sm);
+// Opt plan pl's kernel in to its dynamic shared memory and return how many of its blocks fit on one SM
+// (cached per device: after the first call a launch makes no runtime queries).
+int vp_attention_kernel_setup(int dev, const AttnPlan *pl, int *blocks_per_sm);
+// Threads per block of plan pl's kernel.
+int vp_attention_threads(const AttnPlan *pl);
 
 typedef void (*AttnKernel)(AttnParams);
 // The MLA kernel for nt row tiles (1..3; vp_attention_mla.cu): latent rows of VP_ATTN_MLA_DIM, three
@@ -59,6 +63,18 @@ typedef void (*AttnKernel)(AttnParams);
 AttnKernel vp_attention_mla_kernel(int nt);
 constexpr int VP_ATTN_MLA_DIM = 576;  // kv_lora_rank 512 + qk_rope_head_dim 64 (DeepSeek-V3, Kimi-K2.5)
 constexpr int VP_ATTN_MLA_STAGES = 3;
+// The wgmma MLA kernel for nt row tiles per warpgroup (1..3) and wgs warpgroups (1, 2;
+// vp_attention_wgmma.cu): two 64-key stages of 128B-swizzled panels, operands read by wgmma from
+// shared memory. Built only where the build includes sm_90a code (the Makefile defines
+// VP_ATTN_SM90A then); the planner offers it only on a compute capability 9.0 device.
+AttnKernel vp_attention_wgmma_kernel(int nt, int wgs);
+constexpr int VP_ATTN_WG_STAGE_BYTES = 9 * 64 * 128;
+constexpr int VP_ATTN_WG_VDIM = 512; // the value columns it computes (8 panels of 64)
+#if defined(VP_ATTN_SM90A)
+constexpr bool VP_ATTN_HAVE_WGMMA = true;
+#else
+constexpr bool VP_ATTN_HAVE_WGMMA = false;
+#endif
 
 // Launch the split kernel: grid = (row_chunks * dv_chunks, splits, batch * kv_heads).
 int vp_attention_launch(const AttnParams &p, int batch, cudaStream_t stream);

@@ -20,6 +20,7 @@ int g_force_kernel = 0;                                       // vp_attention_se
 // The kernel a launch uses unless told: the MLA kernel where it applies. On an H200 it ran 6-17 % faster
 // than the general kernel from 16K context up, and the same at 8K (bench/NOTES.md 2026-12-02, session 17).
 constexpr int VP_ATTN_DEFAULT_KERNEL = 2;
+constexpr int VP_ATTN_MAX_KERNEL = 3;
 
 long long ceil_div(long long a, long long b)
 {
@@ -32,7 +33,7 @@ size_t align_up(size_t x, size_t a)
 }
 
 struct DeviceInfo {
-    int dev, sms, optin, sm_smem;
+    int dev, sms, optin, sm_smem, cc_major;
 };
 
 // Device limits, cached: after the first call (the workspace query) a launch makes no device
@@ -48,6 +49,7 @@ int device_info(DeviceInfo *d)
     VP_TRY(cudaDeviceGetAttribute(&d->sms, cudaDevAttrMultiProcessorCount, d->dev));
     VP_TRY(cudaDeviceGetAttribute(&d->optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, d->dev));
     VP_TRY(cudaDeviceGetAttribute(&d->sm_smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, d->dev));
+    VP_TRY(cudaDeviceGetAttribute(&d->cc_major, cudaDevAttrComputeCapabilityMajor, d->dev));
     if (d->dev < 64)
         cached[d->dev] = *d;
     return 0;
@@ -122,7 +124,37 @@ bool fit_mla(const vp_attn_args *a, AttnPlan *pl, size_t budget)
            (size_t)pl->rows_blk * pl->ldk * 2 <= (size_t)pl->tn * VP_ATTN_MLA_DIM * 2;
 }
 
-// want: 1 the general kernel, 2 the MLA kernel where it applies (else the general one).
+// The wgmma MLA kernel (vp_attention_wgmma.cu) where it applies: sm_90a code built and a compute
+// capability 9 device, latent MLA at qk_dim 576 and v_dim 512, and its two stages
+// within the shared memory allowed. Rows: as few chunks of at most 48 as possible, each in one
+// warpgroup (<= 24 rows) or two. Fills pl's kernel-3 fields and returns true.
+bool fit_wgmma(const vp_attn_args *a, const DeviceInfo &di, AttnPlan *pl, size_t budget)
+{
+    if (!VP_ATTN_HAVE_WGMMA || di.cc_major != 9 || !a->v_in_k || a->qk_dim != VP_ATTN_MLA_DIM ||
+        a->v_dim != VP_ATTN_WG_VDIM)
+        return false;
+    const int rows = a->q_len * (a->heads / a->kv_heads);
+    pl->row_chunks = (int)ceil_div(rows, 48);
+    const int per_chunk = (int)ceil_div(rows, pl->row_chunks);
+    pl->wgs = per_chunk > 24 ? 2 : 1;
+    pl->nt = (int)ceil_div(ceil_div(per_chunk, pl->wgs), 8);
+    pl->rows_blk = 8 * pl->nt * pl->wgs;
+    pl->mt = 4;
+    pl->tn = 64;
+    pl->stages = 2;
+    pl->dv_w = a->v_dim;
+    pl->dv_chunks = 1;
+    pl->dkp = VP_ATTN_MLA_DIM;
+    pl->ldk = pl->ldv = pl->ldp = pl->lds = pl->ldo = 0; // panels: the kernel's own layout
+    pl->off_k = pl->off_v = pl->off_s = pl->off_p = pl->off_a = pl->off_r = 0;
+    // 1,024 bytes of alignment slack, the stages, sQ, sP, and the row maxima / sums.
+    pl->smem = 1024 + 2 * (size_t)VP_ATTN_WG_STAGE_BYTES + (size_t)9 * pl->rows_blk * 128 +
+               (size_t)pl->rows_blk * 128 + (size_t)pl->wgs * 4 * 24 * sizeof(float);
+    return pl->smem <= budget;
+}
+
+// want: 1 the general kernel, 2 the MLA kernel where it applies (else the general one), 3 the wgmma
+// kernel where it applies (else as 2).
 int make_plan(const vp_attn_args *a, AttnPlan *pl, int want)
 {
     if (!a || a->batch < 1 || a->q_len < 1 || a->kv_len < 0 || a->heads < 1 || a->kv_heads < 1 ||
@@ -155,14 +187,18 @@ int make_plan(const vp_attn_args *a, AttnPlan *pl, int want)
         return (int)cudaErrorInvalidValue; // qk_dim (or v_dim) too large for this device's shared memory
     pl->row_chunks = (int)ceil_div(rows, pl->rows_blk);
     pl->kernel = 1;
-    if (want == 2 && !g_force_tile && !g_force_stages) {
+    pl->wgs = 1;
+    if (want >= 2 && !g_force_tile && !g_force_stages) {
         AttnPlan m = *pl;
-        if (fit_mla(a, &m, budget)) {
+        if (want == 3 && fit_wgmma(a, di, &m, budget)) {
+            *pl = m;
+            pl->kernel = 3;
+        } else if (m = *pl, fit_mla(a, &m, budget)) {
             *pl = m;
             pl->kernel = 2;
         }
     }
-    VP_TRY((cudaError_t)vp_attention_kernel_setup(di.dev, pl->kernel, pl->nt, pl->mt, pl->smem, &pl->blocks_per_sm));
+    VP_TRY((cudaError_t)vp_attention_kernel_setup(di.dev, pl, &pl->blocks_per_sm));
     if (a->kv_len == 0)
         return 0; // splits = 0: nothing to launch
 
@@ -216,7 +252,7 @@ extern "C" int vp_attention_set_tuning(int stages, int splits)
 
 extern "C" int vp_attention_set_kernel(int kernel)
 {
-    if (kernel < 0 || kernel > 2)
+    if (kernel < 0 || kernel > VP_ATTN_MAX_KERNEL)
         return (int)cudaErrorInvalidValue;
     g_force_kernel = kernel;
     return 0;
@@ -237,9 +273,9 @@ extern "C" int vp_attention_describe(const vp_attn_args *a, char *buf, size_t le
     if (buf && len)
         snprintf(buf, len,
                  "splits=%d,keys_per_split=%d,tn=%d,stages=%d,rows_blk=%d,row_chunks=%d,dv_chunks=%d,mt=%d,"
-                 "blocks_per_sm=%d,smem=%zu,ws=%zu,kernel=%d",
+                 "blocks_per_sm=%d,smem=%zu,ws=%zu,kernel=%d,wgs=%d",
                  pl.splits, pl.keys_per_split, pl.tn, pl.stages, pl.rows_blk, pl.row_chunks, pl.dv_chunks, pl.mt,
-                 pl.blocks_per_sm, pl.smem, pl.workspace, pl.kernel);
+                 pl.blocks_per_sm, pl.smem, pl.workspace, pl.kernel, pl.wgs);
     return 0;
 }
 
@@ -274,7 +310,7 @@ extern "C" int vp_attention_decode(const vp_attn_args *a, void *stream)
     p.scale_log2 = a->scale * 1.4426950408889634f;
     p.vec = a->qk_dim % 8 == 0 && vp_aligned16(a->q) && vp_aligned16(a->k) &&
             (p.v_in_k || (a->v_dim % 8 == 0 && vp_aligned16(a->v)));
-    if (pl.kernel == 2 && !p.vec) { // the MLA kernel copies 16 bytes at a time: the general one instead
+    if (pl.kernel >= 2 && !p.vec) { // the MLA kernels copy 16 bytes at a time: the general one instead
         AttnPlan p1;
         VP_TRY((cudaError_t)make_plan(a, &p1, 1));
         if (p1.splits > 1 && (p1.splits > pl.splits || p1.workspace > pl.workspace))

@@ -56,8 +56,16 @@ int vp_attention_set_tuning(int stages, int splits);
 int vp_attention_set_tile(int keys);
 /* vp_attention_set_kernel: which split kernel the launches use: 1 the general one, 2 the MLA kernel
  * where it applies (latent MLA at qk_dim 576 with row chunks of up to 24 rows and its three stages in
- * shared memory; the general one elsewhere), 0 the default. Returns 0, or cudaErrorInvalidValue. */
+ * shared memory; the general one elsewhere), 3 the wgmma MLA kernel where it applies (sm_90a code
+ * built, a compute capability 9 device, qk_dim 576 and v_dim 512; else as 2), 0 the default.
+ * Returns 0, or cudaErrorInvalidValue. */
 int vp_attention_set_kernel(int kernel);
+/* vp_wgmma_layout_check: one warpgroup MMA (m64n24k16 x 4 k-steps) on each operand layout the wgmma
+ * kernel reads -- A and B K-major (the scores), A MN-major (the values, transposed) -- from small
+ * integers, whose products fp32 holds exactly. mismatches[0..1]: elements of D that differ from the
+ * host's product, per layout. Returns cudaErrorNotSupported where no sm_90a code was built or the
+ * device is not compute capability 9 (kernels/vp_wgmma_check.cu). */
+int vp_wgmma_layout_check(int mismatches[2], void *stream);
 
 int vp_attention_describe(const vp_attn_args *a, char *buf, size_t len);
 /* Benchmark probes (kernels/vp_attention_probe.cu; vpsim-kernel-tests --kernel probe):

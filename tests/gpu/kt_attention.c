@@ -240,8 +240,26 @@ static void run_empty(void)
     kt_report("attention", "empty-kv", "b1_q3_h8_kvh1_kv0_dk576_dv512_vink1", ok, 0.0, NULL, 0.0, "zeros");
 }
 
+/* The wgmma kernel's operand layouts, one MMA each (vp_wgmma_layout_check); where no sm_90a code runs,
+ * a line that says so and counts as neither pass nor failure. */
+static void run_wgmma_layout(void)
+{
+    int bad[2] = {-1, -1};
+    const int rc = vp_wgmma_layout_check(bad, kt_stream);
+    if (rc == (int)cudaErrorNotSupported) {
+        printf("kernel=attention case=wgmma-layout skipped=1 info=no_sm90a_code_or_not_cc9\n");
+        return;
+    }
+    CUDA_CHECK(rc);
+    char info[96];
+    snprintf(info, sizeof info, "mismatches_kmajor=%d,mismatches_mn_major=%d", bad[0], bad[1]);
+    kt_report("attention", "wgmma-layout", "m64n24k64", bad[0] == 0 && bad[1] == 0, 0.0, NULL, 0.0, info);
+}
+
 int kt_run_attention(const kt_opts *o)
 {
+    if (kt_selected(o, "attention", "wgmma-layout"))
+        run_wgmma_layout();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (!kt_selected(o, "attention", cases[i].name) || (o->quick && cases[i].big))
             continue;

@@ -29,7 +29,8 @@ static void usage(FILE *f)
             "  --attn-tile N       force attention's keys per shared-memory tile (16, 32, 64; default automatic)\n"
             "  --flush MODE        L2 flush before each timed run: dirty (a buffer 4x the L2 written, default)\n"
             "                      or clean (read: no dirty lines for the op to write back)\n"
-            "  --attn-kernel N     attention split kernel: 1 (general), 2 (the MLA kernel where it applies)\n"
+            "  --attn-kernel N     attention split kernel: 1 (general), 2 (the MLA kernel where it applies),\n"
+            "                      3 (the wgmma MLA kernel where it applies: sm_90a, else as 2)\n"
             "  --attn-sweep LIST   attention settings TILE:STAGES:SPLITS[:KERNEL],... (0 = automatic), each validated and\n"
             "                      timed against one CPU reference per case (at most 32)\n"
             "  --seed N            seed of the random inputs (default 1234)\n"
@@ -186,7 +187,7 @@ int main(int argc, char **argv)
     if (vp_attention_set_tuning(stages, splits) != 0 || vp_attention_set_tile(tile) != 0 ||
         vp_attention_set_kernel(kernel) != 0) {
         fprintf(stderr, "vpsim-kernel-tests: --attn-stages wants 2..4, --attn-splits 1..1024, --attn-tile 16, 32 or 64, "
-                        "--attn-kernel 1 or 2\n");
+                        "--attn-kernel 1, 2 or 3\n");
         return 2;
     }
     CUDA_CHECK(cudaSetDevice(device));

@@ -31,6 +31,8 @@ run_step kernels "$KTESTS" ${KERNEL_TEST_ARGS:-}
 run_step kernels-sm120-smem "$KTESTS" --kernel attention --smem-budget 101376 --no-bench --quick
 # ---- the general attention kernel on the MLA shapes too, which the MLA kernel takes by default.
 run_step kernels-attention-general "$KTESTS" --kernel attention --attn-kernel 1 --no-bench --quick
+# ---- and the mma.sync MLA kernel, which the wgmma kernel replaces by default on sm_90a.
+run_step kernels-attention-mla-mma "$KTESTS" --kernel attention --attn-kernel 2 --no-bench --quick
 
 # ---- executor tests (sim/exec) live in tests/gpu/steps/*.sh (sourced here; they call run_step), e.g.
 #   run_step exec-check-np2 "${MPIRUN[@]}" -np 2 "$VPSIM" run configs/tiny.yaml --device cuda --check

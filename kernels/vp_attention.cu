@@ -181,12 +181,18 @@ AttnKernel kernel_mt(int mt)
 
 AttnKernel kernel_for(const AttnPlan &pl)
 {
-    if (pl.kernel == 3)
-        return vp_attention_wgmma_kernel(pl.nt, pl.wgs);
     if (pl.kernel == 2)
         return vp_attention_mla_kernel(pl.nt);
     const int nt = pl.nt, mt = pl.mt;
     return nt == 1 ? kernel_mt<1>(mt) : nt == 2 ? kernel_mt<2>(mt) : nt == 3 ? kernel_mt<3>(mt) : kernel_mt<4>(mt);
+}
+
+// The plan's kernel as the runtime's attribute and occupancy calls take it.
+const void *kernel_func(const AttnPlan &pl)
+{
+    if (pl.kernel == 3)
+        return reinterpret_cast<const void *>(vp_attention_wgmma_kernel(pl.nt, pl.wgs));
+    return reinterpret_cast<const void *>(kernel_for(pl));
 }
 
 } // namespace
@@ -207,7 +213,7 @@ int vp_attention_kernel_setup(int dev, const AttnPlan *pl, int *blocks)
         size_t smem;
     } occ[256];
     static int nocc;
-    const AttnKernel k = kernel_for(*pl);
+    const void *k = kernel_func(*pl);
     const int variant = pl->kernel == 3 ? pl->wgs - 1 : pl->mt == 1 ? 0 : pl->mt == 2 ? 1 : 2;
     const size_t smem = pl->smem;
     size_t *done = dev < 64 ? &opted[dev][pl->kernel - 1][pl->nt - 1][variant] : nullptr;
@@ -233,8 +239,10 @@ int vp_attention_kernel_setup(int dev, const AttnPlan *pl, int *blocks)
 
 int vp_attention_launch(const AttnParams &p, int batch, cudaStream_t stream)
 {
+    if (p.pl.kernel == 3)
+        return vp_attention_wgmma_launch(p, batch, stream);
     const dim3 grid(p.pl.row_chunks * p.pl.dv_chunks, p.pl.splits, batch * p.kv_heads);
-    kernel_for(p.pl)<<<grid, vp_attention_threads(&p.pl), p.pl.smem, stream>>>(p);
+    kernel_for(p.pl)<<<grid, NTHREADS, p.pl.smem, stream>>>(p);
     VP_TRY(cudaGetLastError());
     return 0;
 }

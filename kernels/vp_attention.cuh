@@ -6,6 +6,8 @@
 
 #include "vp_cuda.cuh"
 
+#include <cuda.h> // CUtensorMap (the type only: the encoder is reached through the runtime)
+
 constexpr int VP_ATTN_WARPS = 8;
 constexpr int VP_ATTN_THREADS = VP_ATTN_WARPS * 32;
 constexpr int VP_ATTN_MAX_NT = 4;        // n8 row tiles per block: 32 rows
@@ -64,10 +66,17 @@ AttnKernel vp_attention_mla_kernel(int nt);
 constexpr int VP_ATTN_MLA_DIM = 576;  // kv_lora_rank 512 + qk_rope_head_dim 64 (DeepSeek-V3, Kimi-K2.5)
 constexpr int VP_ATTN_MLA_STAGES = 3;
 // The wgmma MLA kernel for nt row tiles per warpgroup (1..3) and wgs warpgroups (1, 2;
-// vp_attention_wgmma.cu): two 64-key stages of 128B-swizzled panels, operands read by wgmma from
-// shared memory. Built only where the build includes sm_90a code (the Makefile defines
-// VP_ATTN_SM90A then); the planner offers it only on a compute capability 9.0 device.
-AttnKernel vp_attention_wgmma_kernel(int nt, int wgs);
+// vp_attention_wgmma.cu): two 64-key stages of 128B-swizzled panels that the tensor memory
+// accelerator fills, operands read by wgmma from shared memory. Built only where the build includes
+// sm_90a code (the Makefile defines VP_ATTN_SM90A then); the planner offers it only on a compute
+// capability 9.0 device. Its second parameter holds the tensor maps of the keys and the query rows.
+struct AttnTma {
+    CUtensorMap k, q;
+};
+typedef void (*AttnWgKernel)(AttnParams, AttnTma);
+AttnWgKernel vp_attention_wgmma_kernel(int nt, int wgs);
+// Launch it: the tensor maps encoded for p (cuTensorMapEncodeTiled), then the split kernel.
+int vp_attention_wgmma_launch(const AttnParams &p, int batch, cudaStream_t stream);
 constexpr int VP_ATTN_WG_STAGE_BYTES = 9 * 64 * 128;
 constexpr int VP_ATTN_WG_VDIM = 512; // the value columns it computes (8 panels of 64)
 #if defined(VP_ATTN_SM90A)

@@ -17,9 +17,11 @@ constexpr long long MIN_SPLIT_BYTES = 64 << 10; // a split reading less costs mo
 size_t g_smem_budget = 0;                                 // vp_attention_set_smem_budget(); 0 = device limit
 int g_force_stages = 0, g_force_splits = 0, g_force_tile = 0; // vp_attention_set_tuning / _set_tile; 0 = auto
 int g_force_kernel = 0;                                       // vp_attention_set_kernel; 0 = VP_ATTN_DEFAULT_KERNEL
-// The kernel a launch uses unless told: the MLA kernel where it applies. On an H200 it ran 6-17 % faster
-// than the general kernel from 16K context up, and the same at 8K (bench/NOTES.md 2026-12-02, session 17).
-constexpr int VP_ATTN_DEFAULT_KERNEL = 2;
+// The kernel a launch uses unless told: the wgmma MLA kernel where it applies, else the mma.sync MLA
+// kernel where that fits, else the general one. The mma.sync MLA kernel ran 6-17 % faster than the
+// general one on an H200 from 16K context up (bench/NOTES.md, session 17); the wgmma kernel's A/B
+// against it is in bench/NOTES.md, session 20.
+constexpr int VP_ATTN_DEFAULT_KERNEL = 3;
 constexpr int VP_ATTN_MAX_KERNEL = 3;
 
 long long ceil_div(long long a, long long b)
@@ -125,12 +127,13 @@ bool fit_mla(const vp_attn_args *a, AttnPlan *pl, size_t budget)
 }
 
 // The wgmma MLA kernel (vp_attention_wgmma.cu) where it applies: sm_90a code built and a compute
-// capability 9 device, latent MLA at qk_dim 576 and v_dim 512, and its two stages
+// capability 9 device, latent MLA (one KV head: the tensor maps read contiguous rows) at qk_dim 576 and
+// v_dim 512, and its two stages
 // within the shared memory allowed. Rows: as few chunks of at most 48 as possible, each in one
 // warpgroup (<= 24 rows) or two. Fills pl's kernel-3 fields and returns true.
 bool fit_wgmma(const vp_attn_args *a, const DeviceInfo &di, AttnPlan *pl, size_t budget)
 {
-    if (!VP_ATTN_HAVE_WGMMA || di.cc_major != 9 || !a->v_in_k || a->qk_dim != VP_ATTN_MLA_DIM ||
+    if (!VP_ATTN_HAVE_WGMMA || di.cc_major != 9 || !a->v_in_k || a->kv_heads != 1 || a->qk_dim != VP_ATTN_MLA_DIM ||
         a->v_dim != VP_ATTN_WG_VDIM)
         return false;
     const int rows = a->q_len * (a->heads / a->kv_heads);
@@ -147,9 +150,9 @@ bool fit_wgmma(const vp_attn_args *a, const DeviceInfo &di, AttnPlan *pl, size_t
     pl->dkp = VP_ATTN_MLA_DIM;
     pl->ldk = pl->ldv = pl->ldp = pl->lds = pl->ldo = 0; // panels: the kernel's own layout
     pl->off_k = pl->off_v = pl->off_s = pl->off_p = pl->off_a = pl->off_r = 0;
-    // 1,024 bytes of alignment slack, the stages, sQ, sP, and the row maxima / sums.
+    // 1,024 bytes of alignment slack, the stages, sQ, sP, the row maxima / sums and 3 mbarriers.
     pl->smem = 1024 + 2 * (size_t)VP_ATTN_WG_STAGE_BYTES + (size_t)9 * pl->rows_blk * 128 +
-               (size_t)pl->rows_blk * 128 + (size_t)pl->wgs * 4 * 24 * sizeof(float);
+               (size_t)pl->rows_blk * 128 + (size_t)pl->wgs * 4 * 24 * sizeof(float) + 3 * 8;
     return pl->smem <= budget;
 }
 

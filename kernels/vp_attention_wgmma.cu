@@ -17,15 +17,22 @@
 //   sQ     [9 panels][rows_blk][128 B]        rows past the block's rows are zero
 //   sP     [warpgroups][8 NT rows][128 B]     P (bf16) of a warpgroup's rows over the tile's 64 keys
 //   sRed   [warpgroups][4 warps][24] fp32     row maxima of each warp's 16 keys (then the row sums)
-// 48 rows: 147,456 + 55,296 + 6,144 + 768 B (+ 1,024 of alignment slack) = 210,688 of 232,448.
+//   bars   [3] mbarriers                       the two stages' and the query rows' arrivals
+// 48 rows: 147,456 + 55,296 + 6,144 + 768 + 64 B (+ 1,024 of alignment slack) = 210,752 of 232,448.
+// The tensor memory accelerator (TMA) fills the panels: one thread issues 9 box copies (64 columns x
+// 64 keys, 128B swizzle) per tile. With cp.async the four warps of a warpgroup spent ~6,100 cycles
+// issuing the first two tiles and the query rows (measured, session 20 call 1), in the issue slots the
+// tensor-core work needs.
 // Two stages, not three: with the compute under the tile's transfer time, one tile in flight while
 // the other is computed keeps DRAM busy (docs/attention-kernel.md).
 //
-// Per tile: wait for it (cp.async group) -> fence.proxy.async + __syncthreads -> per warpgroup: scores
+// Per tile: wait for it (its stage's mbarrier) -> per warpgroup: scores
 // (wgmma) -> row maxima (shuffles + sRed, warpgroup barrier) -> P to sP, O^T rescaled -> fence +
 // warpgroup barrier -> P.V (wgmma) -> __syncthreads -> the stage refilled with tile + 2.
 #include "vp_attention_tiles.cuh"
 #include "vp_wgmma.cuh"
+
+#include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled
 
 namespace {
 
@@ -37,53 +44,38 @@ static_assert(DIM % 64 == 0, "the latent row splits into 128-byte panels");
 static_assert(STAGE_BYTES == VP_ATTN_WG_STAGE_BYTES, "the planner's stage size");
 
 #if VP_WGMMA_ARCH // the helpers too: the other architectures' passes compile an empty kernel
-constexpr int CHUNKS = DIM / 8; // 16-byte chunks per latent row
-// Byte offset of 16-byte chunk c of row r in a panel-major array of `rows` rows (panel c / 8).
-__device__ __forceinline__ uint32_t sw128(int rows, int r, int c)
+// One box of a 2-D tensor map (columns c0.., rows c1..) into shared memory, completing on bar.
+__device__ __forceinline__ void tma_load_2d(unsigned char *dst, const CUtensorMap *map, int c0, int c1, uint64_t *bar)
 {
-    return (uint32_t)((c >> 3) * rows * 128 + r * 128 + (((c & 7) ^ (r & 7)) << 4));
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+                 "%3}], [%4];\n" ::"r"(vp_smem_addr(dst)),
+                 "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(vp_smem_addr(bar))
+                 : "memory");
 }
 
-// Keys [key0, key0 + 64) of this split into a stage (rows past the split's end zero-filled).
-__device__ __forceinline__ void load_tile_panels(const Block &k, unsigned char *dst, int tile, int nthreads)
+// Panel by panel: `rows` rows from row `row0` of the map into dst (panel stride rows x 128 bytes). Rows
+// past the tensor's end arrive as zeros; the bytes complete on bar, which this thread arms first.
+__device__ __forceinline__ void tma_panels(unsigned char *dst, const CUtensorMap *map, int row0, int rows, uint64_t *bar)
 {
-    const int key0 = k.key_lo + tile * TN, valid = min(TN, k.key_hi - key0);
-    const bf16 *src = k.gK + key0 * k.kstride;
-#pragma unroll 4
-    for (int i = threadIdx.x; i < TN * CHUNKS; i += nthreads) {
-        const int r = i / CHUNKS, c = i - r * CHUNKS;
-        const bool ok = r < valid;
-        vp_cp_async16(reinterpret_cast<bf16 *>(dst + sw128(TN, r, c)), (ok ? src + r * k.kstride : src) + c * 8,
-                      ok ? 16 : 0);
-    }
+    vp_mbar_arrive_expect_tx(bar, (unsigned)(PANELS * rows * 128));
+#pragma unroll
+    for (int pn = 0; pn < PANELS; pn++)
+        tma_load_2d(dst + pn * rows * 128, map, 64 * pn, row0, bar);
 }
-
-// The block's query rows into sQ (rows past nrows zero-filled).
-__device__ __forceinline__ void load_q_panels(const AttnParams &p, const Block &k, unsigned char *sq, int rows_blk,
-                                              int nthreads)
-{
-#pragma unroll 1
-    for (int i = threadIdx.x; i < rows_blk * CHUNKS; i += nthreads) {
-        const int r = i / CHUNKS, c = i - r * CHUNKS;
-        const bool ok = r < k.nrows;
-        const bf16 *src = ok ? p.q + global_row(p, k, r) * p.qk_dim : p.q;
-        vp_cp_async16(reinterpret_cast<bf16 *>(sq + sw128(rows_blk, r, c)), src + c * 8, ok ? 16 : 0);
-    }
-}
-
 #endif
 
 template <int NT, int WGS>
-__global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnParams p)
+__global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnParams p, const __grid_constant__ AttnTma tma)
 {
 #if VP_WGMMA_ARCH
-    constexpr int N = 8 * NT, NTHR = 128 * WGS, RB = WGS * N, VP_MAX = VP_ATTN_WG_VDIM / 64;
+    constexpr int N = 8 * NT, RB = WGS * N, VP_MAX = VP_ATTN_WG_VDIM / 64;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     unsigned char *const smem = smem_raw + ((1024 - (vp_smem_addr(smem_raw) & 1023)) & 1023);
     Block k = block_of(p, smem);
     unsigned char *const sQ = smem + 2 * STAGE_BYTES;
     unsigned char *const sP_all = sQ + PANELS * RB * 128;
     float *const sRed = reinterpret_cast<float *>(sP_all + RB * 128);
+    uint64_t *const bars = reinterpret_cast<uint64_t *>(sRed + WGS * 4 * 24); // [0..1] stages, [2] sQ
     const int wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2,
               t = lane & 3;
     unsigned char *const sP = sP_all + wg * N * 128;
@@ -91,12 +83,20 @@ __global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnPara
     vp_attn_trace_mark(p, 0, vp_globaltimer());
     vp_attn_trace_mark(p, 1, clock64());
 
-    load_q_panels(p, k, sQ, RB, NTHR);
-    load_tile_panels(k, smem, 0, NTHR);
-    vp_cp_async_commit(); // G0 = {Q, tile 0}
-    if (k.ntiles > 1)
-        load_tile_panels(k, smem + STAGE_BYTES, 1, NTHR);
-    vp_cp_async_commit(); // G1
+    // Key row of tile t: the batch's first key row plus the split's keys (kv_heads = 1: one row per key).
+    const int key_row0 = k.b * p.kv_len + k.key_lo;
+    if (threadIdx.x == 0) {
+        for (int i = 0; i < 3; i++)
+            vp_mbar_init(&bars[i], 1);
+        vp_mbar_init_fence();
+        // The block's query rows are contiguous (kv_heads = 1): rows past nrows belong to other rows'
+        // blocks or lie past the tensor (zeros), and their outputs are never written.
+        tma_panels(sQ, &tma.q, (k.b * p.q_len) * p.heads + k.row0, RB, &bars[2]);
+        tma_panels(smem, &tma.k, key_row0, TN, &bars[0]);
+        if (k.ntiles > 1)
+            tma_panels(smem + STAGE_BYTES, &tma.k, key_row0 + TN, TN, &bars[1]);
+    }
+    __syncthreads(); // the barriers initialised before anyone waits on them
     vp_grid_dep_launch_dependents();
     vp_attn_trace_mark(p, 2, clock64());
 
@@ -116,9 +116,9 @@ __global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnPara
     for (int tile = 0; tile < k.ntiles; tile++) {
         unsigned char *const st = smem + (tile & 1) * STAGE_BYTES;
         const uint32_t st_addr = vp_smem_addr(st);
-        vp_cp_async_wait<1>(); // this tile's group (and Q's) complete; at most the next one in flight
-        vp_fence_async_smem();
-        __syncthreads();
+        if (tile == 0)
+            vp_mbar_wait(&bars[2], 0);
+        vp_mbar_wait(&bars[tile & 1], (tile >> 1) & 1); // the stage's (tile / 2)-th fill
         if (tile == 0)
             vp_attn_trace_mark(p, 3, clock64());
 
@@ -223,11 +223,9 @@ __global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnPara
         __syncthreads(); // every warpgroup is done with this stage and its sP
         if (tile < 7)
             vp_attn_trace_mark(p, 6 + tile, clock64());
-        if (tile + 2 < k.ntiles)
-            load_tile_panels(k, st, tile + 2, NTHR);
-        vp_cp_async_commit();
+        if (threadIdx.x == 0 && tile + 2 < k.ntiles)
+            tma_panels(st, &tma.k, key_row0 + (tile + 2) * TN, TN, &bars[tile & 1]);
     }
-    vp_cp_async_wait<0>();
 
     // Row sums: this thread's keys, the warp's (lanes with the same t), then the 4 warps through sRed.
 #pragma unroll
@@ -243,52 +241,129 @@ __global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnPara
             *reinterpret_cast<float2 *>(red + warp * 24 + 8 * j + 2 * t) = make_float2(l_run[j][0], l_run[j][1]);
     }
     vp_wg_bar(1 + wg);
-    const bool direct = p.pl.splits == 1;
+    // O^T fragments -> sO rows over the stages (free since the loop's last barrier) and each row's (m, l)
+    // -> sML over sP, then whole rows out by one warp each, 16 bytes a lane: the fragments' own stores
+    // would write 32 bytes per row at a time (the epilogue took ~4,100 cycles so at 8K, call 1).
+    constexpr int LDO = VP_ATTN_WG_VDIM + 4; // 4 mod 32: rows 2t of a fragment start 8 banks apart
+    float *const sO = reinterpret_cast<float *>(smem);
+    float2 *const sML = reinterpret_cast<float2 *>(sP_all);
 #pragma unroll
     for (int j = 0; j < NT; j++)
 #pragma unroll
         for (int e = 0; e < 2; e++) {
             const int r = 8 * j + 2 * t + e, br = wg * N + r;
-            if (br >= k.nrows)
-                continue;
-            const float l = red[r] + red[24 + r] + red[48 + r] + red[72 + r];
-            const long long grow = global_row(p, k, br);
-            if (direct) {
-                const float inv_l = 1.0f / l;
-                bf16 *dst = p.out + grow * p.v_dim;
+            float *o = sO + br * LDO + 16 * warp + g;
 #pragma unroll
-                for (int i = 0; i < VP_MAX; i++) {
-                    dst[64 * i + 16 * warp + g] = __float2bfloat16(acc[i][4 * j + e] * inv_l);
-                    dst[64 * i + 16 * warp + g + 8] = __float2bfloat16(acc[i][4 * j + 2 + e] * inv_l);
+            for (int i = 0; i < VP_MAX; i++) {
+                o[64 * i] = acc[i][4 * j + e];
+                o[64 * i + 8] = acc[i][4 * j + 2 + e];
+            }
+            if (warp == 0 && g == 0)
+                sML[br] = make_float2(m_run[j][e], red[r] + red[24 + r] + red[48 + r] + red[72 + r]);
+        }
+    __syncthreads();
+    const bool direct = p.pl.splits == 1;
+#pragma unroll 1
+    for (int br = threadIdx.x >> 5; br < k.nrows; br += 4 * WGS) {
+        const long long grow = global_row(p, k, br);
+        const float *src = sO + br * LDO;
+        const float2 ml = sML[br];
+        if (direct) {
+            const float inv_l = 1.0f / ml.y;
+            bf16 *dst = p.out + grow * p.v_dim;
+            if (p.vec_out) {
+#pragma unroll
+                for (int c = lane * 8; c < VP_ATTN_WG_VDIM; c += 256) {
+                    const float4 u = *reinterpret_cast<const float4 *>(src + c);
+                    const float4 v = *reinterpret_cast<const float4 *>(src + c + 4);
+                    bf16x8 h;
+                    h.h[0] = __floats2bfloat162_rn(u.x * inv_l, u.y * inv_l);
+                    h.h[1] = __floats2bfloat162_rn(u.z * inv_l, u.w * inv_l);
+                    h.h[2] = __floats2bfloat162_rn(v.x * inv_l, v.y * inv_l);
+                    h.h[3] = __floats2bfloat162_rn(v.z * inv_l, v.w * inv_l);
+                    *reinterpret_cast<bf16x8 *>(dst + c) = h;
                 }
             } else {
-                float *dst = p.part_o + ((long long)k.split * p.total_rows + grow) * p.v_dim;
+                for (int c = lane; c < VP_ATTN_WG_VDIM; c += 32)
+                    dst[c] = __float2bfloat16(src[c] * inv_l);
+            }
+        } else {
+            float *dst = p.part_o + ((long long)k.split * p.total_rows + grow) * p.v_dim;
+            if (p.vec_out) {
 #pragma unroll
-                for (int i = 0; i < VP_MAX; i++) {
-                    dst[64 * i + 16 * warp + g] = acc[i][4 * j + e];
-                    dst[64 * i + 16 * warp + g + 8] = acc[i][4 * j + 2 + e];
-                }
-                if (warp == 0 && g == 0) {
-                    float *ml = p.part_ml + ((long long)k.split * p.total_rows + grow) * 2;
-                    ml[0] = m_run[j][e];
-                    ml[1] = l;
-                }
+                for (int c = lane * 4; c < VP_ATTN_WG_VDIM; c += 128)
+                    *reinterpret_cast<float4 *>(dst + c) = *reinterpret_cast<const float4 *>(src + c);
+            } else {
+                for (int c = lane; c < VP_ATTN_WG_VDIM; c += 32)
+                    dst[c] = src[c];
+            }
+            if (lane == 0) {
+                float *pml = p.part_ml + ((long long)k.split * p.total_rows + grow) * 2;
+                pml[0] = ml.x;
+                pml[1] = ml.y;
             }
         }
+    }
     vp_attn_trace_mark(p, 13, clock64());
     vp_attn_trace_mark(p, 14, vp_globaltimer());
     vp_attn_trace_mark(p, 15, (unsigned long long)k.ntiles);
 #else
     (void)p;
+    (void)tma;
     __trap(); // the planner chooses this kernel only where sm_90a code was built (VP_ATTN_HAVE_WGMMA)
 #endif
 }
 
 } // namespace
 
-AttnKernel vp_attention_wgmma_kernel(int nt, int wgs)
+AttnWgKernel vp_attention_wgmma_kernel(int nt, int wgs)
 {
     if (wgs == 2)
         return nt == 1 ? attn_wgmma_kernel<1, 2> : nt == 2 ? attn_wgmma_kernel<2, 2> : attn_wgmma_kernel<3, 2>;
     return nt == 1 ? attn_wgmma_kernel<1, 1> : nt == 2 ? attn_wgmma_kernel<2, 1> : attn_wgmma_kernel<3, 1>;
+}
+
+namespace {
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder()
+{
+    static PFN_cuTensorMapEncodeTiled_v12000 fn;
+    if (!fn) {
+        void *f = nullptr;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) ==
+                cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+    }
+    return fn;
+}
+
+// A 2-D bf16 tensor of `rows` rows of DIM columns (row stride DIM * 2 bytes), read in boxes of 64
+// columns x box_rows rows that land 128B-swizzled.
+int encode_rows(CUtensorMap *map, const void *base, long long rows, int box_rows)
+{
+    PFN_cuTensorMapEncodeTiled_v12000 enc = tensor_map_encoder();
+    if (!enc)
+        return (int)cudaErrorNotSupported;
+    const cuuint64_t dims[2] = {(cuuint64_t)DIM, (cuuint64_t)rows};
+    const cuuint64_t strides[1] = {(cuuint64_t)DIM * 2};
+    const cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, estride[2] = {1, 1};
+    const CUresult r = enc(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void *>(base), dims, strides, box,
+                           estride, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? 0 : (int)cudaErrorInvalidValue;
+}
+
+} // namespace
+
+int vp_attention_wgmma_launch(const AttnParams &p, int batch, cudaStream_t stream)
+{
+    AttnTma tma;
+    VP_TRY((cudaError_t)encode_rows(&tma.k, p.k, (long long)batch * p.kv_len, TN));
+    VP_TRY((cudaError_t)encode_rows(&tma.q, p.q, (long long)p.total_rows, p.pl.rows_blk));
+    const dim3 grid(p.pl.row_chunks, p.pl.splits, batch);
+    vp_attention_wgmma_kernel(p.pl.nt, p.pl.wgs)<<<grid, 128 * p.pl.wgs, p.pl.smem, stream>>>(p, tma);
+    VP_TRY(cudaGetLastError());
+    return 0;
 }

@@ -21,6 +21,7 @@ typedef struct run_args {
     int backend, device, iters, warmup, instrumented, model_backend, corrupt_rank;
     int graph;   /* -1: scenario default */
     int p2p;     /* comm_p2p (--p2p) */
+    int attn_kernel; /* --attn-kernel: exec_attn_kernel_names index */
     int timeout; /* -1: scenario default */
     exec_fault fault;
     bool check, class_cost;
@@ -86,6 +87,12 @@ static const cli_opt run_opts[] = {
      .help = "how oneshot, twoshot and push reach their peers: direct (default; GPU memory mapped with CUDA IPC) or "
              "sysmem (every buffer a peer touches in pinned host memory mapped into every rank; needs no P2P); sysmem "
              "when no custom backend is in use, or on cpu, is an error (exit 2)"},
+    {RUN_OPT("attn-kernel", CLI_ENUM, attn_kernel), .choices = exec_attn_kernel_names, .meta = "K",
+     .dflt_text = "auto",
+     .help = "decode attention's split kernel on cuda (for an A/B of the kernels): auto (the wgmma MLA kernel where it "
+             "applies -- sm_90a, qk_dim 576, v_dim 512 -- else the mma.sync MLA kernel where that fits, else the general "
+             "one), general, mla (mma.sync) or wgmma, each where it applies and the next one down elsewhere; on cpu, "
+             "anything but auto is an error (exit 2)"},
     {RUN_OPT("eager", CLI_SETINT, graph), .ival = 0, .help = "time eager launches instead of one CUDA graph per cycle"},
     {RUN_OPT("graph", CLI_SETINT, graph), .ival = 1, .help = "time the cycle as a CUDA graph (the default on cuda)"},
     {RUN_OPT("check", CLI_FLAG, check),
@@ -223,6 +230,7 @@ static exec_options run_options(const run_args *a, const dist_job *d, const cfg_
         .fault = a->fault,
         .nccl_tuning = sc ? &sc->nccl : NULL,
         .p2p = a->p2p,
+        .attn_kernel = a->attn_kernel > 0 ? a->attn_kernel : 0,
     };
 }
 
@@ -291,7 +299,13 @@ static int run_main(cli_ctx *x)
             opt.allreduce_policy = &policy;
     }
     /* --p2p sysmem must reach a custom backend (the policy's, else the one backend); then the device. */
-    int rc;
+    int rc = 0;
+    if (opt.attn_kernel != 0 && opt.device != CFG_DEVICE_CUDA) {
+        if (d->rank == 0)
+            util_usage_error("run", "--attn-kernel %s chooses a CUDA attention kernel; the %s device runs none "
+                             "(leave it at auto)", exec_attn_kernel_names[opt.attn_kernel], cfg_device_names[opt.device]);
+        return VP_EXIT_USAGE;
+    }
     if ((rc = cli_p2p_check("run", opt.p2p, opt.device, &opt.backend, opt.allreduce_policy ? 0 : 1,
                             opt.allreduce_policy, d->rank == 0)) != 0 ||
         (rc = cli_device_ready("run", d, opt.device)) != 0)

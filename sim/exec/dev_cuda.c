@@ -188,6 +188,9 @@ static int cuda_prepare(exec_ctx *x)
     dev_size arena = dev_size_of(0), scratch = dev_size_of(1);
     size_t attn_ws = 256, norm_n = 1;
     long long max_rows = 1;
+    unsigned attn_used = 0; /* bit k: an attention op of the plan runs kernel k (vp_attention_describe) */
+    /* --attn-kernel, before any workspace is sized: the plan a kernel gets sets its workspace. */
+    VP_CUDA(vp_attention_set_kernel(x->opt->attn_kernel));
     int flat = 0;
     for (int ph = 0; ph < p->n_phases; ph++)
         for (int i = 0; i < p->phases[ph].n_ops; i++, flat++) {
@@ -208,8 +211,21 @@ static int cuda_prepare(exec_ctx *x)
                 vp_attn_args a = attn_args(s, op, &s->ops[flat]);
                 size_t w = vp_attention_workspace_bytes(&a);
                 attn_ws = w > attn_ws ? w : attn_ws;
+                char desc[256];
+                const char *kk = vp_attention_describe(&a, desc, sizeof desc) == 0 ? strstr(desc, "kernel=") : NULL;
+                const int kn = kk ? atoi(kk + 7) : 0;
+                if (kn > 0 && kn < 8)
+                    attn_used |= 1u << kn;
             }
         }
+    if (attn_used) {
+        char used[64] = "";
+        for (int k = 1; k < 8; k++)
+            if (attn_used & (1u << k) && exec_attn_kernel_names[k])
+                snprintf(used + strlen(used), sizeof used - strlen(used), "%s%s", used[0] ? "," : "",
+                         exec_attn_kernel_names[k]);
+        exec_env_set(x, "attention_kernel", "%s (--attn-kernel %s)", used, exec_attn_kernel_names[x->opt->attn_kernel]);
+    }
     dev_size comm_sz = dev_size_mul(dev_size_of(x->cc.max_comm_elems > 0 ? x->cc.max_comm_elems : 1), 2);
     dev_size need_sz = dev_size_add(arena, dev_size_mul(scratch, 4));
     need_sz = dev_size_add(need_sz, dev_size_of((long long)attn_ws));

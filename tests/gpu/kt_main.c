@@ -60,9 +60,9 @@ static int parse_sweep(const char *s, kt_opts *o)
         if (n == 4)
             used = used4;
         if (o->attn_n == 32 || n < 3 || (t != 0 && t != 16 && t != 32 && t != 64) ||
-            (st != 0 && (st < 2 || st > 4)) || sp < 0 || sp > 1024 || kn < 0 || kn > 2) {
+            (st != 0 && (st < 2 || st > 4)) || sp < 0 || sp > 1024 || kn < 0 || kn > 3) {
             fprintf(stderr, "vpsim-kernel-tests: --attn-sweep wants TILE:STAGES:SPLITS[:KERNEL],... (tile 0|16|32|64, "
-                            "stages 0|2..4, splits 0..1024, kernel 0|1|2, at most 32), got '%s'\n", s);
+                            "stages 0|2..4, splits 0..1024, kernel 0..3, at most 32), got '%s'\n", s);
             return 2;
         }
         int *c = o->attn_cfg[o->attn_n++];

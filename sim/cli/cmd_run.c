@@ -21,7 +21,7 @@ typedef struct run_args {
     int backend, device, iters, warmup, instrumented, model_backend, corrupt_rank;
     int graph;   /* -1: scenario default */
     int p2p;     /* comm_p2p (--p2p) */
-    int attn_kernel; /* --attn-kernel: exec_attn_kernel_names index */
+    int attn_kernel; /* --attn-kernel: cfg_attn_kernel_names index */
     int timeout; /* -1: scenario default */
     exec_fault fault;
     bool check, class_cost;
@@ -87,7 +87,7 @@ static const cli_opt run_opts[] = {
      .help = "how oneshot, twoshot and push reach their peers: direct (default; GPU memory mapped with CUDA IPC) or "
              "sysmem (every buffer a peer touches in pinned host memory mapped into every rank; needs no P2P); sysmem "
              "when no custom backend is in use, or on cpu, is an error (exit 2)"},
-    {RUN_OPT("attn-kernel", CLI_ENUM, attn_kernel), .choices = exec_attn_kernel_names, .meta = "K",
+    {RUN_OPT("attn-kernel", CLI_ENUM, attn_kernel), .choices = cfg_attn_kernel_names, .meta = "K",
      .dflt_text = "auto",
      .help = "decode attention's split kernel on cuda (for an A/B of the kernels): auto (the wgmma MLA kernel where it "
              "applies -- sm_90a, qk_dim 576, v_dim 512 -- else the mma.sync MLA kernel where that fits, else the general "
@@ -303,7 +303,7 @@ static int run_main(cli_ctx *x)
     if (opt.attn_kernel != 0 && opt.device != CFG_DEVICE_CUDA) {
         if (d->rank == 0)
             util_usage_error("run", "--attn-kernel %s chooses a CUDA attention kernel; the %s device runs none "
-                             "(leave it at auto)", exec_attn_kernel_names[opt.attn_kernel], cfg_device_names[opt.device]);
+                             "(leave it at auto)", cfg_attn_kernel_names[opt.attn_kernel], cfg_device_names[opt.device]);
         return VP_EXIT_USAGE;
     }
     if ((rc = cli_p2p_check("run", opt.p2p, opt.device, &opt.backend, opt.allreduce_policy ? 0 : 1,

@@ -96,6 +96,9 @@ typedef enum { CFG_DEVICE_LIST(CFG_DEVICE_ENUM) CFG_DEVICE_COUNT } cfg_device;
 #undef CFG_DEVICE_ENUM
 extern const char *const cfg_device_names[];
 extern const char *const cfg_device_help[];
+/* auto, general, mla, wgmma (NULL-terminated): the CUDA device's decode attention kernels (vpsim run
+ * --attn-kernel), indexed by vp_attention_set_kernel's number. */
+extern const char *const cfg_attn_kernel_names[];
 
 typedef enum { CFG_SPEC_EAGLE3, CFG_SPEC_NONE } cfg_spec_algo;
 

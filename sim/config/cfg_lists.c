@@ -31,6 +31,8 @@ static const bool backend_inplace[] = {CFG_BACKEND_LIST(INPLACE)};
 static const bool backend_probe[] = {CFG_BACKEND_LIST(PROBE)};
 const char *const cfg_device_names[] = {CFG_DEVICE_LIST(NAME) NULL};
 const char *const cfg_device_help[] = {CFG_DEVICE_LIST(HELP_D) NULL};
+/* Indexed by vp_attention_set_kernel's number (kernels/vp_kernels.h), 0 = the kernels' own default. */
+const char *const cfg_attn_kernel_names[] = {"auto", "general", "mla", "wgmma", NULL};
 #undef NAME
 #undef KEY
 #undef HELP_B

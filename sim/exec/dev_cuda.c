@@ -221,10 +221,10 @@ static int cuda_prepare(exec_ctx *x)
     if (attn_used) {
         char used[64] = "";
         for (int k = 1; k < 8; k++)
-            if (attn_used & (1u << k) && exec_attn_kernel_names[k])
+            if (attn_used & (1u << k) && cfg_attn_kernel_names[k])
                 snprintf(used + strlen(used), sizeof used - strlen(used), "%s%s", used[0] ? "," : "",
-                         exec_attn_kernel_names[k]);
-        exec_env_set(x, "attention_kernel", "%s (--attn-kernel %s)", used, exec_attn_kernel_names[x->opt->attn_kernel]);
+                         cfg_attn_kernel_names[k]);
+        exec_env_set(x, "attention_kernel", "%s (--attn-kernel %s)", used, cfg_attn_kernel_names[x->opt->attn_kernel]);
     }
     dev_size comm_sz = dev_size_mul(dev_size_of(x->cc.max_comm_elems > 0 ? x->cc.max_comm_elems : 1), 2);
     dev_size need_sz = dev_size_add(arena, dev_size_mul(scratch, 4));

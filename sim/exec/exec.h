@@ -57,11 +57,10 @@ typedef struct exec_options {
     const cfg_nccl_tuning *nccl_tuning;
     /* --p2p: the custom backends' path to their peers (comm_p2p, comm.h); 0 = direct. */
     int p2p;
-    /* --attn-kernel: index of exec_attn_kernel_names = vp_attention_set_kernel's number; 0 = auto. */
+    /* --attn-kernel: index of cfg_attn_kernel_names = vp_attention_set_kernel's number; 0 = auto. */
     int attn_kernel;
 } exec_options;
-/* auto, general, mla, wgmma (NULL-terminated): the CUDA device's decode attention kernels. */
-extern const char *const exec_attn_kernel_names[];
+
 
 typedef struct exec_ctx exec_ctx;
 

@@ -23,9 +23,6 @@ CFG_DEVICE_LIST(DECLARE)
 static const exec_device *const devices[CFG_DEVICE_COUNT] = {CFG_DEVICE_LIST(ENTRY)};
 #undef ENTRY
 
-/* Indexed by vp_attention_set_kernel's number (kernels/vp_kernels.h), 0 = the kernels' own default. */
-const char *const exec_attn_kernel_names[] = {"auto", "general", "mla", "wgmma", NULL};
-
 const exec_device *exec_find_device(int device, char *why, size_t len)
 {
     if (device < 0 || device >= CFG_DEVICE_COUNT) {

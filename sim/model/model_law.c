@@ -243,7 +243,7 @@ void model_attention_coords(const cfg_system *sys, const cfg_law_table *t, const
                             double *bytes, model_terms *terms)
 {
     const plan_attn_device dev = {.sms = sys->gpu.sms, .smem_sm = (long long)sys->gpu.smem_sm_kib << 10,
-                                  .smem_block = (long long)sys->gpu.smem_block_kib << 10};
+                                  .smem_block = (long long)sys->gpu.smem_block_kib << 10, .cc = sys->gpu.cc};
     plan_attn_launch l;
     if (op->kind != PLAN_OP_ATTENTION || plan_attention_launch(op, &dev, &l) != 0) {
         if (op->kind == PLAN_OP_ATTENTION)
@@ -251,9 +251,10 @@ void model_attention_coords(const cfg_system *sys, const cfg_law_table *t, const
                            "not known): the batch read as one sequence of its bytes");
         return;
     }
-    model_term_add(terms, "launch", (double)l.blocks, "blocks", "%d splits of %lld keys, %d x %d rows, %d value "
-                   "chunk(s), %d per SM on %d SMs (kernels/vp_attention_plan.cu's arithmetic)", l.splits,
-                   l.keys_per_split, l.row_chunks, l.rows_blk, l.dv_chunks, l.blocks_per_sm, dev.sms);
+    model_term_add(terms, "launch", (double)l.blocks, "blocks", "%s kernel: %d splits of %lld keys, %d x %d rows, "
+                   "%d value chunk(s), %d per SM on %d SMs (kernels/vp_attention_plan.cu's arithmetic)",
+                   l.kernel == 3 ? "wgmma" : "general/mma.sync", l.splits, l.keys_per_split, l.row_chunks, l.rows_blk,
+                   l.dv_chunks, l.blocks_per_sm, dev.sms);
     if (!l.slot_limited || l.blocks < 1) {
         model_term_add(terms, "launch_rule", 0, "", "splits set by the keys (the grid does not fill the GPU): "
                        "chunked rows and the op's bytes");

@@ -1,5 +1,5 @@
 /* The decode attention kernel's launch structure on the host (plan_attn.h). Every constant and step below
- * is kernels/vp_attention_plan.cu's (make_plan, fit_tiles, layout) or kernels/vp_attention.cuh's; the
+ * is kernels/vp_attention_plan.cu's (make_plan, fit_tiles, layout, fit_wgmma) or kernels/vp_attention.cuh's; the
  * unit test holds this port to the plans the kernel printed on an H200 (vp_attention_describe). Only the
  * occupancy is not the CUDA runtime's: see blocks_per_sm(). */
 #include "plan_attn.h"
@@ -61,6 +61,31 @@ static bool fit_tiles(tiles *t, bool v_in_k, int nt, int mt, int dv16, long long
     return false;
 }
 
+/* fit_wgmma: the wgmma MLA kernel where it applies -- compute capability 9, latent MLA with one KV head
+ * at qk_dim 576 and v_dim 512 -- in as few row chunks of <= 48 as possible, each in one warpgroup
+ * (<= 24 rows) or two; two 64-key stages of 9 x 64 x 128 bytes; one block per SM (its shared memory). */
+static bool fit_wgmma(const plan_op *op, const plan_attn_device *dev, int rows, long long budget, tiles *t,
+                      int *row_chunks)
+{
+    if (dev->cc != 90 || !op->kv_shared || op->qk_dim != 576 || op->v_dim != 512)
+        return false;
+    const int chunks = (int)ceil_div(rows, 48);
+    const int per_chunk = (int)ceil_div(rows, chunks), wgs = per_chunk > 24 ? 2 : 1;
+    t->nt = (int)ceil_div(ceil_div(per_chunk, wgs), 8);
+    t->rows_blk = 8 * t->nt * wgs;
+    t->mt = 4;
+    t->dv_w = 512;
+    t->dv_chunks = 1;
+    t->tn = 64;
+    t->stages = 2;
+    /* alignment slack, the stages, the query rows, P, the row maxima / sums, 3 mbarriers */
+    t->smem = 1024 + 2LL * 9 * 64 * 128 + 9LL * t->rows_blk * 128 + (long long)t->rows_blk * 128 + wgs * 4 * 24 * 4 + 24;
+    if (t->smem > budget)
+        return false;
+    *row_chunks = chunks;
+    return true;
+}
+
 /* Resident blocks per SM. The kernel asks the runtime (cudaOccupancyMaxActiveBlocksPerMultiprocessor);
  * the host can count the shared memory, and takes the registers from the kernel's __launch_bounds__(256,
  * MT >= 4 ? 1 : 2): the compiler may give a block of 4 value tiles the whole register file, one of fewer
@@ -100,15 +125,22 @@ int plan_attention_launch(const plan_op *op, const plan_attn_device *dev, plan_a
             fits = fit_tiles(&t, v_in_k, nt, mt, dv16, budget, half);
     if (!fits)
         return -1;
+    int row_chunks = (int)ceil_div(rows, t.rows_blk);
+    out->kernel = 1;
+    tiles w = t;
+    if (fit_wgmma(op, dev, rows, budget, &w, &row_chunks)) {
+        t = w;
+        out->kernel = 3;
+    }
     out->rows = rows;
     out->rows_blk = t.rows_blk;
-    out->row_chunks = (int)ceil_div(rows, t.rows_blk);
+    out->row_chunks = row_chunks;
     out->dv_chunks = t.dv_chunks;
     out->mt = t.mt;
     out->tn = t.tn;
     out->stages = t.stages;
     out->smem = t.smem;
-    out->blocks_per_sm = blocks_per_sm(&t, dev->smem_sm);
+    out->blocks_per_sm = out->kernel == 3 ? 1 : blocks_per_sm(&t, dev->smem_sm);
     out->slots = (long long)dev->sms * out->blocks_per_sm;
     if (op->kv_len == 0)
         return 0; /* nothing to launch */

@@ -8,11 +8,13 @@
 
 #include <stdbool.h>
 
-/* The device facts make_plan reads (system file gpu.sms, gpu.smem_sm_kib, gpu.smem_block_kib). */
+/* The device facts make_plan reads (system file gpu.sms, gpu.smem_sm_kib, gpu.smem_block_kib, gpu.cc). */
 typedef struct plan_attn_device {
     int sms;
     long long smem_sm;    /* shared memory per SM, bytes */
     long long smem_block; /* shared memory one block may opt in to, bytes */
+    int cc;               /* compute capability x 10: 90 takes the wgmma MLA kernel where it applies (the
+                           * default build carries its sm_90a code); 0 or any other: the general plan */
 } plan_attn_device;
 
 typedef struct plan_attn_launch {
@@ -29,6 +31,8 @@ typedef struct plan_attn_launch {
     long long blocks;  /* the split kernel's grid */
     long long slots;   /* sms x blocks_per_sm: blocks resident at once */
     bool slot_limited; /* the splits were set by the slots (the grid fills the GPU), not by the keys */
+    int kernel;        /* vp_attention_set_kernel's number of the kernel planned: 1 (the general kernel's
+                        * plan, which the mma.sync MLA kernel shares) or 3 (the wgmma MLA kernel) */
 } plan_attn_launch;
 
 /* The launch of `op` (an attention op) on `dev`. Returns 0, or -1 when the op is not attention, the

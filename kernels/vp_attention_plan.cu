@@ -280,9 +280,9 @@ extern "C" int vp_attention_describe(const vp_attn_args *a, char *buf, size_t le
     if (buf && len)
         snprintf(buf, len,
                  "splits=%d,keys_per_split=%d,tn=%d,stages=%d,rows_blk=%d,row_chunks=%d,dv_chunks=%d,mt=%d,"
-                 "blocks_per_sm=%d,smem=%zu,ws=%zu,kernel=%d,wgs=%d",
+                 "blocks_per_sm=%d,smem=%zu,ws=%zu,kernel=%d,wgs=%d,part_bf16=%d",
                  pl.splits, pl.keys_per_split, pl.tn, pl.stages, pl.rows_blk, pl.row_chunks, pl.dv_chunks, pl.mt,
-                 pl.blocks_per_sm, pl.smem, pl.workspace, pl.kernel, pl.wgs);
+                 pl.blocks_per_sm, pl.smem, pl.workspace, pl.kernel, pl.wgs, pl.part_bf16);
     return 0;
 }
 

@@ -86,6 +86,52 @@ Test(attn_launch, the_host_computes_the_plans_the_kernel_printed)
     }
 }
 
+/* The same on compute capability 9, where the wgmma MLA kernel takes the latent shapes (vp_attention_describe
+ * on nvidia-h200, 2026-12-02, session 20 call 3: bench/lab.py get 2026-12-02-h200-s20, validate.txt); the
+ * others keep the general plan above. */
+static const plan_attn_device H200_CC90 = {.sms = 132, .smem_sm = 228 << 10, .smem_block = 227 << 10, .cc = 90};
+static const struct {
+    int b, q, h;
+    long long kv;
+    const char *plan;
+} printed_wgmma[] = {
+    {1, 3, 8, 8192, "splits=128,keys_per_split=64,tn=64,stages=2,rows_blk=24,row_chunks=1,dv_chunks=1,mt=4,"
+                    "blocks_per_sm=1,smem=179608"},
+    {1, 3, 8, 131072, "splits=128,keys_per_split=1024,tn=64,stages=2,rows_blk=24,row_chunks=1,dv_chunks=1,mt=4,"
+                      "blocks_per_sm=1,smem=179608"},
+    {1, 1, 8, 32768, "splits=128,keys_per_split=256,tn=64,stages=2,rows_blk=8,row_chunks=1,dv_chunks=1,mt=4,"
+                     "blocks_per_sm=1,smem=159128"},
+    {1, 3, 16, 8192, "splits=128,keys_per_split=64,tn=64,stages=2,rows_blk=48,row_chunks=1,dv_chunks=1,mt=4,"
+                     "blocks_per_sm=1,smem=210712"},
+    {1, 5, 8, 4097, "splits=65,keys_per_split=64,tn=64,stages=2,rows_blk=48,row_chunks=1,dv_chunks=1,mt=4,"
+                    "blocks_per_sm=1,smem=210712"},
+    {1, 8, 8, 32768, "splits=64,keys_per_split=512,tn=64,stages=2,rows_blk=32,row_chunks=2,dv_chunks=1,mt=4,"
+                     "blocks_per_sm=1,smem=190232"},
+    {3, 2, 8, 3000, "splits=24,keys_per_split=128,tn=64,stages=2,rows_blk=16,row_chunks=1,dv_chunks=1,mt=4,"
+                    "blocks_per_sm=1,smem=169368"},
+};
+
+Test(attn_launch, on_compute_capability_9_the_wgmma_kernel_plans_the_latent_shapes)
+{
+    for (size_t i = 0; i < sizeof(printed_wgmma) / sizeof(printed_wgmma[0]); i++) {
+        const plan_op op = attn(printed_wgmma[i].b, printed_wgmma[i].q, printed_wgmma[i].h, 1, printed_wgmma[i].kv, 576,
+                                512, true);
+        plan_attn_launch l;
+        cr_assert_eq(plan_attention_launch(&op, &H200_CC90, &l), 0, "case %zu", i);
+        char got[256];
+        describe(&l, got, sizeof(got));
+        cr_expect_str_eq(got, printed_wgmma[i].plan, "case %zu", i);
+        cr_expect_eq(l.kernel, 3, "case %zu", i);
+    }
+    /* GQA and a latent shape of other widths keep the general plan on the same device. */
+    const plan_op gqa = attn(1, 3, 8, 1, 8192, 128, 128, false), other = attn(1, 3, 8, 1, 8192, 576, 448, true);
+    plan_attn_launch l;
+    cr_assert_eq(plan_attention_launch(&gqa, &H200_CC90, &l), 0);
+    cr_expect_eq(l.kernel, 1);
+    cr_assert_eq(plan_attention_launch(&other, &H200_CC90, &l), 0);
+    cr_expect_eq(l.kernel, 1);
+}
+
 Test(attn_launch, a_batch_can_hold_more_blocks_than_the_gpu)
 {
     /* Kimi-K2.5 plain decode at batch 32, TP=8 shapes, 2K: 32 groups of 8 rows; ceil(132 / 32) = 5 splits of

@@ -29,14 +29,13 @@ struct AttnPlan {
     size_t smem, workspace;
     size_t off_k, off_v, off_s, off_p, off_a; // byte offsets into dynamic shared memory
     size_t off_r;               // kernel 2: per-key-tile row maxima and sums [2][4][32] fp32
-    int part_bf16;              // the split partials O_s are bf16 (kernel 3), else fp32
 };
 
 // Kernel parameters: the arguments of vp_attn_args in kernel form, and the plan.
 struct AttnParams {
     const bf16 *q, *k, *v;
     bf16 *out;
-    float *part_o;  // [splits][batch * q_len * heads][v_dim], fp32 (bf16 where pl.part_bf16)
+    float *part_o;  // [splits][batch * q_len * heads][v_dim]
     float *part_ml; // [splits][batch * q_len * heads][2] = (m, l), m in log2 units
     int q_len, kv_len, heads, kv_heads, qk_dim, v_dim, v_in_k, group, rows, total_rows;
     float scale_log2; // scale * log2(e): the softmax runs on exp2
@@ -91,13 +90,12 @@ int vp_attention_launch(const AttnParams &p, int batch, cudaStream_t stream);
 
 // Merge the splits' unnormalised partial outputs into out [total_rows][v_dim] (bf16):
 //   out[r][d] = sum_s w_s O_s[r][d] / sum_s w_s l_s,   w_s = 2^(m_s - max_s m_s)
-// part_o [splits][total_rows][v_dim] fp32, or bf16 with part_bf16; part_ml [splits][total_rows][2] = (m in
-// log2 units, l), fp32.
+// part_o [splits][total_rows][v_dim] fp32; part_ml [splits][total_rows][2] = (m in log2 units, l).
 // Launched as a programmatic dependent of the kernel before it in the stream (the attention kernel),
 // so its launch latency overlaps that kernel's tail; pdl = false launches it in stream order (the
 // probe's comparison). trace: where its blocks write their timeline, or nullptr.
-int vp_attention_combine(bf16 *out, const void *part_o, bool part_bf16, const float *part_ml, int splits,
-                         int total_rows, int v_dim, bool pdl, unsigned long long *trace, cudaStream_t stream);
+int vp_attention_combine(bf16 *out, const float *part_o, const float *part_ml, int splits, int total_rows,
+                         int v_dim, bool pdl, unsigned long long *trace, cudaStream_t stream);
 
 __device__ __forceinline__ unsigned long long vp_globaltimer()
 {

@@ -24,8 +24,8 @@ constexpr int COMBINE_RESIDENT_WARPS = 2772;
 constexpr int COMBINE_COLS = 128; // output columns per block: four per lane, 16-byte loads
 constexpr int COMBINE_UNROLL = 8; // splits per warp with loads in flight together
 
-// Four consecutive columns c..c+3 of one split's row: one 16-byte load (8 bytes for bf16 partials)
-// when allowed, else bounded scalar loads (zeros past v_dim).
+// Four consecutive columns c..c+3 of one split's row: one 16-byte load when allowed, else bounded
+// scalar loads (zeros past v_dim).
 __device__ __forceinline__ float4 load_cols(const float *row, int c, int v_dim, bool vec)
 {
     if (vec)
@@ -38,30 +38,11 @@ __device__ __forceinline__ float4 load_cols(const float *row, int c, int v_dim, 
     return v;
 }
 
-__device__ __forceinline__ float4 load_cols(const bf16 *row, int c, int v_dim, bool vec)
-{
-    if (vec) {
-        if (c >= v_dim)
-            return make_float4(0.f, 0.f, 0.f, 0.f);
-        const uint2 u = *reinterpret_cast<const uint2 *>(row + c);
-        const float2 a = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&u.x));
-        const float2 b = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162 *>(&u.y));
-        return make_float4(a.x, a.y, b.x, b.y);
-    }
-    float4 v;
-    v.x = c < v_dim ? __bfloat162float(row[c]) : 0.f;
-    v.y = c + 1 < v_dim ? __bfloat162float(row[c + 1]) : 0.f;
-    v.z = c + 2 < v_dim ? __bfloat162float(row[c + 2]) : 0.f;
-    v.w = c + 3 < v_dim ? __bfloat162float(row[c + 3]) : 0.f;
-    return v;
-}
-
 // grid = (total_rows, ceil(v_dim / 128)), block = 32 * nw (nw <= 16 warps). Warp w merges splits w,
 // w + nw, ... for the block's 128 columns into (M_w, L_w, acc_w); then out = sum_w 2^(M_w - M) acc_w /
 // (the same sum over L_w).
-template <typename P> // the partials' type: float, or bf16 (the wgmma kernel's)
 __global__ void __launch_bounds__(COMBINE_THREADS)
-    attn_combine_kernel(bf16 *__restrict__ out, const P *__restrict__ part_o, const float *__restrict__ part_ml,
+    attn_combine_kernel(bf16 *__restrict__ out, const float *__restrict__ part_o, const float *__restrict__ part_ml,
                         int splits, int total_rows, int v_dim, unsigned long long *trace)
 {
     __shared__ float s_acc[COMBINE_WARPS][COMBINE_COLS];
@@ -72,9 +53,9 @@ __global__ void __launch_bounds__(COMBINE_THREADS)
     const int row = blockIdx.x, warp = threadIdx.x >> 5, lane = threadIdx.x & 31, nw = blockDim.x >> 5;
     const int c = blockIdx.y * COMBINE_COLS + lane * 4;
     const long long o_stride = (long long)total_rows * v_dim, ml_stride = (long long)total_rows * 2;
-    const P *o = part_o + (long long)row * v_dim;
+    const float *o = part_o + (long long)row * v_dim;
     const float *ml = part_ml + (long long)row * 2;
-    // Vector loads: v_dim a multiple of 4 and the workspace 16-byte aligned (then every row is).
+    // 16-byte loads: v_dim a multiple of 4 and the workspace 16-byte aligned (then every row is).
     const bool vec = v_dim % 4 == 0 && (reinterpret_cast<uintptr_t>(part_o) & 15) == 0;
 
     vp_grid_dep_wait(); // the attention kernel has completed: its partials are visible
@@ -151,9 +132,10 @@ int combine_warps(int splits, long long blocks)
     return nw;
 }
 
-template <typename P>
-int combine_launch(bf16 *out, const P *part_o, const float *part_ml, int splits, int total_rows, int v_dim, bool pdl,
-                   unsigned long long *trace, cudaStream_t stream)
+} // namespace
+
+int vp_attention_combine(bf16 *out, const float *part_o, const float *part_ml, int splits, int total_rows, int v_dim,
+                         bool pdl, unsigned long long *trace, cudaStream_t stream)
 {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((unsigned)total_rows, (unsigned)((v_dim + COMBINE_COLS - 1) / COMBINE_COLS));
@@ -165,24 +147,12 @@ int combine_launch(bf16 *out, const P *part_o, const float *part_ml, int splits,
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = attr;
     cfg.numAttrs = pdl ? 1 : 0;
-    if (cudaLaunchKernelEx(&cfg, attn_combine_kernel<P>, out, part_o, part_ml, splits, total_rows, v_dim, trace) ==
+    if (cudaLaunchKernelEx(&cfg, attn_combine_kernel, out, part_o, part_ml, splits, total_rows, v_dim, trace) ==
         cudaSuccess)
         return 0;
     // Programmatic launch refused (an old driver): clear the launch error, launch in stream order.
     (void)cudaGetLastError();
     cfg.numAttrs = 0;
-    VP_TRY(cudaLaunchKernelEx(&cfg, attn_combine_kernel<P>, out, part_o, part_ml, splits, total_rows, v_dim, trace));
+    VP_TRY(cudaLaunchKernelEx(&cfg, attn_combine_kernel, out, part_o, part_ml, splits, total_rows, v_dim, trace));
     return 0;
-}
-
-} // namespace
-
-int vp_attention_combine(bf16 *out, const void *part_o, bool part_bf16, const float *part_ml, int splits,
-                         int total_rows, int v_dim, bool pdl, unsigned long long *trace, cudaStream_t stream)
-{
-    if (part_bf16)
-        return combine_launch(out, static_cast<const bf16 *>(part_o), part_ml, splits, total_rows, v_dim, pdl, trace,
-                              stream);
-    return combine_launch(out, static_cast<const float *>(part_o), part_ml, splits, total_rows, v_dim, pdl, trace,
-                          stream);
 }

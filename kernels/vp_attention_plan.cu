@@ -196,10 +196,6 @@ int make_plan(const vp_attn_args *a, AttnPlan *pl, int want)
         if (want == 3 && fit_wgmma(a, di, &m, budget)) {
             *pl = m;
             pl->kernel = 3;
-            // bf16 partials: the split kernel's epilogue and the combine move half the bytes (at 8K, 24
-            // rows: 6.3 MB of fp32 partials written and read back beside 9.5 MB of cache). Each partial
-            // is rounded to 2^-9 relative, the size of the output's own bf16 rounding.
-            pl->part_bf16 = 1;
         } else if (m = *pl, fit_mla(a, &m, budget)) {
             *pl = m;
             pl->kernel = 2;
@@ -280,9 +276,9 @@ extern "C" int vp_attention_describe(const vp_attn_args *a, char *buf, size_t le
     if (buf && len)
         snprintf(buf, len,
                  "splits=%d,keys_per_split=%d,tn=%d,stages=%d,rows_blk=%d,row_chunks=%d,dv_chunks=%d,mt=%d,"
-                 "blocks_per_sm=%d,smem=%zu,ws=%zu,kernel=%d,wgs=%d,part_bf16=%d",
+                 "blocks_per_sm=%d,smem=%zu,ws=%zu,kernel=%d,wgs=%d",
                  pl.splits, pl.keys_per_split, pl.tn, pl.stages, pl.rows_blk, pl.row_chunks, pl.dv_chunks, pl.mt,
-                 pl.blocks_per_sm, pl.smem, pl.workspace, pl.kernel, pl.wgs, pl.part_bf16);
+                 pl.blocks_per_sm, pl.smem, pl.workspace, pl.kernel, pl.wgs);
     return 0;
 }
 
@@ -303,10 +299,7 @@ extern "C" int vp_attention_decode(const vp_attn_args *a, void *stream)
     p.v = (const bf16 *)a->v;
     p.out = (bf16 *)a->out;
     p.part_o = (float *)a->workspace;
-    // The (m, l) follow the partials: fp32 or, with part_bf16, bf16 ones (the workspace keeps the fp32
-    // size, so that the general kernel's fallback below fits it too).
-    p.part_ml = reinterpret_cast<float *>(reinterpret_cast<char *>(a->workspace) +
-                                          (size_t)pl.splits * total_rows * a->v_dim * (pl.part_bf16 ? 2 : 4));
+    p.part_ml = p.part_o + (size_t)pl.splits * total_rows * a->v_dim;
     p.q_len = a->q_len;
     p.kv_len = a->kv_len;
     p.heads = a->heads;
@@ -336,8 +329,7 @@ extern "C" int vp_attention_decode(const vp_attn_args *a, void *stream)
     if (stage != 2)
         VP_TRY((cudaError_t)vp_attention_launch(p, a->batch, s));
     if (pl.splits > 1 && stage != 1)
-        VP_TRY((cudaError_t)vp_attention_combine(p.out, p.part_o, pl.part_bf16 != 0, p.part_ml, pl.splits,
-                                                 p.total_rows, a->v_dim,
+        VP_TRY((cudaError_t)vp_attention_combine(p.out, p.part_o, p.part_ml, pl.splits, p.total_rows, a->v_dim,
                                                  stage != 3,
                                                  p.trace ? p.trace + (size_t)VP_ATTN_TRACE_SLOTS * pl.row_chunks *
                                                                          pl.dv_chunks * pl.splits * a->batch *

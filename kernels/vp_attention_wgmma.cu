@@ -287,23 +287,15 @@ __global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnPara
                 for (int c = lane; c < VP_ATTN_WG_VDIM; c += 32)
                     dst[c] = __float2bfloat16(src[c] * inv_l);
             }
-        } else { // bf16 partials (pl.part_bf16)
-            bf16 *dst = reinterpret_cast<bf16 *>(p.part_o) + ((long long)k.split * p.total_rows + grow) * p.v_dim;
+        } else {
+            float *dst = p.part_o + ((long long)k.split * p.total_rows + grow) * p.v_dim;
             if (p.vec_out) {
 #pragma unroll
-                for (int c = lane * 8; c < VP_ATTN_WG_VDIM; c += 256) {
-                    const float4 u = *reinterpret_cast<const float4 *>(src + c);
-                    const float4 v = *reinterpret_cast<const float4 *>(src + c + 4);
-                    bf16x8 h;
-                    h.h[0] = __floats2bfloat162_rn(u.x, u.y);
-                    h.h[1] = __floats2bfloat162_rn(u.z, u.w);
-                    h.h[2] = __floats2bfloat162_rn(v.x, v.y);
-                    h.h[3] = __floats2bfloat162_rn(v.z, v.w);
-                    *reinterpret_cast<bf16x8 *>(dst + c) = h;
-                }
+                for (int c = lane * 4; c < VP_ATTN_WG_VDIM; c += 128)
+                    *reinterpret_cast<float4 *>(dst + c) = *reinterpret_cast<const float4 *>(src + c);
             } else {
                 for (int c = lane; c < VP_ATTN_WG_VDIM; c += 32)
-                    dst[c] = __float2bfloat16(src[c]);
+                    dst[c] = src[c];
             }
             if (lane == 0) {
                 float *pml = p.part_ml + ((long long)k.split * p.total_rows + grow) * 2;

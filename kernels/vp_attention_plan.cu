@@ -150,11 +150,9 @@ bool fit_wgmma(const vp_attn_args *a, const DeviceInfo &di, AttnPlan *pl, size_t
     pl->dkp = VP_ATTN_MLA_DIM;
     pl->ldk = pl->ldv = pl->ldp = pl->lds = pl->ldo = 0; // panels: the kernel's own layout
     pl->off_k = pl->off_v = pl->off_s = pl->off_p = pl->off_a = pl->off_r = 0;
-    // 1,024 bytes of alignment slack, the stages, sQ, sP, the row maxima / sums (4 x 48 fp32) and 3
-    // mbarriers (32 bytes); two warpgroups add alpha (48 fp32) and the partial scores they hand over
-    // (rows / 2 x 128 threads fp32).
-    pl->smem = 1024 + 2 * (size_t)VP_ATTN_WG_STAGE_BYTES + (size_t)10 * pl->rows_blk * 128 + 4 * 48 * 4 + 32 +
-               (pl->wgs == 2 ? 48 * 4 + (size_t)pl->rows_blk / 2 * 128 * 4 : 0);
+    // 1,024 bytes of alignment slack, the stages, sQ, sP, the row maxima / sums and 3 mbarriers.
+    pl->smem = 1024 + 2 * (size_t)VP_ATTN_WG_STAGE_BYTES + (size_t)9 * pl->rows_blk * 128 +
+               (size_t)pl->rows_blk * 128 + (size_t)pl->wgs * 4 * 24 * sizeof(float) + 3 * 8;
     return pl->smem <= budget;
 }
 

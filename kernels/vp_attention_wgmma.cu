@@ -68,25 +68,18 @@ template <int NT, int WGS>
 __global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnParams p, const __grid_constant__ AttnTma tma)
 {
 #if VP_WGMMA_ARCH
-    // One warpgroup: its NR = 8 NT rows end to end. Two (SPLIT): the block's NR = 16 NT rows in every MMA
-    // (m64nNRk16), warpgroup w taking k-steps [18 w, 18 w + 18) of the scores and value panels [4 w, 4 w + 4)
-    // of P.V; warpgroup 1 hands its partial scores to warpgroup 0 (sX), which adds them and runs the
-    // softmax for every row (alpha to warpgroup 1 through sAl). So each key panel is read once per tile.
-    constexpr bool SPLIT = WGS == 2;
-    constexpr int NR = 8 * NT * WGS, RB = NR, NJ = NR / 8, VP_MAX = VP_ATTN_WG_VDIM / 64;
-    constexpr int KS_N = SPLIT ? DIM / 32 : DIM / 16, VP_N = SPLIT ? VP_MAX / 2 : VP_MAX;
+    constexpr int N = 8 * NT, RB = WGS * N, VP_MAX = VP_ATTN_WG_VDIM / 64;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     unsigned char *const smem = smem_raw + ((1024 - (vp_smem_addr(smem_raw) & 1023)) & 1023);
     Block k = block_of(p, smem);
     unsigned char *const sQ = smem + 2 * STAGE_BYTES;
-    unsigned char *const sP = sQ + PANELS * RB * 128;
-    float *const red = reinterpret_cast<float *>(sP + RB * 128); // [4 warps][NR]
-    uint64_t *const bars = reinterpret_cast<uint64_t *>(red + 4 * 48);  // [0..1] stages, [2] sQ
-    float *const sAl = reinterpret_cast<float *>(bars + 4);            // SPLIT: [NR] alpha
-    float *const sX = sAl + 48;                                        // SPLIT: [NR / 2][128] partial scores
+    unsigned char *const sP_all = sQ + PANELS * RB * 128;
+    float *const sRed = reinterpret_cast<float *>(sP_all + RB * 128);
+    uint64_t *const bars = reinterpret_cast<uint64_t *>(sRed + WGS * 4 * 24); // [0..1] stages, [2] sQ
     const int wg = threadIdx.x >> 7, warp = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31, g = lane >> 2,
-              t = lane & 3, wt = threadIdx.x & 127;
-    const bool softmax_wg = !SPLIT || wg == 0;
+              t = lane & 3;
+    unsigned char *const sP = sP_all + wg * N * 128;
+    float *const red = sRed + wg * 4 * 24;
     vp_attn_trace_mark(p, 0, vp_globaltimer());
     vp_attn_trace_mark(p, 1, clock64());
 
@@ -107,18 +100,17 @@ __global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnPara
     vp_grid_dep_launch_dependents();
     vp_attn_trace_mark(p, 2, clock64());
 
-    float acc[VP_N][4 * NJ];
+    float acc[VP_MAX][4 * NT];
 #pragma unroll
-    for (int i = 0; i < VP_N; i++)
+    for (int i = 0; i < VP_MAX; i++)
 #pragma unroll
-        for (int j = 0; j < 4 * NJ; j++)
+        for (int j = 0; j < 4 * NT; j++)
             acc[i][j] = 0.0f;
-    float m_run[NJ][2], l_run[NJ][2]; // rows 8j + 2t + e; l over this thread's keys only
+    float m_run[NT][2], l_run[NT][2]; // rows 8j + 2t + e; l over this thread's keys only
 #pragma unroll
-    for (int j = 0; j < NJ; j++)
+    for (int j = 0; j < NT; j++)
         m_run[j][0] = m_run[j][1] = -INFINITY, l_run[j][0] = l_run[j][1] = 0.0f;
-    const uint32_t q_addr = vp_smem_addr(sQ), p_addr = vp_smem_addr(sP);
-    const int ks0 = SPLIT ? wg * KS_N : 0, vp0 = SPLIT ? wg * VP_N : 0;
+    const uint32_t q_addr = vp_smem_addr(sQ) + wg * N * 128, p_addr = vp_smem_addr(sP);
 
 #pragma unroll 1
     for (int tile = 0; tile < k.ntiles; tile++) {
@@ -130,174 +122,144 @@ __global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnPara
         if (tile == 0)
             vp_attn_trace_mark(p, 3, clock64());
 
-        // S^T (this warpgroup's share of qk_dim when SPLIT): keys 16 warp + g (+ 8), rows 8j + 2t (+ 1).
-        float s[4 * NJ];
+        // S^T for this warpgroup's rows: keys 16 warp + g (+ 8), rows 8j + 2t (+ 1).
+        float s[4 * NT];
         vp_wg_fence();
 #pragma unroll
-        for (int i = 0; i < KS_N; i++) {
-            const int ks = ks0 + i;
+        for (int ks = 0; ks < DIM / 16; ks++) {
             const uint32_t kin = (ks & 3) * 32; // k16 step within the 64-column panel ks / 4
             const uint64_t da = vp_wg_desc(st_addr + (ks >> 2) * TN * 128 + kin, 16, 1024);
             const uint64_t db = vp_wg_desc(q_addr + (ks >> 2) * RB * 128 + kin, 16, 1024);
-            VpWgmma<NR, 0>::run(s, da, db, i > 0);
+            VpWgmma<N, 0>::run(s, da, db, ks > 0);
         }
         vp_wg_commit();
         vp_wg_wait0();
         vp_wg_hold(s);
         if (tile == 0)
             vp_attn_trace_mark(p, 4, clock64());
-        if (SPLIT) { // warpgroup 1's partial scores to warpgroup 0, fragment by fragment (same layout)
-            if (wg == 1) {
-#pragma unroll
-                for (int r = 0; r < 4 * NJ; r++)
-                    sX[r * 128 + wt] = s[r];
-            }
-            __syncthreads();
-            if (wg == 0) {
-#pragma unroll
-                for (int r = 0; r < 4 * NJ; r++)
-                    s[r] += sX[r * 128 + wt];
-            }
-        }
 
-        float2 al[NJ];
-        if (softmax_wg) {
-            // Row maxima over the tile: this thread's two keys, the warp's 16 (lanes with the same t), then
-            // the warpgroup's 64 through red. A key past the split gets -inf (the tile's first key is valid).
-            const int valid = min(TN, k.key_hi - (k.key_lo + tile * TN));
-            const bool ok0 = warp * 16 + g < valid, ok1 = warp * 16 + g + 8 < valid;
-            float mx[NJ][2];
+        // Row maxima over the tile: this thread's two keys, the warp's 16 (lanes with the same t), then
+        // the warpgroup's 64 through sRed. A key past the split gets -inf (the tile's first key is valid).
+        const int valid = min(TN, k.key_hi - (k.key_lo + tile * TN));
+        const bool ok0 = warp * 16 + g < valid, ok1 = warp * 16 + g + 8 < valid;
+        float mx[NT][2];
 #pragma unroll
-            for (int j = 0; j < NJ; j++) {
-                s[4 * j + 0] = ok0 ? s[4 * j + 0] * p.scale_log2 : -INFINITY;
-                s[4 * j + 1] = ok0 ? s[4 * j + 1] * p.scale_log2 : -INFINITY;
-                s[4 * j + 2] = ok1 ? s[4 * j + 2] * p.scale_log2 : -INFINITY;
-                s[4 * j + 3] = ok1 ? s[4 * j + 3] * p.scale_log2 : -INFINITY;
-                mx[j][0] = fmaxf(s[4 * j + 0], s[4 * j + 2]);
-                mx[j][1] = fmaxf(s[4 * j + 1], s[4 * j + 3]);
-            }
-#pragma unroll
-            for (int o = 4; o < 32; o <<= 1)
-#pragma unroll
-                for (int j = 0; j < NJ; j++) {
-                    mx[j][0] = fmaxf(mx[j][0], __shfl_xor_sync(0xffffffffu, mx[j][0], o));
-                    mx[j][1] = fmaxf(mx[j][1], __shfl_xor_sync(0xffffffffu, mx[j][1], o));
-                }
-            if (g == 0) {
-#pragma unroll
-                for (int j = 0; j < NJ; j++)
-                    *reinterpret_cast<float2 *>(red + warp * NR + 8 * j + 2 * t) = make_float2(mx[j][0], mx[j][1]);
-            }
-            vp_wg_bar(1 + wg);
-#pragma unroll
-            for (int j = 0; j < NJ; j++) {
-                float2 u = *reinterpret_cast<const float2 *>(red + 8 * j + 2 * t);
-#pragma unroll
-                for (int w = 1; w < 4; w++) {
-                    const float2 v = *reinterpret_cast<const float2 *>(red + w * NR + 8 * j + 2 * t);
-                    u.x = fmaxf(u.x, v.x), u.y = fmaxf(u.y, v.y);
-                }
-                const float m0 = fmaxf(m_run[j][0], u.x), m1 = fmaxf(m_run[j][1], u.y);
-                al[j] = make_float2(exp2f(m_run[j][0] - m0), exp2f(m_run[j][1] - m1)); // 0 on the first tile
-                m_run[j][0] = m0, m_run[j][1] = m1;
-                // P rounded to bf16 before summing, so numerator (P.V on bf16 P) and denominator agree.
-                const bf16 p00 = __float2bfloat16(exp2f(s[4 * j + 0] - m0)), p01 = __float2bfloat16(exp2f(s[4 * j + 1] - m1));
-                const bf16 p10 = __float2bfloat16(exp2f(s[4 * j + 2] - m0)), p11 = __float2bfloat16(exp2f(s[4 * j + 3] - m1));
-                l_run[j][0] = l_run[j][0] * al[j].x + __bfloat162float(p00) + __bfloat162float(p10);
-                l_run[j][1] = l_run[j][1] * al[j].y + __bfloat162float(p01) + __bfloat162float(p11);
-                // P [row][key] K-major for the P.V B operand: key chunk (16 warp + g) / 8 = 2 warp (+ 1).
-                const int r0 = 8 * j + 2 * t, r1 = r0 + 1, kc = 2 * warp, ke = g * 2;
-                *reinterpret_cast<bf16 *>(sP + r0 * 128 + ((kc ^ (r0 & 7)) << 4) + ke) = p00;
-                *reinterpret_cast<bf16 *>(sP + r1 * 128 + ((kc ^ (r1 & 7)) << 4) + ke) = p01;
-                *reinterpret_cast<bf16 *>(sP + r0 * 128 + (((kc + 1) ^ (r0 & 7)) << 4) + ke) = p10;
-                *reinterpret_cast<bf16 *>(sP + r1 * 128 + (((kc + 1) ^ (r1 & 7)) << 4) + ke) = p11;
-                if (SPLIT && warp == 0 && g == 0)
-                    *reinterpret_cast<float2 *>(sAl + r0) = al[j];
-            }
-            vp_fence_async_smem();
-        }
-        if (SPLIT)
-            __syncthreads(); // P and alpha written; sX read
-        else
-            vp_wg_bar(1 + wg);
-        if (SPLIT && wg == 1) {
-#pragma unroll
-            for (int j = 0; j < NJ; j++)
-                al[j] = *reinterpret_cast<const float2 *>(sAl + 8 * j + 2 * t);
+        for (int j = 0; j < NT; j++) {
+            s[4 * j + 0] = ok0 ? s[4 * j + 0] * p.scale_log2 : -INFINITY;
+            s[4 * j + 1] = ok0 ? s[4 * j + 1] * p.scale_log2 : -INFINITY;
+            s[4 * j + 2] = ok1 ? s[4 * j + 2] * p.scale_log2 : -INFINITY;
+            s[4 * j + 3] = ok1 ? s[4 * j + 3] * p.scale_log2 : -INFINITY;
+            mx[j][0] = fmaxf(s[4 * j + 0], s[4 * j + 2]);
+            mx[j][1] = fmaxf(s[4 * j + 1], s[4 * j + 3]);
         }
 #pragma unroll
-        for (int i = 0; i < VP_N; i++)
+        for (int o = 4; o < 32; o <<= 1)
 #pragma unroll
-            for (int j = 0; j < NJ; j++) {
+            for (int j = 0; j < NT; j++) {
+                mx[j][0] = fmaxf(mx[j][0], __shfl_xor_sync(0xffffffffu, mx[j][0], o));
+                mx[j][1] = fmaxf(mx[j][1], __shfl_xor_sync(0xffffffffu, mx[j][1], o));
+            }
+        if (g == 0) {
+#pragma unroll
+            for (int j = 0; j < NT; j++)
+                *reinterpret_cast<float2 *>(red + warp * 24 + 8 * j + 2 * t) = make_float2(mx[j][0], mx[j][1]);
+        }
+        vp_wg_bar(1 + wg);
+        float2 al[NT];
+#pragma unroll
+        for (int j = 0; j < NT; j++) {
+            float2 u = *reinterpret_cast<const float2 *>(red + 8 * j + 2 * t);
+#pragma unroll
+            for (int w = 1; w < 4; w++) {
+                const float2 v = *reinterpret_cast<const float2 *>(red + w * 24 + 8 * j + 2 * t);
+                u.x = fmaxf(u.x, v.x), u.y = fmaxf(u.y, v.y);
+            }
+            const float m0 = fmaxf(m_run[j][0], u.x), m1 = fmaxf(m_run[j][1], u.y);
+            al[j] = make_float2(exp2f(m_run[j][0] - m0), exp2f(m_run[j][1] - m1)); // 0 on the first tile
+            m_run[j][0] = m0, m_run[j][1] = m1;
+            // P rounded to bf16 before summing, so numerator (P.V on bf16 P) and denominator agree.
+            const bf16 p00 = __float2bfloat16(exp2f(s[4 * j + 0] - m0)), p01 = __float2bfloat16(exp2f(s[4 * j + 1] - m1));
+            const bf16 p10 = __float2bfloat16(exp2f(s[4 * j + 2] - m0)), p11 = __float2bfloat16(exp2f(s[4 * j + 3] - m1));
+            l_run[j][0] = l_run[j][0] * al[j].x + __bfloat162float(p00) + __bfloat162float(p10);
+            l_run[j][1] = l_run[j][1] * al[j].y + __bfloat162float(p01) + __bfloat162float(p11);
+            // P [row][key] K-major for the P.V B operand: key chunk (16 warp + g) / 8 = 2 warp (+ 1).
+            const int r0 = 8 * j + 2 * t, r1 = r0 + 1, kc = 2 * warp, ke = g * 2;
+            *reinterpret_cast<bf16 *>(sP + r0 * 128 + ((kc ^ (r0 & 7)) << 4) + ke) = p00;
+            *reinterpret_cast<bf16 *>(sP + r1 * 128 + ((kc ^ (r1 & 7)) << 4) + ke) = p01;
+            *reinterpret_cast<bf16 *>(sP + r0 * 128 + (((kc + 1) ^ (r0 & 7)) << 4) + ke) = p10;
+            *reinterpret_cast<bf16 *>(sP + r1 * 128 + (((kc + 1) ^ (r1 & 7)) << 4) + ke) = p11;
+        }
+#pragma unroll
+        for (int i = 0; i < VP_MAX; i++)
+#pragma unroll
+            for (int j = 0; j < NT; j++) {
                 acc[i][4 * j + 0] *= al[j].x, acc[i][4 * j + 1] *= al[j].y;
                 acc[i][4 * j + 2] *= al[j].x, acc[i][4 * j + 3] *= al[j].y;
             }
+        vp_fence_async_smem();
+        vp_wg_bar(1 + wg);
         if (tile == 0)
             vp_attn_trace_mark(p, 5, clock64());
 
-        // O^T += V^T P^T: value panel vp0 + i (dims 64 (vp0 + i) + 16 warp + g (+ 8)), 16 keys per step.
+        // O^T += V^T P^T: value panel i (dims 64 i + 16 warp + g (+ 8)), 16 keys per step.
 #pragma unroll
-        for (int i = 0; i < VP_N; i++)
+        for (int i = 0; i < VP_MAX; i++)
             vp_wg_hold(acc[i]);
         vp_wg_fence();
 #pragma unroll
-        for (int i = 0; i < VP_N; i++) {
+        for (int i = 0; i < VP_MAX; i++) {
 #pragma unroll
             for (int kk = 0; kk < TN / 16; kk++) {
-                const uint64_t da = vp_wg_desc(st_addr + (vp0 + i) * TN * 128 + kk * 16 * 128, TN * 128, 1024);
+                const uint64_t da = vp_wg_desc(st_addr + i * TN * 128 + kk * 16 * 128, TN * 128, 1024);
                 const uint64_t db = vp_wg_desc(p_addr + kk * 32, 16, 1024);
-                VpWgmma<NR, 1>::run(acc[i], da, db, 1);
+                VpWgmma<N, 1>::run(acc[i], da, db, 1);
             }
         }
         vp_wg_commit();
         vp_wg_wait0();
 #pragma unroll
-        for (int i = 0; i < VP_N; i++)
+        for (int i = 0; i < VP_MAX; i++)
             vp_wg_hold(acc[i]);
-        __syncthreads(); // every warpgroup is done with this stage, sP, sAl and sX
+        __syncthreads(); // every warpgroup is done with this stage and its sP
         if (tile < 7)
             vp_attn_trace_mark(p, 6 + tile, clock64());
         if (threadIdx.x == 0 && tile + 2 < k.ntiles)
             tma_panels(st, &tma.k, key_row0 + (tile + 2) * TN, TN, &bars[tile & 1]);
     }
 
-    // Row sums (the softmax warpgroup): this thread's keys, the warp's (lanes with the same t), then the
-    // 4 warps through red.
-    if (softmax_wg) {
+    // Row sums: this thread's keys, the warp's (lanes with the same t), then the 4 warps through sRed.
 #pragma unroll
-        for (int o = 4; o < 32; o <<= 1)
+    for (int o = 4; o < 32; o <<= 1)
 #pragma unroll
-            for (int j = 0; j < NJ; j++) {
-                l_run[j][0] += __shfl_xor_sync(0xffffffffu, l_run[j][0], o);
-                l_run[j][1] += __shfl_xor_sync(0xffffffffu, l_run[j][1], o);
-            }
-        if (g == 0) {
-#pragma unroll
-            for (int j = 0; j < NJ; j++)
-                *reinterpret_cast<float2 *>(red + warp * NR + 8 * j + 2 * t) = make_float2(l_run[j][0], l_run[j][1]);
+        for (int j = 0; j < NT; j++) {
+            l_run[j][0] += __shfl_xor_sync(0xffffffffu, l_run[j][0], o);
+            l_run[j][1] += __shfl_xor_sync(0xffffffffu, l_run[j][1], o);
         }
-        vp_wg_bar(1 + wg);
+    if (g == 0) {
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+            *reinterpret_cast<float2 *>(red + warp * 24 + 8 * j + 2 * t) = make_float2(l_run[j][0], l_run[j][1]);
     }
+    vp_wg_bar(1 + wg);
     // O^T fragments -> sO rows over the stages (free since the loop's last barrier) and each row's (m, l)
     // -> sML over sP, then whole rows out by one warp each, 16 bytes a lane: the fragments' own stores
     // would write 32 bytes per row at a time (the epilogue took ~4,100 cycles so at 8K, call 1).
     constexpr int LDO = VP_ATTN_WG_VDIM + 4; // 4 mod 32: rows 2t of a fragment start 8 banks apart
     float *const sO = reinterpret_cast<float *>(smem);
-    float2 *const sML = reinterpret_cast<float2 *>(sP);
-    const int row_base = SPLIT ? 0 : wg * NR;
+    float2 *const sML = reinterpret_cast<float2 *>(sP_all);
 #pragma unroll
-    for (int j = 0; j < NJ; j++)
+    for (int j = 0; j < NT; j++)
 #pragma unroll
         for (int e = 0; e < 2; e++) {
-            const int r = 8 * j + 2 * t + e, br = row_base + r;
-            float *o = sO + br * LDO + 64 * vp0 + 16 * warp + g;
+            const int r = 8 * j + 2 * t + e, br = wg * N + r;
+            float *o = sO + br * LDO + 16 * warp + g;
 #pragma unroll
-            for (int i = 0; i < VP_N; i++) {
+            for (int i = 0; i < VP_MAX; i++) {
                 o[64 * i] = acc[i][4 * j + e];
                 o[64 * i + 8] = acc[i][4 * j + 2 + e];
             }
-            if (softmax_wg && warp == 0 && g == 0)
-                sML[br] = make_float2(m_run[j][e], red[r] + red[NR + r] + red[2 * NR + r] + red[3 * NR + r]);
+            if (warp == 0 && g == 0)
+                sML[br] = make_float2(m_run[j][e], red[r] + red[24 + r] + red[48 + r] + red[72 + r]);
         }
     __syncthreads();
     const bool direct = p.pl.splits == 1;
@@ -332,8 +294,8 @@ __global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnPara
 
 AttnWgKernel vp_attention_wgmma_kernel(int nt, int wgs)
 {
-    if (wgs == 2) // the planner gives two warpgroups 25-48 rows: 2 or 3 row tiles each
-        return nt == 2 ? attn_wgmma_kernel<2, 2> : attn_wgmma_kernel<3, 2>;
+    if (wgs == 2)
+        return nt == 1 ? attn_wgmma_kernel<1, 2> : nt == 2 ? attn_wgmma_kernel<2, 2> : attn_wgmma_kernel<3, 2>;
     return nt == 1 ? attn_wgmma_kernel<1, 1> : nt == 2 ? attn_wgmma_kernel<2, 1> : attn_wgmma_kernel<3, 1>;
 }
 

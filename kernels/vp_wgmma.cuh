@@ -108,32 +108,6 @@ struct VpWgmma<24, TA> {
                      : "l"(a), "l"(b), "r"(scale_d), "n"(TA));
     }
 };
-template <int TA>
-struct VpWgmma<32, TA> {
-    static __device__ __forceinline__ void run(float (&d)[16], uint64_t a, uint64_t b, int scale_d)
-    {
-        asm volatile(VP_WG_HEAD("18") "32k16.f32.bf16.bf16 {"
-                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, %19, 0;\n}\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-                       "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-                       "+f"(d[14]), "+f"(d[15])
-                     : "l"(a), "l"(b), "r"(scale_d), "n"(TA));
-    }
-};
-template <int TA>
-struct VpWgmma<48, TA> {
-    static __device__ __forceinline__ void run(float (&d)[24], uint64_t a, uint64_t b, int scale_d)
-    {
-        asm volatile(VP_WG_HEAD("26") "48k16.f32.bf16.bf16 {"
-                     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                     "%16, %17, %18, %19, %20, %21, %22, %23}, %24, %25, p, 1, 1, %27, 0;\n}\n"
-                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-                       "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-                       "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
-                       "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
-                     : "l"(a), "l"(b), "r"(scale_d), "n"(TA));
-    }
-};
 #undef VP_WG_HEAD
 #else
 template <int N, int TA>

@@ -78,10 +78,8 @@ static bool fit_wgmma(const plan_op *op, const plan_attn_device *dev, int rows, 
     t->dv_chunks = 1;
     t->tn = 64;
     t->stages = 2;
-    /* alignment slack, the stages, the query rows, P, the row maxima / sums, 3 mbarriers; two warpgroups
-     * add alpha and the partial scores they hand over */
-    t->smem = 1024 + 2LL * 9 * 64 * 128 + 10LL * t->rows_blk * 128 + 4 * 48 * 4 + 32 +
-              (wgs == 2 ? 48 * 4 + (long long)t->rows_blk / 2 * 128 * 4 : 0);
+    /* alignment slack, the stages, the query rows, P, the row maxima / sums, 3 mbarriers */
+    t->smem = 1024 + 2LL * 9 * 64 * 128 + 9LL * t->rows_blk * 128 + (long long)t->rows_blk * 128 + wgs * 4 * 24 * 4 + 24;
     if (t->smem > budget)
         return false;
     *row_chunks = chunks;

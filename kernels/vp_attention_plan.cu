@@ -128,9 +128,8 @@ bool fit_mla(const vp_attn_args *a, AttnPlan *pl, size_t budget)
 
 // The wgmma MLA kernel (vp_attention_wgmma.cu) where it applies: sm_90a code built and a compute
 // capability 9 device, latent MLA (one KV head: the tensor maps read contiguous rows) at qk_dim 576 and
-// v_dim 512, and its two stages
-// within the shared memory allowed. Rows: as few chunks of at most 48 as possible, each in one
-// warpgroup (<= 24 rows) or two. Fills pl's kernel-3 fields and returns true.
+// v_dim 512, and its two stages within the shared memory allowed. Rows: as few chunks of at most 48 as
+// possible, each in one warpgroup (<= 24 rows) or two. Fills pl's kernel-3 fields and returns true.
 bool fit_wgmma(const vp_attn_args *a, const DeviceInfo &di, AttnPlan *pl, size_t budget)
 {
     if (!VP_ATTN_HAVE_WGMMA || di.cc_major != 9 || !a->v_in_k || a->kv_heads != 1 || a->qk_dim != VP_ATTN_MLA_DIM ||
@@ -192,11 +191,11 @@ int make_plan(const vp_attn_args *a, AttnPlan *pl, int want)
     pl->kernel = 1;
     pl->wgs = 1;
     if (want >= 2 && !g_force_tile && !g_force_stages) {
-        AttnPlan m = *pl;
-        if (want == 3 && fit_wgmma(a, di, &m, budget)) {
-            *pl = m;
+        AttnPlan w = *pl, m = *pl; // candidates; pl stays the general plan unless one fits
+        if (want == 3 && fit_wgmma(a, di, &w, budget)) {
+            *pl = w;
             pl->kernel = 3;
-        } else if (m = *pl, fit_mla(a, &m, budget)) {
+        } else if (fit_mla(a, &m, budget)) {
             *pl = m;
             pl->kernel = 2;
         }

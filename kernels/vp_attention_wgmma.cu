@@ -18,7 +18,7 @@
 //   sP     [warpgroups][8 NT rows][128 B]     P (bf16) of a warpgroup's rows over the tile's 64 keys
 //   sRed   [warpgroups][4 warps][24] fp32     row maxima of each warp's 16 keys (then the row sums)
 //   bars   [3] mbarriers                       the two stages' and the query rows' arrivals
-// 48 rows: 147,456 + 55,296 + 6,144 + 768 + 64 B (+ 1,024 of alignment slack) = 210,752 of 232,448.
+// 48 rows: 147,456 + 55,296 + 6,144 + 768 + 24 B (+ 1,024 of alignment slack) = 210,712 of 232,448.
 // The tensor memory accelerator (TMA) fills the panels: one thread issues 9 box copies (64 columns x
 // 64 keys, 128B swizzle) per tile. With cp.async the four warps of a warpgroup spent ~6,100 cycles
 // issuing the first two tiles and the query rows (measured, session 20 call 1), in the issue slots the

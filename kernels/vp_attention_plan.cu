@@ -226,6 +226,14 @@ int make_plan(const vp_attn_args *a, AttnPlan *pl, int want)
     return 0;
 }
 
+// 16-byte copies are legal for a: dims a multiple of 8 and the pointers aligned. The MLA kernels copy
+// nothing else, so without it a launch takes the general kernel (vp_attention_decode).
+bool args_vec(const vp_attn_args *a)
+{
+    return a->qk_dim % 8 == 0 && vp_aligned16(a->q) && vp_aligned16(a->k) &&
+           (a->v_in_k || (a->v_dim % 8 == 0 && vp_aligned16(a->v)));
+}
+
 } // namespace
 
 extern "C" size_t vp_attention_workspace_bytes(const vp_attn_args *a)
@@ -266,6 +274,14 @@ extern "C" int vp_attention_set_tile(int keys)
         return (int)cudaErrorInvalidValue;
     g_force_tile = keys;
     return 0;
+}
+
+extern "C" int vp_attention_kernel_of(const vp_attn_args *a)
+{
+    AttnPlan pl;
+    if (make_plan(a, &pl, g_force_kernel ? g_force_kernel : VP_ATTN_DEFAULT_KERNEL) != 0)
+        return 0;
+    return pl.kernel >= 2 && !args_vec(a) ? 1 : pl.kernel;
 }
 
 extern "C" int vp_attention_describe(const vp_attn_args *a, char *buf, size_t len)
@@ -310,8 +326,7 @@ extern "C" int vp_attention_decode(const vp_attn_args *a, void *stream)
     p.rows = a->q_len * p.group;
     p.total_rows = (int)total_rows;
     p.scale_log2 = a->scale * 1.4426950408889634f;
-    p.vec = a->qk_dim % 8 == 0 && vp_aligned16(a->q) && vp_aligned16(a->k) &&
-            (p.v_in_k || (a->v_dim % 8 == 0 && vp_aligned16(a->v)));
+    p.vec = args_vec(a);
     if (pl.kernel >= 2 && !p.vec) { // the MLA kernels copy 16 bytes at a time: the general one instead
         AttnPlan p1;
         VP_TRY((cudaError_t)make_plan(a, &p1, 1));

@@ -42,6 +42,7 @@ constexpr int TN = 64;
 constexpr int STAGE_BYTES = PANELS * TN * 128;
 static_assert(DIM % 64 == 0, "the latent row splits into 128-byte panels");
 static_assert(STAGE_BYTES == VP_ATTN_WG_STAGE_BYTES, "the planner's stage size");
+static_assert(48 * (VP_ATTN_WG_VDIM + 4) * 4 <= 2 * STAGE_BYTES, "the epilogue's output rows fit over the stages");
 
 #if VP_WGMMA_ARCH // the helpers too: the other architectures' passes compile an empty kernel
 // One box of a 2-D tensor map (columns c0.., rows c1..) into shared memory, completing on bar.
@@ -318,8 +319,8 @@ __global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnPara
 
 AttnWgKernel vp_attention_wgmma_kernel(int nt, int wgs)
 {
-    if (wgs == 2)
-        return nt == 1 ? attn_wgmma_kernel<1, 2> : nt == 2 ? attn_wgmma_kernel<2, 2> : attn_wgmma_kernel<3, 2>;
+    if (wgs == 2) // the planner gives two warpgroups 25-48 rows: 2 or 3 row tiles each
+        return nt == 3 ? attn_wgmma_kernel<3, 2> : attn_wgmma_kernel<2, 2>;
     return nt == 1 ? attn_wgmma_kernel<1, 1> : nt == 2 ? attn_wgmma_kernel<2, 1> : attn_wgmma_kernel<3, 1>;
 }
 
@@ -363,7 +364,7 @@ int vp_attention_wgmma_launch(const AttnParams &p, int batch, cudaStream_t strea
     VP_TRY((cudaError_t)encode_rows(&tma.k, p.k, (long long)batch * p.kv_len, TN));
     VP_TRY((cudaError_t)encode_rows(&tma.q, p.q, (long long)p.total_rows, p.pl.rows_blk));
     const dim3 grid(p.pl.row_chunks, p.pl.splits, batch);
-    vp_attention_wgmma_kernel(p.pl.nt, p.pl.wgs)<<<grid, 128 * p.pl.wgs, p.pl.smem, stream>>>(p, tma);
+    vp_attention_wgmma_kernel(p.pl.nt, p.pl.wgs)<<<grid, vp_attention_threads(&p.pl), p.pl.smem, stream>>>(p, tma);
     VP_TRY(cudaGetLastError());
     return 0;
 }

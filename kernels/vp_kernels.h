@@ -50,7 +50,9 @@ int vp_attention_decode(const vp_attn_args *a, void *stream);
  * splits (1..1024); 0 = automatic. For benchmarking; process-wide; size workspaces after changing it.
  * vp_attention_set_tile: force the number of keys per shared-memory tile (16, 32 or 64; 0 = automatic),
  * like vp_attention_set_tuning.
- * vp_attention_describe: the launch configuration chosen for `a`, as "key=value,..." text. */
+ * vp_attention_describe: the launch configuration chosen for `a`, as "key=value,..." text.
+ * vp_attention_kernel_of: the split kernel a launch of `a` runs (vp_attention_set_kernel's number, 1..3,
+ * with the general kernel where the pointers rule out 16-byte copies), or 0 for invalid arguments. */
 void vp_attention_set_smem_budget(size_t bytes);
 int vp_attention_set_tuning(int stages, int splits);
 int vp_attention_set_tile(int keys);
@@ -68,6 +70,7 @@ int vp_attention_set_kernel(int kernel);
 int vp_wgmma_layout_check(int mismatches[2], void *stream);
 
 int vp_attention_describe(const vp_attn_args *a, char *buf, size_t len);
+int vp_attention_kernel_of(const vp_attn_args *a);
 /* Benchmark probes (kernels/vp_attention_probe.cu; vpsim-kernel-tests --kernel probe):
  * vp_empty_launch: one empty kernel (1 block of 32 threads), the floor of any launch timed the same way.
  * vp_attention_set_probe: which launches vp_attention_decode makes when it splits the keys: 0 both (the

@@ -188,7 +188,7 @@ static int cuda_prepare(exec_ctx *x)
     dev_size arena = dev_size_of(0), scratch = dev_size_of(1);
     size_t attn_ws = 256, norm_n = 1;
     long long max_rows = 1;
-    unsigned attn_used = 0; /* bit k: an attention op of the plan runs kernel k (vp_attention_describe) */
+    unsigned attn_used = 0; /* bit k: an attention op of the plan runs kernel k (vp_attention_kernel_of) */
     /* --attn-kernel, before any workspace is sized: the plan a kernel gets sets its workspace. */
     VP_CUDA(vp_attention_set_kernel(x->opt->attn_kernel));
     int flat = 0;
@@ -211,9 +211,7 @@ static int cuda_prepare(exec_ctx *x)
                 vp_attn_args a = attn_args(s, op, &s->ops[flat]);
                 size_t w = vp_attention_workspace_bytes(&a);
                 attn_ws = w > attn_ws ? w : attn_ws;
-                char desc[256];
-                const char *kk = vp_attention_describe(&a, desc, sizeof desc) == 0 ? strstr(desc, "kernel=") : NULL;
-                const int kn = kk ? atoi(kk + 7) : 0;
+                const int kn = vp_attention_kernel_of(&a);
                 if (kn > 0 && kn < 8)
                     attn_used |= 1u << kn;
             }

@@ -29,41 +29,11 @@
 // Per tile: wait for it (its stage's mbarrier) -> per warpgroup: scores
 // (wgmma) -> row maxima (shuffles + sRed, warpgroup barrier) -> P to sP, O^T rescaled -> fence +
 // warpgroup barrier -> P.V (wgmma) -> __syncthreads -> the stage refilled with tile + 2.
-#include "vp_attention_tiles.cuh"
-#include "vp_wgmma.cuh"
+#include "vp_attention_wg.cuh"
 
 #include <cudaTypedefs.h> // PFN_cuTensorMapEncodeTiled
 
 namespace {
-
-constexpr int DIM = VP_ATTN_MLA_DIM;
-constexpr int PANELS = DIM / 64;
-constexpr int TN = 64;
-constexpr int STAGE_BYTES = PANELS * TN * 128;
-static_assert(DIM % 64 == 0, "the latent row splits into 128-byte panels");
-static_assert(STAGE_BYTES == VP_ATTN_WG_STAGE_BYTES, "the planner's stage size");
-static_assert(48 * (VP_ATTN_WG_VDIM + 4) * 4 <= 2 * STAGE_BYTES, "the epilogue's output rows fit over the stages");
-
-#if VP_WGMMA_ARCH // the helpers too: the other architectures' passes compile an empty kernel
-// One box of a 2-D tensor map (columns c0.., rows c1..) into shared memory, completing on bar.
-__device__ __forceinline__ void tma_load_2d(unsigned char *dst, const CUtensorMap *map, int c0, int c1, uint64_t *bar)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
-                 "%3}], [%4];\n" ::"r"(vp_smem_addr(dst)),
-                 "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(vp_smem_addr(bar))
-                 : "memory");
-}
-
-// Panel by panel: `rows` rows from row `row0` of the map into dst (panel stride rows x 128 bytes). Rows
-// past the tensor's end arrive as zeros; the bytes complete on bar, which this thread arms first.
-__device__ __forceinline__ void tma_panels(unsigned char *dst, const CUtensorMap *map, int row0, int rows, uint64_t *bar)
-{
-    vp_mbar_arrive_expect_tx(bar, (unsigned)(PANELS * rows * 128));
-#pragma unroll
-    for (int pn = 0; pn < PANELS; pn++)
-        tma_load_2d(dst + pn * rows * 128, map, 64 * pn, row0, bar);
-}
-#endif
 
 template <int NT, int WGS>
 __global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnParams p, const __grid_constant__ AttnTma tma)
@@ -245,7 +215,6 @@ __global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnPara
     // O^T fragments -> sO rows over the stages (free since the loop's last barrier) and each row's (m, l)
     // -> sML over sP, then whole rows out by one warp each, 16 bytes a lane: the fragments' own stores
     // would write 32 bytes per row at a time (the epilogue took ~4,100 cycles so at 8K, call 1).
-    constexpr int LDO = VP_ATTN_WG_VDIM + 4; // 4 mod 32: rows 2t of a fragment start 8 banks apart
     float *const sO = reinterpret_cast<float *>(smem);
     float2 *const sML = reinterpret_cast<float2 *>(sP_all);
 #pragma unroll
@@ -263,48 +232,7 @@ __global__ void __launch_bounds__(128 * WGS, 1) attn_wgmma_kernel(const AttnPara
                 sML[br] = make_float2(m_run[j][e], red[r] + red[24 + r] + red[48 + r] + red[72 + r]);
         }
     __syncthreads();
-    const bool direct = p.pl.splits == 1;
-#pragma unroll 1
-    for (int br = threadIdx.x >> 5; br < k.nrows; br += 4 * WGS) {
-        const long long grow = global_row(p, k, br);
-        const float *src = sO + br * LDO;
-        const float2 ml = sML[br];
-        if (direct) {
-            const float inv_l = 1.0f / ml.y;
-            bf16 *dst = p.out + grow * p.v_dim;
-            if (p.vec_out) {
-#pragma unroll
-                for (int c = lane * 8; c < VP_ATTN_WG_VDIM; c += 256) {
-                    const float4 u = *reinterpret_cast<const float4 *>(src + c);
-                    const float4 v = *reinterpret_cast<const float4 *>(src + c + 4);
-                    bf16x8 h;
-                    h.h[0] = __floats2bfloat162_rn(u.x * inv_l, u.y * inv_l);
-                    h.h[1] = __floats2bfloat162_rn(u.z * inv_l, u.w * inv_l);
-                    h.h[2] = __floats2bfloat162_rn(v.x * inv_l, v.y * inv_l);
-                    h.h[3] = __floats2bfloat162_rn(v.z * inv_l, v.w * inv_l);
-                    *reinterpret_cast<bf16x8 *>(dst + c) = h;
-                }
-            } else {
-                for (int c = lane; c < VP_ATTN_WG_VDIM; c += 32)
-                    dst[c] = __float2bfloat16(src[c] * inv_l);
-            }
-        } else {
-            float *dst = p.part_o + ((long long)k.split * p.total_rows + grow) * p.v_dim;
-            if (p.vec_out) {
-#pragma unroll
-                for (int c = lane * 4; c < VP_ATTN_WG_VDIM; c += 128)
-                    *reinterpret_cast<float4 *>(dst + c) = *reinterpret_cast<const float4 *>(src + c);
-            } else {
-                for (int c = lane; c < VP_ATTN_WG_VDIM; c += 32)
-                    dst[c] = src[c];
-            }
-            if (lane == 0) {
-                float *pml = p.part_ml + ((long long)k.split * p.total_rows + grow) * 2;
-                pml[0] = ml.x;
-                pml[1] = ml.y;
-            }
-        }
-    }
+    wg_store_rows(p, k, sO, sML, 4 * WGS);
     vp_attn_trace_mark(p, 13, clock64());
     vp_attn_trace_mark(p, 14, vp_globaltimer());
     vp_attn_trace_mark(p, 15, (unsigned long long)k.ntiles);

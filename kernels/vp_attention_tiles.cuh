@@ -347,6 +347,42 @@ __device__ __forceinline__ void tile_pv(const Block &k, const Warp &w, const bf1
     }
 }
 
+// One row of `cols` fp32 values out by one warp (lane: this thread's), as bf16 scaled by inv_l or as fp32:
+// 16-byte accesses where vec allows them, unrolled (one at a time the epilogue took ~4,000 cycles). Every
+// split kernel's epilogue stores its rows with these.
+__device__ __forceinline__ void store_row_bf16(bf16 *dst, const float *src, int cols, float inv_l, bool vec, int lane)
+{
+    if (vec) {
+#pragma unroll 2
+        for (int c = lane * 8; c < cols; c += 256) {
+            const float4 a = *reinterpret_cast<const float4 *>(src + c);
+            const float4 b = *reinterpret_cast<const float4 *>(src + c + 4);
+            bf16x8 v;
+            v.h[0] = __floats2bfloat162_rn(a.x * inv_l, a.y * inv_l);
+            v.h[1] = __floats2bfloat162_rn(a.z * inv_l, a.w * inv_l);
+            v.h[2] = __floats2bfloat162_rn(b.x * inv_l, b.y * inv_l);
+            v.h[3] = __floats2bfloat162_rn(b.z * inv_l, b.w * inv_l);
+            *reinterpret_cast<bf16x8 *>(dst + c) = v;
+        }
+    } else {
+#pragma unroll 1
+        for (int c = lane; c < cols; c += 32)
+            dst[c] = __float2bfloat16(src[c] * inv_l);
+    }
+}
+__device__ __forceinline__ void store_row_f32(float *dst, const float *src, int cols, bool vec, int lane)
+{
+    if (vec) {
+#pragma unroll 4
+        for (int c = lane * 4; c < cols; c += 128)
+            *reinterpret_cast<float4 *>(dst + c) = *reinterpret_cast<const float4 *>(src + c);
+    } else {
+#pragma unroll 1
+        for (int c = lane; c < cols; c += 32)
+            dst[c] = src[c];
+    }
+}
+
 // ----------------------------------------------------------------------------------- epilogue
 // O^T fragments -> sO rows (over the free stages), then whole rows out, coalesced: normalised bf16
 // (single split) or fp32 partials and (m, l) for the combine kernel. The softmax owner of row r
@@ -379,38 +415,12 @@ __device__ __forceinline__ void write_output(const AttnParams &p, const Block &k
             break;
         const long long grow = global_row(p, k, r);
         const float *src = k.sO + r * ldo;
-        // 16-byte stores where allowed, unrolled (one at a time the epilogue took ~4,000 cycles).
         if (direct) {
-            const float inv_l = 1.0f / l_run[i];
-            bf16 *dst = p.out + grow * p.v_dim + k.dv_col0;
-            if (p.vec_out && p.v_dim % 8 == 0) {
-#pragma unroll 2
-                for (int c = lane * 8; c < k.dv_cols; c += 256) {
-                    const float4 a = *reinterpret_cast<const float4 *>(src + c);
-                    const float4 b = *reinterpret_cast<const float4 *>(src + c + 4);
-                    bf16x8 v;
-                    v.h[0] = __floats2bfloat162_rn(a.x * inv_l, a.y * inv_l);
-                    v.h[1] = __floats2bfloat162_rn(a.z * inv_l, a.w * inv_l);
-                    v.h[2] = __floats2bfloat162_rn(b.x * inv_l, b.y * inv_l);
-                    v.h[3] = __floats2bfloat162_rn(b.z * inv_l, b.w * inv_l);
-                    *reinterpret_cast<bf16x8 *>(dst + c) = v;
-                }
-            } else {
-#pragma unroll 1
-                for (int c = lane; c < k.dv_cols; c += 32)
-                    dst[c] = __float2bfloat16(src[c] * inv_l);
-            }
+            store_row_bf16(p.out + grow * p.v_dim + k.dv_col0, src, k.dv_cols, 1.0f / l_run[i],
+                           p.vec_out && p.v_dim % 8 == 0, lane);
         } else {
-            float *dst = p.part_o + ((long long)k.split * p.total_rows + grow) * p.v_dim + k.dv_col0;
-            if (p.vec_out && p.v_dim % 4 == 0) {
-#pragma unroll 4
-                for (int c = lane * 4; c < k.dv_cols; c += 128)
-                    *reinterpret_cast<float4 *>(dst + c) = *reinterpret_cast<const float4 *>(src + c);
-            } else {
-#pragma unroll 1
-                for (int c = lane; c < k.dv_cols; c += 32)
-                    dst[c] = src[c];
-            }
+            store_row_f32(p.part_o + ((long long)k.split * p.total_rows + grow) * p.v_dim + k.dv_col0, src, k.dv_cols,
+                          p.vec_out && p.v_dim % 4 == 0, lane);
             if (k.dv_chunk == 0 && lane == 0) {
                 float *ml = p.part_ml + ((long long)k.split * p.total_rows + grow) * 2;
                 ml[0] = m_run[i];

@@ -39,8 +39,8 @@ __device__ __forceinline__ void tma_panels(unsigned char *dst, const CUtensorMap
 }
 
 // The epilogue's row stores: the block's rows out of sO [rows][LDO] fp32 (unnormalised) with each row's
-// (m, l) in sML, one warp a row, 16 bytes a lane: normalised bf16 with a single split, else the split's
-// fp32 partial and its (m, l). nwarps: the block's warps.
+// (m, l) in sML, one warp a row (store_row_bf16 / _f32): normalised bf16 with a single split, else the
+// split's fp32 partial and its (m, l). nwarps: the block's warps.
 __device__ __forceinline__ void wg_store_rows(const AttnParams &p, const Block &k, const float *sO, const float2 *sML,
                                               int nwarps)
 {
@@ -52,34 +52,10 @@ __device__ __forceinline__ void wg_store_rows(const AttnParams &p, const Block &
         const float *src = sO + br * LDO;
         const float2 ml = sML[br];
         if (direct) {
-            const float inv_l = 1.0f / ml.y;
-            bf16 *dst = p.out + grow * p.v_dim;
-            if (p.vec_out) {
-#pragma unroll
-                for (int c = lane * 8; c < VP_ATTN_WG_VDIM; c += 256) {
-                    const float4 u = *reinterpret_cast<const float4 *>(src + c);
-                    const float4 v = *reinterpret_cast<const float4 *>(src + c + 4);
-                    bf16x8 h;
-                    h.h[0] = __floats2bfloat162_rn(u.x * inv_l, u.y * inv_l);
-                    h.h[1] = __floats2bfloat162_rn(u.z * inv_l, u.w * inv_l);
-                    h.h[2] = __floats2bfloat162_rn(v.x * inv_l, v.y * inv_l);
-                    h.h[3] = __floats2bfloat162_rn(v.z * inv_l, v.w * inv_l);
-                    *reinterpret_cast<bf16x8 *>(dst + c) = h;
-                }
-            } else {
-                for (int c = lane; c < VP_ATTN_WG_VDIM; c += 32)
-                    dst[c] = __float2bfloat16(src[c] * inv_l);
-            }
+            store_row_bf16(p.out + grow * p.v_dim, src, VP_ATTN_WG_VDIM, 1.0f / ml.y, p.vec_out, lane);
         } else {
-            float *dst = p.part_o + ((long long)k.split * p.total_rows + grow) * p.v_dim;
-            if (p.vec_out) {
-#pragma unroll
-                for (int c = lane * 4; c < VP_ATTN_WG_VDIM; c += 128)
-                    *reinterpret_cast<float4 *>(dst + c) = *reinterpret_cast<const float4 *>(src + c);
-            } else {
-                for (int c = lane; c < VP_ATTN_WG_VDIM; c += 32)
-                    dst[c] = src[c];
-            }
+            store_row_f32(p.part_o + ((long long)k.split * p.total_rows + grow) * p.v_dim, src, VP_ATTN_WG_VDIM,
+                          p.vec_out, lane);
             if (lane == 0) {
                 float *pml = p.part_ml + ((long long)k.split * p.total_rows + grow) * 2;
                 pml[0] = ml.x;

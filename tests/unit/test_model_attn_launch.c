@@ -36,15 +36,33 @@ static void describe(const plan_attn_launch *l, char *buf, size_t len)
              l->dv_chunks, l->mt, l->blocks_per_sm, l->smem);
 }
 
-/* vp_attention_describe on nvidia-h200, 2026-12-02 (bench/lab.py get 2026-12-02-h200-s16a, gpu.log): the
- * shape (batch, q_len, heads, kv_heads, kv_len, qk_dim, v_dim, latent) and the kernel's own plan. */
-static const struct {
+/* One plan the kernel printed: the shape (batch, q_len, heads, kv_heads, kv_len, qk_dim, v_dim, latent) and
+ * vp_attention_describe's text for it. */
+typedef struct printed_plan {
     int b, q, h, kvh;
     long long kv;
     int dk, dv;
     bool vink;
     const char *plan;
-} printed[] = {
+} printed_plan;
+
+/* Every row of `rows` planned on `dev` as the kernel printed it, by the kernel numbered `kernel`. */
+static void expect_printed(const printed_plan *rows, size_t n, const plan_attn_device *dev, int kernel)
+{
+    for (size_t i = 0; i < n; i++) {
+        const printed_plan *r = &rows[i];
+        const plan_op op = attn(r->b, r->q, r->h, r->kvh, r->kv, r->dk, r->dv, r->vink);
+        plan_attn_launch l;
+        cr_assert_eq(plan_attention_launch(&op, dev, &l), 0, "case %zu", i);
+        char got[256];
+        describe(&l, got, sizeof(got));
+        cr_expect_str_eq(got, r->plan, "case %zu", i);
+        cr_expect_eq(l.kernel, kernel, "case %zu", i);
+    }
+}
+
+/* vp_attention_describe on nvidia-h200, 2026-12-02 (bench/lab.py get 2026-12-02-h200-s16a, gpu.log). */
+static const printed_plan printed[] = {
     {1, 3, 8, 1, 8192, 576, 512, true, "splits=128,keys_per_split=64,tn=64,stages=2,rows_blk=24,row_chunks=1,"
                                        "dv_chunks=1,mt=4,blocks_per_sm=1,smem=193504"},
     {1, 3, 8, 1, 131072, 576, 512, true, "splits=128,keys_per_split=1024,tn=64,stages=2,rows_blk=24,row_chunks=1,"
@@ -75,54 +93,33 @@ static const struct {
 
 Test(attn_launch, the_host_computes_the_plans_the_kernel_printed)
 {
-    for (size_t i = 0; i < sizeof(printed) / sizeof(printed[0]); i++) {
-        const plan_op op = attn(printed[i].b, printed[i].q, printed[i].h, printed[i].kvh, printed[i].kv, printed[i].dk,
-                                printed[i].dv, printed[i].vink);
-        plan_attn_launch l;
-        cr_assert_eq(plan_attention_launch(&op, &H200, &l), 0, "case %zu", i);
-        char got[256];
-        describe(&l, got, sizeof(got));
-        cr_expect_str_eq(got, printed[i].plan, "case %zu", i);
-    }
+    expect_printed(printed, sizeof(printed) / sizeof(printed[0]), &H200, 1);
 }
 
 /* The same on compute capability 9, where the wgmma MLA kernel takes the latent shapes (vp_attention_describe
  * on nvidia-h200, 2026-12-02, session 20 call 3: bench/lab.py get 2026-12-02-h200-s20, validate.txt); the
  * others keep the general plan above. */
 static const plan_attn_device H200_CC90 = {.sms = 132, .smem_sm = 228 << 10, .smem_block = 227 << 10, .cc = 90};
-static const struct {
-    int b, q, h;
-    long long kv;
-    const char *plan;
-} printed_wgmma[] = {
-    {1, 3, 8, 8192, "splits=128,keys_per_split=64,tn=64,stages=2,rows_blk=24,row_chunks=1,dv_chunks=1,mt=4,"
-                    "blocks_per_sm=1,smem=179608"},
-    {1, 3, 8, 131072, "splits=128,keys_per_split=1024,tn=64,stages=2,rows_blk=24,row_chunks=1,dv_chunks=1,mt=4,"
-                      "blocks_per_sm=1,smem=179608"},
-    {1, 1, 8, 32768, "splits=128,keys_per_split=256,tn=64,stages=2,rows_blk=8,row_chunks=1,dv_chunks=1,mt=4,"
-                     "blocks_per_sm=1,smem=159128"},
-    {1, 3, 16, 8192, "splits=128,keys_per_split=64,tn=64,stages=2,rows_blk=48,row_chunks=1,dv_chunks=1,mt=4,"
-                     "blocks_per_sm=1,smem=210712"},
-    {1, 5, 8, 4097, "splits=65,keys_per_split=64,tn=64,stages=2,rows_blk=48,row_chunks=1,dv_chunks=1,mt=4,"
-                    "blocks_per_sm=1,smem=210712"},
-    {1, 8, 8, 32768, "splits=64,keys_per_split=512,tn=64,stages=2,rows_blk=32,row_chunks=2,dv_chunks=1,mt=4,"
-                     "blocks_per_sm=1,smem=190232"},
-    {3, 2, 8, 3000, "splits=24,keys_per_split=128,tn=64,stages=2,rows_blk=16,row_chunks=1,dv_chunks=1,mt=4,"
-                    "blocks_per_sm=1,smem=169368"},
+static const printed_plan printed_wgmma[] = {
+    {1, 3, 8, 1, 8192, 576, 512, true, "splits=128,keys_per_split=64,tn=64,stages=2,rows_blk=24,row_chunks=1,"
+                                       "dv_chunks=1,mt=4,blocks_per_sm=1,smem=179608"},
+    {1, 3, 8, 1, 131072, 576, 512, true, "splits=128,keys_per_split=1024,tn=64,stages=2,rows_blk=24,row_chunks=1,"
+                                         "dv_chunks=1,mt=4,blocks_per_sm=1,smem=179608"},
+    {1, 1, 8, 1, 32768, 576, 512, true, "splits=128,keys_per_split=256,tn=64,stages=2,rows_blk=8,row_chunks=1,"
+                                        "dv_chunks=1,mt=4,blocks_per_sm=1,smem=159128"},
+    {1, 3, 16, 1, 8192, 576, 512, true, "splits=128,keys_per_split=64,tn=64,stages=2,rows_blk=48,row_chunks=1,"
+                                        "dv_chunks=1,mt=4,blocks_per_sm=1,smem=210712"},
+    {1, 5, 8, 1, 4097, 576, 512, true, "splits=65,keys_per_split=64,tn=64,stages=2,rows_blk=48,row_chunks=1,"
+                                       "dv_chunks=1,mt=4,blocks_per_sm=1,smem=210712"},
+    {1, 8, 8, 1, 32768, 576, 512, true, "splits=64,keys_per_split=512,tn=64,stages=2,rows_blk=32,row_chunks=2,"
+                                        "dv_chunks=1,mt=4,blocks_per_sm=1,smem=190232"},
+    {3, 2, 8, 1, 3000, 576, 512, true, "splits=24,keys_per_split=128,tn=64,stages=2,rows_blk=16,row_chunks=1,"
+                                       "dv_chunks=1,mt=4,blocks_per_sm=1,smem=169368"},
 };
 
 Test(attn_launch, on_compute_capability_9_the_wgmma_kernel_plans_the_latent_shapes)
 {
-    for (size_t i = 0; i < sizeof(printed_wgmma) / sizeof(printed_wgmma[0]); i++) {
-        const plan_op op = attn(printed_wgmma[i].b, printed_wgmma[i].q, printed_wgmma[i].h, 1, printed_wgmma[i].kv, 576,
-                                512, true);
-        plan_attn_launch l;
-        cr_assert_eq(plan_attention_launch(&op, &H200_CC90, &l), 0, "case %zu", i);
-        char got[256];
-        describe(&l, got, sizeof(got));
-        cr_expect_str_eq(got, printed_wgmma[i].plan, "case %zu", i);
-        cr_expect_eq(l.kernel, 3, "case %zu", i);
-    }
+    expect_printed(printed_wgmma, sizeof(printed_wgmma) / sizeof(printed_wgmma[0]), &H200_CC90, 3);
     /* GQA and a latent shape of other widths keep the general plan on the same device. */
     const plan_op gqa = attn(1, 3, 8, 1, 8192, 128, 128, false), other = attn(1, 3, 8, 1, 8192, 576, 448, true);
     plan_attn_launch l;

@@ -85,6 +85,13 @@ int vp_attention_set_probe(int stage);
  * block); `sink` is a device word it may write. */
 int vp_load_probe(int mode, const void *src, int blocks, int rows, int row_bytes, int threads, void *sink,
                   void *stream);
+/* vp_store_probe: `blocks` blocks, one per SM, each writing `bytes` (a multiple of 16) from shared
+ * memory to dst + block * bytes (mode 0 every thread 16 B at a time, 1 one bulk copy a block).
+ * vp_combine_probe: the split merge alone (vp_attention_combine, stream order) over part_o
+ * [splits][rows][v_dim] fp32 and part_ml [splits][rows][2], into out [rows][v_dim] bf16. */
+int vp_store_probe(int mode, void *dst, int blocks, int bytes, int threads, void *stream);
+int vp_combine_probe(void *out, const void *part_o, const void *part_ml, int splits, int rows, int v_dim,
+                     void *stream);
 /* vp_attention_set_trace: a device buffer (NULL: off) into which the next launches write their
  * timeline, 16 uint64 per split-kernel block, then 3 per combine block (layout in vp_attention.cuh). */
 void vp_attention_set_trace(void *buf);

@@ -9,6 +9,12 @@
 //   3 one cp.async.bulk of the whole contiguous tile into unpadded shared memory
 // Block b reads rows [b * rows, (b + 1) * rows) of `row_bytes` each; grid = blocks, one block per SM
 // (the dynamic shared memory asked for keeps a second one out). Not used by the executor.
+//
+// The split merge's two halves (vp_store_probe, vp_combine_probe; case merge): the split kernels'
+// epilogue writes 48-96 KB of fp32 partials a block and the combine reads them back, ~5-8 us in all at
+// every context (docs/attention-kernel.md). Timed over bytes and mechanism, they say whether that cost
+// follows the bytes (then fewer bytes pay) or the launch and latency (then only fewer steps do).
+#include "vp_attention.cuh"
 #include "vp_kernels.h"
 #include "vp_mma.cuh"
 
@@ -62,7 +68,59 @@ __global__ void load_probe_kernel(int mode, const unsigned char *src, int rows, 
         *sink = x;
 }
 
+// Block b writes `bytes` (a multiple of 16) from its shared memory to dst + b * bytes: mode 0 all
+// threads 16 bytes at a time (the epilogues' row stores), mode 1 one bulk copy by one thread (TMA).
+__global__ void store_probe_kernel(int mode, unsigned char *dst, int bytes)
+{
+    extern __shared__ __align__(16) unsigned char smem[];
+    uint4 *const s = reinterpret_cast<uint4 *>(smem);
+    const int n = bytes / 16;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) // staged as the epilogue stages its rows
+        s[i] = make_uint4(i, blockIdx.x, i ^ blockIdx.x, 7u);
+    unsigned char *const g = dst + (size_t)blockIdx.x * bytes;
+    if (mode == 0) {
+        __syncthreads();
+        uint4 *const d = reinterpret_cast<uint4 *>(g);
+        for (int i = threadIdx.x; i < n; i += blockDim.x)
+            d[i] = s[i];
+        return;
+    }
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // the generic writes, to the async proxy
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(g),
+                     "r"(vp_smem_addr(smem)), "r"((unsigned)bytes)
+                     : "memory");
+        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+    }
+}
+
 } // namespace
+
+extern "C" int vp_store_probe(int mode, void *dst, int blocks, int bytes, int threads, void *stream)
+{
+    if (mode < 0 || mode > 1 || !dst || blocks < 1 || bytes < 16 || bytes % 16 || threads < 32 || threads > 1024 ||
+        threads % 32)
+        return (int)cudaErrorInvalidValue;
+    int dev, optin;
+    VP_TRY(cudaGetDevice(&dev));
+    VP_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    // At least 60 % of the opt-in, so that one block runs per SM, as the split kernels' does.
+    const size_t smem = (size_t)bytes > (size_t)optin * 6 / 10 ? (size_t)bytes : (size_t)optin * 6 / 10;
+    if (smem > (size_t)optin)
+        return (int)cudaErrorInvalidValue;
+    VP_TRY(cudaFuncSetAttribute(store_probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    store_probe_kernel<<<blocks, threads, smem, (cudaStream_t)stream>>>(mode, (unsigned char *)dst, bytes);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int vp_combine_probe(void *out, const void *part_o, const void *part_ml, int splits, int rows, int v_dim,
+                                void *stream)
+{
+    return vp_attention_combine((bf16 *)out, (const float *)part_o, (const float *)part_ml, splits, rows, v_dim,
+                                false, nullptr, (cudaStream_t)stream);
+}
 
 extern "C" int vp_load_probe(int mode, const void *src, int blocks, int rows, int row_bytes, int threads,
                              void *sink, void *stream)

@@ -374,6 +374,82 @@ static void probe_loads(const kt_opts *o, double empty_us)
     CUDA_CHECK(cudaFree(c.sink));
 }
 
+typedef struct store_ctx {
+    void *dst;
+    int mode, blocks, bytes, threads;
+} store_ctx;
+
+static int launch_store(void *ctx)
+{
+    const store_ctx *c = ctx;
+    return vp_store_probe(c->mode, c->dst, c->blocks, c->bytes, c->threads, kt_stream);
+}
+
+typedef struct combine_ctx {
+    void *out, *part_o, *part_ml;
+    int splits, rows, v_dim;
+} combine_ctx;
+
+static int launch_combine(void *ctx)
+{
+    const combine_ctx *c = ctx;
+    return vp_combine_probe(c->out, c->part_o, c->part_ml, c->splits, c->rows, c->v_dim, kt_stream);
+}
+
+/* The split merge's halves over their bytes (case merge). The epilogue: 128 blocks each writing 24, 48
+ * or 96 KB (the 24- and 48-row fp32 partials, and bf16's 24 KB) from shared memory, by 16-byte stores
+ * of 128 or 256 threads or one bulk copy, after the flush. The combine alone over 128 splits of 24 or
+ * 48 rows at v_dim 512 and 256 (half the bytes and half the blocks), its partials in L2 (no flush)
+ * and not (flush). If the time halves with the bytes, bytes are the cost; if not, the steps are. */
+static void probe_merge(const kt_opts *o, double empty_us)
+{
+    static const char *const names[] = {"st16", "bulk"};
+    static const int kb[] = {24, 48, 96};
+    const int blocks = 128;
+    store_ctx sc = {.dst = kt_dev_malloc((size_t)blocks * 96 * 1024), .blocks = blocks};
+    for (size_t b = 0; b < sizeof kb / sizeof kb[0]; b++)
+        for (int m = 0; m < 2; m++)
+            for (int th = 128; th <= 256; th *= 2) {
+                if (m == 1 && th == 256)
+                    continue; /* one thread issues the bulk copy */
+                sc.mode = m, sc.bytes = kb[b] * 1024, sc.threads = th;
+                probe_run r = {.fn = launch_store, .ctx = &sc, .reps = 1, .flush = 1};
+                const probe_stat st = probe_time(o, &r);
+                const double moved = (double)blocks * sc.bytes;
+                printf("probe case=merge half=epilogue mechanism=%s blocks=%d threads=%d bytes=%.0f median_us=%.2f "
+                       "min_us=%.2f max_us=%.2f gbps_over_empty=%.0f\n",
+                       names[m], blocks, th, moved, st.med, st.lo, st.hi,
+                       st.med > empty_us ? moved / ((st.med - empty_us) * 1e3) : 0.0);
+            }
+    CUDA_CHECK(cudaFree(sc.dst));
+
+    static const int rows_dims[][2] = {{24, 512}, {24, 256}, {48, 512}, {48, 256}};
+    const int splits = 128;
+    const size_t o_bytes = (size_t)splits * 48 * 512 * 4, ml_n = (size_t)splits * 48 * 2;
+    combine_ctx cc = {.out = kt_dev_malloc((size_t)48 * 512 * 2), .part_o = kt_dev_malloc(o_bytes),
+                      .part_ml = kt_dev_malloc(ml_n * 4), .splits = splits};
+    float *ml = kt_malloc(ml_n * sizeof(float));
+    for (size_t i = 0; i < ml_n; i++)
+        ml[i] = i % 2 ? 1.0f + (float)(i % 7) : (float)(i % 13) * 0.25f; /* (m, l): finite m, l > 0 */
+    CUDA_CHECK(cudaMemcpy(cc.part_ml, ml, ml_n * sizeof(float), cudaMemcpyHostToDevice));
+    free(ml);
+    CUDA_CHECK(cudaMemset(cc.part_o, 0, o_bytes));
+    for (size_t k = 0; k < sizeof rows_dims / sizeof rows_dims[0]; k++)
+        for (int fl = 0; fl < 2; fl++) {
+            cc.rows = rows_dims[k][0], cc.v_dim = rows_dims[k][1];
+            probe_run r = {.fn = launch_combine, .ctx = &cc, .reps = 1, .flush = fl};
+            const probe_stat st = probe_time(o, &r);
+            const double moved = (double)splits * cc.rows * cc.v_dim * 4;
+            printf("probe case=merge half=combine splits=%d rows=%d v_dim=%d partials=%s bytes=%.0f median_us=%.2f "
+                   "min_us=%.2f max_us=%.2f gbps_over_empty=%.0f\n",
+                   splits, cc.rows, cc.v_dim, fl ? "flushed" : "l2", moved, st.med, st.lo, st.hi,
+                   st.med > empty_us ? moved / ((st.med - empty_us) * 1e3) : 0.0);
+        }
+    CUDA_CHECK(cudaFree(cc.out));
+    CUDA_CHECK(cudaFree(cc.part_o));
+    CUDA_CHECK(cudaFree(cc.part_ml));
+}
+
 int kt_run_probe(const kt_opts *o)
 {
     if (!o->kernel || strcmp(o->kernel, "probe") != 0)
@@ -383,6 +459,8 @@ int kt_run_probe(const kt_opts *o)
     probe_device(o, &copy_gbps, &empty_us);
     if (!o->filter || strstr("loads", o->filter))
         probe_loads(o, empty_us);
+    if (!o->filter || strstr("merge", o->filter))
+        probe_merge(o, empty_us);
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         if (!o->filter || strstr(shapes[i].name, o->filter))
             probe_shape_run(o, &shapes[i], copy_gbps, empty_us);

@@ -96,20 +96,28 @@ __global__ void store_probe_kernel(int mode, unsigned char *dst, int bytes)
     }
 }
 
+// Dynamic shared memory for a probe block that needs `need` bytes beside `reserved` static ones: at
+// least 60 % of the opt-in, so that one block runs per SM, as the attention kernels' do. 0: it does not fit.
+int one_block_per_sm_smem(size_t need, size_t reserved, size_t *smem)
+{
+    int dev, optin;
+    VP_TRY(cudaGetDevice(&dev));
+    VP_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    const size_t floor = (size_t)optin * 6 / 10;
+    *smem = need > floor ? need : floor;
+    return *smem + reserved > (size_t)optin ? (int)cudaErrorInvalidValue : 0;
+}
+
+bool probe_threads_ok(int threads) { return threads >= 32 && threads <= 1024 && threads % 32 == 0; }
+
 } // namespace
 
 extern "C" int vp_store_probe(int mode, void *dst, int blocks, int bytes, int threads, void *stream)
 {
-    if (mode < 0 || mode > 1 || !dst || blocks < 1 || bytes < 16 || bytes % 16 || threads < 32 || threads > 1024 ||
-        threads % 32)
+    if (mode < 0 || mode > 1 || !dst || blocks < 1 || bytes < 16 || bytes % 16 || !probe_threads_ok(threads))
         return (int)cudaErrorInvalidValue;
-    int dev, optin;
-    VP_TRY(cudaGetDevice(&dev));
-    VP_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    // At least 60 % of the opt-in, so that one block runs per SM, as the split kernels' does.
-    const size_t smem = (size_t)bytes > (size_t)optin * 6 / 10 ? (size_t)bytes : (size_t)optin * 6 / 10;
-    if (smem > (size_t)optin)
-        return (int)cudaErrorInvalidValue;
+    size_t smem;
+    VP_TRY((cudaError_t)one_block_per_sm_smem((size_t)bytes, 0, &smem));
     VP_TRY(cudaFuncSetAttribute(store_probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     store_probe_kernel<<<blocks, threads, smem, (cudaStream_t)stream>>>(mode, (unsigned char *)dst, bytes);
     return (int)cudaGetLastError();
@@ -126,16 +134,10 @@ extern "C" int vp_load_probe(int mode, const void *src, int blocks, int rows, in
                              void *sink, void *stream)
 {
     if (mode < 0 || mode > 3 || !src || !sink || blocks < 1 || rows < 1 || row_bytes < 16 || row_bytes % 16 ||
-        threads < 32 || threads > 1024 || threads % 32)
+        !probe_threads_ok(threads))
         return (int)cudaErrorInvalidValue;
-    int dev, optin;
-    VP_TRY(cudaGetDevice(&dev));
-    VP_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    const size_t need = (size_t)rows * (row_bytes + 16);
-    // At least 60 % of the opt-in, so that one block runs per SM, as the attention kernel's does.
-    size_t smem = need > (size_t)optin * 6 / 10 ? need : (size_t)optin * 6 / 10;
-    if (smem > (size_t)optin - 64) // the static barrier
-        return (int)cudaErrorInvalidValue;
+    size_t smem;
+    VP_TRY((cudaError_t)one_block_per_sm_smem((size_t)rows * (row_bytes + 16), 64, &smem)); // 64: the static barrier
     VP_TRY(cudaFuncSetAttribute(load_probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     load_probe_kernel<<<blocks, threads, smem, (cudaStream_t)stream>>>(mode, (const unsigned char *)src, rows,
                                                                       row_bytes, (unsigned *)sink);

@@ -336,6 +336,12 @@ static void probe_shape_run(const kt_opts *o, const probe_shape *p, double copy_
         CUDA_CHECK(cudaFree(c.a.workspace));
 }
 
+/* GB/s of `moved` bytes over the time a median spends past the empty launch (0 when it does not). */
+static double gbps_over_empty(double moved, double med_us, double empty_us)
+{
+    return med_us > empty_us ? moved / ((med_us - empty_us) * 1e3) : 0.0;
+}
+
 typedef struct load_ctx {
     const void *src;
     void *sink;
@@ -367,7 +373,7 @@ static void probe_loads(const kt_opts *o, double empty_us)
             printf("probe case=loads mechanism=%s blocks=%d rows=%d threads=%d bytes=%.0f median_us=%.2f min_us=%.2f "
                    "max_us=%.2f gbps_over_empty=%.0f\n",
                    names[m], c.blocks, c.rows, c.threads, moved, st.med, st.lo, st.hi,
-                   st.med > empty_us ? moved / ((st.med - empty_us) * 1e3) : 0.0);
+                   gbps_over_empty(moved, st.med, empty_us));
         }
     }
     CUDA_CHECK(cudaFree((void *)c.src));
@@ -419,7 +425,7 @@ static void probe_merge(const kt_opts *o, double empty_us)
                 printf("probe case=merge half=epilogue mechanism=%s blocks=%d threads=%d bytes=%.0f median_us=%.2f "
                        "min_us=%.2f max_us=%.2f gbps_over_empty=%.0f\n",
                        names[m], blocks, th, moved, st.med, st.lo, st.hi,
-                       st.med > empty_us ? moved / ((st.med - empty_us) * 1e3) : 0.0);
+                       gbps_over_empty(moved, st.med, empty_us));
             }
     CUDA_CHECK(cudaFree(sc.dst));
 
@@ -443,7 +449,7 @@ static void probe_merge(const kt_opts *o, double empty_us)
             printf("probe case=merge half=combine splits=%d rows=%d v_dim=%d partials=%s bytes=%.0f median_us=%.2f "
                    "min_us=%.2f max_us=%.2f gbps_over_empty=%.0f\n",
                    splits, cc.rows, cc.v_dim, fl ? "flushed" : "l2", moved, st.med, st.lo, st.hi,
-                   st.med > empty_us ? moved / ((st.med - empty_us) * 1e3) : 0.0);
+                   gbps_over_empty(moved, st.med, empty_us));
         }
     CUDA_CHECK(cudaFree(cc.out));
     CUDA_CHECK(cudaFree(cc.part_o));
